@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m subtitler.bench`` prints the SSBD paper's tables for any GGUF + corpus."""

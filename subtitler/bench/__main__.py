@@ -1,0 +1,5 @@
+import sys
+
+from subtitler.bench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,153 @@
+"""``python -m subtitler.bench``: RT vs SSBD vs CD on one GGUF and one parallel corpus."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from subtitler.bench.report import cost_table, quality_table, score_runs
+from subtitler.bench.runner import run_all, standard_specs
+from subtitler.bench.streams import CorpusError, read_parallel
+from subtitler.mt.languages import UnknownLanguageError, language_name, normalize_code
+from subtitler.mt.prompts import PromptBuilder, TemplateError, resolve_template
+from subtitler.mt.translator import LengthCap
+
+log = logging.getLogger("subtitler.bench")
+
+
+class UsageError(ValueError):
+    pass
+
+
+def _floats(s: str) -> list[float]:
+    try:
+        vals = [float(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {s!r}") from None
+    if any(not 0.0 <= v <= 1.0 for v in vals):
+        raise argparse.ArgumentTypeError("betas must lie in [0, 1]")
+    return vals
+
+
+def _ints(s: str) -> list[int]:
+    try:
+        vals = [int(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {s!r}") from None
+    if any(v < 0 for v in vals):
+        raise argparse.ArgumentTypeError("k must be >= 0")
+    return vals
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m subtitler.bench",
+        description="Streaming re-translation benchmark: RT, SSBD for each beta, CD, output "
+        "mask-k and display-only mask-k on one model, printed as the SSBD paper's tables.",
+    )
+    ap.add_argument("--model", required=True, type=Path, help="GGUF translation model")
+    ap.add_argument("--source", required=True, type=Path, help="source sentences, one per line")
+    ap.add_argument("--reference", required=True, type=Path, help="references, line-aligned")
+    ap.add_argument("--src-lang", default="en")
+    ap.add_argument("--tgt-lang", default="de")
+    ap.add_argument("--step", type=int, default=3, help="source words revealed per update")
+    ap.add_argument("--betas", type=_floats, default=[0, 0.1, 0.2, 0.3, 0.4, 0.5])
+    ap.add_argument("--ks", type=_ints, default=[3, 5], help="k values for the mask-k runs")
+    ap.add_argument("--mask-beta", type=float, default=0.2, help="beta of the mask-k runs")
+    ap.add_argument("--limit", type=int, default=None, help="first N sentence pairs")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--template", default="auto", help="auto | tower | qwen3 | gguf")
+    ap.add_argument("--n-ctx", type=int, default=2048)
+    ap.add_argument("--n-batch", type=int, default=512)
+    ap.add_argument("--n-ubatch", type=int, default=512)
+    ap.add_argument("--gpu-layers", type=int, default=None, help="default: all if the build offloads")
+    ap.add_argument("--no-flash-attn", action="store_true")
+    ap.add_argument("--fuse-prompt", action="store_true",
+                    help="evaluate prompt tail and draft in one pass (the app's default); off by "
+                    "default so TPS excludes prompt evaluation, as in the paper")
+    ap.add_argument("--max-new-tokens", type=int, default=256)
+    ap.add_argument("--len-ratio", type=float, default=3.0, help="output cap per source token")
+    ap.add_argument("--json", type=Path, default=None, help="write all results here")
+    ap.add_argument("--no-progress", action="store_true")
+    return ap
+
+
+def run(a: argparse.Namespace) -> dict[str, Any]:
+    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+
+    try:
+        src_lang, tgt_lang = normalize_code(a.src_lang), normalize_code(a.tgt_lang)
+    except UnknownLanguageError as e:
+        raise UsageError(str(e)) from None
+    if a.step < 1:
+        raise UsageError("--step must be at least 1")
+    sources, refs = read_parallel(a.source, a.reference, a.limit)
+    settings = LlamaSettings(
+        model_path=str(a.model), n_ctx=a.n_ctx, n_batch=a.n_batch, n_ubatch=a.n_ubatch,
+        n_threads=a.threads, n_gpu_layers=a.gpu_layers, flash_attn=not a.no_flash_attn,
+    )
+    lm = LlamaLM(settings)
+    try:
+        template = resolve_template(a.template, lm.metadata)
+        prompts = PromptBuilder(template, src_lang, tgt_lang, formatter=lm)
+        specs = standard_specs(a.betas, a.ks, a.mask_beta)
+        bar = None
+        if not a.no_progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(sources), desc=f"{len(specs)} runs", unit="sent", file=sys.stderr)
+        t0 = time.perf_counter()
+        results = run_all(
+            lm, prompts, sources, specs, step=a.step, src_lang=src_lang,
+            cap=LengthCap(ratio=a.len_ratio, hard=a.max_new_tokens), fuse_prompt=a.fuse_prompt,
+            max_new_tokens=a.max_new_tokens, on_sentence=(lambda _i: bar.update(1)) if bar else None,
+        )
+        wall = time.perf_counter() - t0
+        if bar is not None:
+            bar.close()
+    finally:
+        lm.close()
+    rows = score_runs(results, refs, tgt_lang)
+    return {
+        "model": str(a.model),
+        "pair": f"{src_lang}-{tgt_lang}",
+        "languages": [language_name(src_lang), language_name(tgt_lang)],
+        "template": template,
+        "sentences": len(sources),
+        "step": a.step,
+        "threads": settings.n_threads,
+        "n_ubatch": a.n_ubatch,
+        "flash_attn": settings.flash_attn,
+        "fuse_prompt": a.fuse_prompt,
+        "gpu_offload": lm.gpu_offload,
+        "wall_s": round(wall, 1),
+        "runs": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    a = parser().parse_args(argv)
+    from subtitler.mt.llama_backend import ModelLoadError
+
+    try:
+        out = run(a)
+    except (UsageError, CorpusError, ModelLoadError, TemplateError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    rows = out["runs"]
+    print(f"## {out['model']} · {out['pair']} · {out['sentences']} sentences · step {out['step']}")
+    print()
+    print(quality_table(rows))
+    print()
+    print("Verify pass vs decode steps (time per token):")
+    print()
+    print(cost_table(rows))
+    if a.json is not None:
+        a.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0

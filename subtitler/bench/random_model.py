@@ -1,0 +1,210 @@
+"""Build random-weight llama GGUFs with a real tokenizer, for tests and engine benchmarks.
+
+The tokenizer is GPT-2's byte-level BPE rebuilt from a ``.tiktoken`` rank file: token strings
+in GPT-2's byte-to-unicode alphabet and merges recovered from the ranks (each multi-byte token
+is the merge of the two pieces that BPE with lower ranks produces). Weights are random normal,
+quantized with ``gguf.quants`` (Q8_0 by default: with flash attention and n_ubatch < 64 its
+batched logits are bit-identical to token-by-token ones, which the beta=0 tests rely on).
+
+    python -m subtitler.bench.random_model --preset tiny --out tiny.gguf
+    python -m subtitler.bench.random_model --preset qwen3-0.6b --out q06.gguf
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIKTOKEN = Path(__file__).resolve().parents[2] / "tests" / "data" / "gpt2.tiktoken"
+CHATML = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{{ message['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@dataclass(frozen=True)
+class Shape:
+    n_layer: int
+    n_embd: int
+    n_head: int
+    n_head_kv: int
+    n_ff: int
+    n_ctx: int = 4096
+
+
+PRESETS: dict[str, Shape] = {
+    "tiny": Shape(n_layer=2, n_embd=128, n_head=2, n_head_kv=1, n_ff=256),
+    # Qwen3-0.6B's body (28 layers, hidden 1024, 16/8 heads, FFN 3072) in llama form.
+    "qwen3-0.6b": Shape(n_layer=28, n_embd=1024, n_head=16, n_head_kv=8, n_ff=3072),
+}
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable character map."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs, strict=True)}
+
+
+def load_tiktoken(path: Path) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            tok, rank = line.split()
+            ranks[base64.b64decode(tok)] = int(rank)
+    return ranks
+
+
+def _bpe_split(ranks: dict[bytes, int], token: bytes, max_rank: int) -> list[bytes]:
+    parts = [bytes([b]) for b in token]
+    while True:
+        best: tuple[int, int] | None = None
+        for i in range(len(parts) - 1):
+            r = ranks.get(parts[i] + parts[i + 1])
+            if r is not None and r < max_rank and (best is None or r < best[0]):
+                best = (r, i)
+        if best is None:
+            return parts
+        i = best[1]
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+
+
+def gpt2_vocab(tiktoken: Path) -> tuple[list[str], list[int], list[str], int]:
+    """(tokens, token types, merges, eos id) of the GPT-2 tokenizer in GGUF's conventions."""
+    ranks = load_tiktoken(tiktoken)
+    b2u = bytes_to_unicode()
+
+    def enc(b: bytes) -> str:
+        return "".join(b2u[x] for x in b)
+
+    by_rank = sorted(ranks.items(), key=lambda kv: kv[1])
+    if [r for _, r in by_rank] != list(range(len(by_rank))):
+        raise ValueError(f"{tiktoken}: ranks are not 0..n-1")
+    tokens = [enc(t) for t, _ in by_rank]
+    merges: list[str] = []
+    for tok, rank in by_rank:
+        if len(tok) < 2:
+            continue
+        parts = _bpe_split(ranks, tok, rank)
+        if len(parts) != 2:
+            raise ValueError(f"token {tok!r} is not a merge of two lower-ranked tokens")
+        merges.append(f"{enc(parts[0])} {enc(parts[1])}")
+    eos = len(tokens)
+    tokens.append("<|endoftext|>")
+    types = [1] * eos + [3]  # NORMAL ... CONTROL
+    return tokens, types, merges, eos
+
+
+def build_random_llama(
+    out: Path,
+    shape: Shape,
+    *,
+    tiktoken: Path = DEFAULT_TIKTOKEN,
+    qtype: str = "q8_0",
+    seed: int = 0,
+    name: str = "random-llama",
+    chat_template: str | None = CHATML,
+) -> Path:
+    """Write a random llama GGUF; returns ``out``."""
+    import gguf
+
+    tokens, types, merges, eos = gpt2_vocab(tiktoken)
+    n_vocab = len(tokens)
+    hd = shape.n_embd // shape.n_head
+    rng = np.random.default_rng(seed)
+    q = {"q8_0": gguf.GGMLQuantizationType.Q8_0, "q4_0": gguf.GGMLQuantizationType.Q4_0,
+         "f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16}[qtype]
+    ftype = {"q8_0": 7, "q4_0": 2, "f32": 0, "f16": 1}[qtype]
+
+    w = gguf.GGUFWriter(str(out), "llama")
+    w.add_name(name)
+    w.add_context_length(shape.n_ctx)
+    w.add_embedding_length(shape.n_embd)
+    w.add_block_count(shape.n_layer)
+    w.add_feed_forward_length(shape.n_ff)
+    w.add_head_count(shape.n_head)
+    w.add_head_count_kv(shape.n_head_kv)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_dimension_count(hd)
+    w.add_rope_freq_base(10000.0)
+    w.add_file_type(ftype)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(eos)
+    w.add_eos_token_id(eos)
+    w.add_add_bos_token(False)
+    if chat_template:
+        w.add_chat_template(chat_template)
+
+    def mat(name: str, rows: int, cols: int, std: float) -> None:
+        a = (rng.standard_normal((rows, cols), dtype=np.float32) * std).astype(np.float32)
+        if q in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16):
+            w.add_tensor(name, gguf.quants.quantize(a, q))
+        else:
+            w.add_tensor(name, gguf.quants.quantize(a, q), raw_dtype=q)
+
+    def norm(name: str) -> None:
+        w.add_tensor(name, np.ones(shape.n_embd, dtype=np.float32))
+
+    e = shape.n_embd
+    mat("token_embd.weight", n_vocab, e, 1.0)
+    for i in range(shape.n_layer):
+        s = 1.0 / np.sqrt(e)
+        norm(f"blk.{i}.attn_norm.weight")
+        mat(f"blk.{i}.attn_q.weight", shape.n_head * hd, e, s)
+        mat(f"blk.{i}.attn_k.weight", shape.n_head_kv * hd, e, s)
+        mat(f"blk.{i}.attn_v.weight", shape.n_head_kv * hd, e, s)
+        mat(f"blk.{i}.attn_output.weight", e, shape.n_head * hd, s)
+        norm(f"blk.{i}.ffn_norm.weight")
+        mat(f"blk.{i}.ffn_gate.weight", shape.n_ff, e, s)
+        mat(f"blk.{i}.ffn_up.weight", shape.n_ff, e, s)
+        mat(f"blk.{i}.ffn_down.weight", e, shape.n_ff, 1.0 / np.sqrt(shape.n_ff))
+    norm("output_norm.weight")
+    # Logits with a standard deviation of ~3: clear winners, like a trained model's.
+    mat("output.weight", n_vocab, e, 3.0 / np.sqrt(e))
+
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m subtitler.bench.random_model", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--tiktoken", type=Path, default=DEFAULT_TIKTOKEN)
+    ap.add_argument("--qtype", choices=["q8_0", "q4_0", "f16", "f32"], default="q8_0")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    if not a.tiktoken.is_file():
+        print(f"error: tokenizer file not found: {a.tiktoken}", file=sys.stderr)
+        return 2
+    build_random_llama(a.out, PRESETS[a.preset], tiktoken=a.tiktoken, qtype=a.qtype, seed=a.seed,
+                       name=f"random-{a.preset}")
+    print(a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

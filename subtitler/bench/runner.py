@@ -1,0 +1,97 @@
+"""Runs RT, SSBD(beta), CD and the mask-k variants over the same streams on one model."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from subtitler.bench.streams import prefixes
+from subtitler.mt.lm import LanguageModel
+from subtitler.mt.masking import display_text
+from subtitler.mt.metrics import RunTotals, normalized_erasure
+from subtitler.mt.prompts import PromptBuilder
+from subtitler.mt.ssbd import DecodeOptions, Method
+from subtitler.mt.translator import LengthCap, StreamTranslator
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    method: Method
+    beta: float | None = None
+    mask: str = "none"  # "none" | "output" | "display"
+    k: int = 0
+
+    @property
+    def label(self) -> str:
+        if self.method is not Method.SSBD:
+            return str(self.method)
+        s = f"SSBD b={self.beta:g}"
+        return s if self.mask == "none" else f"{s} {self.mask} mask-{self.k}"
+
+
+@dataclass
+class RunResult:
+    spec: RunSpec
+    totals: RunTotals = field(default_factory=RunTotals)
+    finals: list[str] = field(default_factory=list)
+    shown: list[list[str]] = field(default_factory=list)  # displayed text per update, per sentence
+    tokens: list[list[list[int]]] = field(default_factory=list)  # output tokens per update
+
+    def ne(self, tgt_lang: str) -> float:
+        return normalized_erasure(self.shown, tgt_lang)
+
+
+def standard_specs(betas: Sequence[float], ks: Sequence[int], mask_beta: float = 0.2) -> list[RunSpec]:
+    specs = [RunSpec(Method.RT)]
+    specs += [RunSpec(Method.SSBD, b) for b in betas]
+    specs.append(RunSpec(Method.CD))
+    specs += [RunSpec(Method.SSBD, mask_beta, "output", k) for k in ks]
+    specs += [RunSpec(Method.SSBD, mask_beta, "display", k) for k in ks]
+    return specs
+
+
+def run_all(
+    lm: LanguageModel,
+    prompts: PromptBuilder,
+    sources: Sequence[str],
+    specs: Sequence[RunSpec],
+    *,
+    step: int = 3,
+    src_lang: str = "en",
+    cap: LengthCap | None = None,
+    fuse_prompt: bool = False,
+    max_new_tokens: int = 256,
+    on_sentence: Callable[[int], None] | None = None,
+) -> list[RunResult]:
+    """Every run over every sentence, interleaved by sentence so machine noise hits all alike."""
+    translators = []
+    for spec in specs:
+        opts = DecodeOptions(method=spec.method, beta=spec.beta if spec.beta is not None else 0.0,
+                             max_new_tokens=max_new_tokens, fuse_prompt=fuse_prompt)
+        k_out = spec.k if spec.mask == "output" else 0
+        translators.append(StreamTranslator(lm, prompts, opts, output_mask_k=k_out, cap=cap))
+    results = [RunResult(s) for s in specs]
+    # One untimed update first: the first llama_decode pays for graph allocation.
+    translators[0].decode(sources[0] if sources else "Hello.", [])
+    for i, sentence in enumerate(sources):
+        stream = prefixes(sentence, step, src_lang)
+        for spec, tr, res in zip(specs, translators, results, strict=True):
+            tr.reset()
+            shown: list[str] = []
+            toks: list[list[int]] = []
+            k_disp = spec.k if spec.mask == "display" else 0
+            for j, src in enumerate(stream):
+                final = j == len(stream) - 1
+                t = tr.update(i, src, final)
+                res.totals.add(t.stats)
+                shown.append(display_text(lm.detokenize, t.tokens, k_disp, final).strip())
+                toks.append(list(t.tokens))
+            res.finals.append(shown[-1])
+            res.shown.append(shown)
+            res.tokens.append(toks)
+        if on_sentence is not None:
+            on_sentence(i)
+    return results

@@ -1,0 +1,215 @@
+"""The llama-cpp-python implementation of the LM protocol (the only module importing llama_cpp).
+
+It owns one llama.cpp context with one sequence. ``evaluate`` fills a raw ``llama_batch`` and
+flags logits only at the requested positions, so a verify pass returns exactly the rows SSBD
+needs; the KV cache is cut with ``llama_memory_seq_rm``. Batches larger than n_batch are split
+(llama.cpp aborts the process otherwise).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from subtitler.mt.lm import Logits
+
+log = logging.getLogger(__name__)
+
+GGUF_MAGIC = b"GGUF"
+
+
+class ModelLoadError(RuntimeError):
+    """A translation model could not be opened; the message is meant for the user."""
+
+
+class ContextFullError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class LlamaSettings:
+    """How llama.cpp runs a GGUF translator."""
+
+    model_path: str
+    n_ctx: int = 2048  # tokens of context: prompt + output
+    n_batch: int = 512  # largest batch handed to llama_decode at once
+    n_ubatch: int = 512  # micro-batch; < 64 (with Q8_0/Q4_0 and flash attention) is bit-exact
+    n_threads: int | None = None  # None: half the logical cores, at least 1
+    n_gpu_layers: int | None = None  # None: all layers when the build offloads (Metal/CUDA), else 0
+    flash_attn: bool = True
+
+
+def default_threads() -> int:
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def check_gguf_file(path: str | os.PathLike[str]) -> Path:
+    """Fail early, with a one-line reason, on a missing, empty or non-GGUF file."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ModelLoadError(f"translation model not found: {p}")
+    if p.is_dir():
+        raise ModelLoadError(f"translation model is a directory, not a .gguf file: {p}")
+    with p.open("rb") as f:
+        head = f.read(4)
+    if head != GGUF_MAGIC:
+        raise ModelLoadError(f"not a GGUF model file (bad header): {p}")
+    return p
+
+
+class LlamaLM:
+    """A GGUF model in llama.cpp behind :class:`~subtitler.mt.lm.LanguageModel`."""
+
+    def __init__(self, settings: LlamaSettings) -> None:
+        import llama_cpp
+
+        self._lib: Any = llama_cpp
+        path = check_gguf_file(settings.model_path)
+        offload = bool(llama_cpp.llama_supports_gpu_offload())
+        n_gpu = settings.n_gpu_layers if settings.n_gpu_layers is not None else (-1 if offload else 0)
+        threads = settings.n_threads or default_threads()
+        n_batch = max(1, settings.n_batch)
+        self.settings = settings
+        self.gpu_offload = offload and n_gpu != 0
+        try:
+            self._llm: Any = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=settings.n_ctx,
+                n_batch=n_batch,
+                n_ubatch=min(n_batch, settings.n_ubatch),
+                n_threads=threads,
+                n_threads_batch=threads,
+                n_gpu_layers=n_gpu,
+                flash_attn=settings.flash_attn,
+                logits_all=False,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as e:
+            raise ModelLoadError(f"llama.cpp could not load {path.name}: {e}") from e
+        self._ctx = self._llm.ctx
+        self._vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
+        self._n_vocab = int(self._llm.n_vocab())
+        self._n_ctx = int(self._llm.n_ctx())
+        self._n_batch = n_batch
+        self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+        self._mem = llama_cpp.llama_get_memory(self._ctx)
+        self._cached: list[int] = []
+        self._eos = frozenset(
+            t for t in range(self._n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, t)
+        )
+        self.metadata: dict[str, str] = dict(self._llm.metadata)
+        log.info(
+            "loaded %s: vocab %d, ctx %d, threads %d, gpu layers %d",
+            path.name, self._n_vocab, self._n_ctx, threads, n_gpu,
+        )
+
+    # -- LanguageModel ---------------------------------------------------------------------
+    @property
+    def n_vocab(self) -> int:
+        return self._n_vocab
+
+    @property
+    def eos_ids(self) -> frozenset[int]:
+        return self._eos
+
+    @property
+    def cached(self) -> Sequence[int]:
+        return self._cached
+
+    def tokenize(self, text: str, *, add_bos: bool = False, special: bool = True) -> list[int]:
+        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
+
+    def detokenize(self, tokens: Sequence[int]) -> bytes:
+        if not tokens:
+            return b""
+        return bytes(self._llm.detokenize(list(tokens)))
+
+    def evaluate(self, tokens: Sequence[int], logits_at: Sequence[int]) -> Logits:
+        n = len(tokens)
+        if len(self._cached) + n > self._n_ctx:
+            raise ContextFullError(
+                f"context of {self._n_ctx} tokens is full ({len(self._cached)} + {n})"
+            )
+        order = sorted(range(len(logits_at)), key=lambda j: logits_at[j])
+        wanted = [logits_at[j] for j in order]
+        if wanted and (wanted[0] < 0 or wanted[-1] >= n):
+            raise IndexError("logits requested outside the evaluated tokens")
+        out = np.empty((len(logits_at), self._n_vocab), dtype=np.float32)
+        lib, b = self._lib, self._batch
+        w = 0  # next entry of ``wanted``
+        for start in range(0, n, self._n_batch):
+            chunk = tokens[start : start + self._n_batch]
+            pos0 = len(self._cached)
+            flagged = 0
+            for i, tok in enumerate(chunk):
+                b.token[i] = tok
+                b.pos[i] = pos0 + i
+                b.n_seq_id[i] = 1
+                b.seq_id[i][0] = 0
+                flag = w + flagged < len(wanted) and wanted[w + flagged] == start + i
+                b.logits[i] = flag
+                flagged += flag
+            b.n_tokens = len(chunk)
+            rc = lib.llama_decode(self._ctx, b)
+            if rc != 0:
+                raise RuntimeError(f"llama_decode failed with code {rc}")
+            self._cached.extend(chunk)
+            if flagged:
+                ptr = lib.llama_get_logits(self._ctx)
+                rows = np.ctypeslib.as_array(ptr, shape=(flagged * self._n_vocab,))
+                rows = rows.reshape(flagged, self._n_vocab)
+                for r in range(flagged):
+                    out[order[w + r]] = rows[r]
+                w += flagged
+        return out
+
+    def truncate(self, n: int) -> None:
+        if n >= len(self._cached):
+            return
+        self._lib.llama_memory_seq_rm(self._mem, -1, n, -1)
+        del self._cached[n:]
+
+    # -- extras ----------------------------------------------------------------------------
+    def apply_chat_template(self, messages: list[dict[str, str]]) -> str:
+        """Render messages with the GGUF's own chat template through llama.cpp."""
+        lib = self._lib
+        tmpl = lib.llama_model_chat_template(self._llm.model, None)
+        if not tmpl:
+            raise ValueError("the model has no chat template")
+        arr = (lib.llama_chat_message * len(messages))()
+        keep = []
+        for i, msg in enumerate(messages):
+            role, content = msg["role"].encode(), msg["content"].encode()
+            keep += [role, content]
+            arr[i].role, arr[i].content = role, content
+        size = 2 * sum(len(x) for x in keep) + 512
+        for _ in range(2):
+            buf = ctypes.create_string_buffer(size)
+            got = lib.llama_chat_apply_template(tmpl, arr, len(messages), True, buf, size)
+            if got < 0:
+                raise ValueError("llama.cpp does not support this model's chat template")
+            if got <= size:
+                return buf.raw[:got].decode("utf-8", errors="replace")
+            size = got + 1
+        raise ValueError("chat template output did not fit")
+
+    def close(self) -> None:
+        if self._batch is not None:
+            self._lib.llama_batch_free(self._batch)
+            self._batch = None
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            llm.close()
+
+    def __enter__(self) -> LlamaLM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,60 @@
+"""The small language-model protocol the decoders are written against."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Logits = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """A causal LM with one KV-cached sequence.
+
+    The cache holds ``cached`` tokens, positions 0..len(cached)-1. ``evaluate`` appends tokens
+    after them and returns logits only for the requested positions, so a verify pass over a
+    prompt tail and a draft asks for exactly the rows it needs.
+    """
+
+    @property
+    def n_vocab(self) -> int: ...
+
+    @property
+    def eos_ids(self) -> frozenset[int]:
+        """Every end-of-generation token (EOS, EOT, end_of_turn, ...)."""
+        ...
+
+    @property
+    def cached(self) -> Sequence[int]:
+        """Tokens whose keys and values are in the cache, in order."""
+        ...
+
+    def tokenize(self, text: str, *, add_bos: bool = False, special: bool = True) -> list[int]: ...
+
+    def detokenize(self, tokens: Sequence[int]) -> bytes:
+        """Raw UTF-8 bytes; a piece may end inside a multi-byte character."""
+        ...
+
+    def evaluate(self, tokens: Sequence[int], logits_at: Sequence[int]) -> Logits:
+        """Append ``tokens`` to the cache; return logits rows for indices ``logits_at`` into it.
+
+        The result has shape (len(logits_at), n_vocab); row j is the next-token distribution
+        after ``tokens[logits_at[j]]``.
+        """
+        ...
+
+    def truncate(self, n: int) -> None:
+        """Keep the first ``n`` cached tokens and drop the rest."""
+        ...
+
+
+def common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i

@@ -1,0 +1,90 @@
+"""Translation prompts: the paper's Table 5 templates and the model's own GGUF chat template."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from subtitler.mt.languages import language_name
+
+INSTRUCTION = (
+    "Translate the {src} source text to {tgt}. "
+    "Return only the translation, without any additional explanations or commentary."
+)
+
+# Table 5 of the SSBD paper, with the line breaks of each model's chat format.
+TOWER = (
+    "<start_of_turn>user\n" + INSTRUCTION + "\n{src}: {text}\n{tgt}: <end_of_turn>\n"
+    "<start_of_turn>model\n"
+)
+QWEN3 = (
+    "<|im_start|>system\n" + INSTRUCTION + "<|im_end|>\n"
+    "<|im_start|>user\n{src}: {text}<|im_end|>\n"
+    "<|im_start|>assistant\n<think>\n\n</think>\n\n{tgt}:"
+)
+BUILTIN: dict[str, str] = {"tower": TOWER, "qwen3": QWEN3}
+TEMPLATE_NAMES = ("auto", "tower", "qwen3", "gguf")
+
+
+class TemplateError(ValueError):
+    pass
+
+
+class ChatFormatter(Protocol):
+    """Renders chat messages with a model's own template (the llama backend implements it)."""
+
+    def apply_chat_template(self, messages: list[dict[str, str]]) -> str: ...
+
+
+@dataclass(frozen=True)
+class PromptBuilder:
+    """Builds the prompt text for a source prefix in a fixed language pair."""
+
+    template: str  # "tower", "qwen3" or "gguf"
+    src_lang: str
+    tgt_lang: str
+    formatter: ChatFormatter | None = None
+
+    def __post_init__(self) -> None:
+        if self.template not in ("tower", "qwen3", "gguf"):
+            raise TemplateError(f"unknown prompt template {self.template!r}")
+        if self.template == "gguf" and self.formatter is None:
+            raise TemplateError("the 'gguf' template needs the model's chat formatter")
+        language_name(self.src_lang)
+        language_name(self.tgt_lang)
+
+    def build(self, text: str) -> str:
+        src, tgt = language_name(self.src_lang), language_name(self.tgt_lang)
+        text = " ".join(text.split())
+        if self.template in BUILTIN:
+            return BUILTIN[self.template].format(src=src, tgt=tgt, text=text)
+        assert self.formatter is not None
+        user = INSTRUCTION.format(src=src, tgt=tgt) + f"\n{src}: {text}\n{tgt}:"
+        return self.formatter.apply_chat_template([{"role": "user", "content": user}])
+
+
+def detect_template(metadata: Mapping[str, str]) -> str:
+    """Pick the template for a GGUF from its metadata: Table 5 when known, else its own."""
+    name = (metadata.get("general.name", "") + " " + metadata.get("general.basename", "")).lower()
+    arch = metadata.get("general.architecture", "").lower()
+    if "tower" in name:
+        return "tower"
+    if arch.startswith("qwen3") or "qwen3" in name:
+        return "qwen3"
+    if metadata.get("tokenizer.chat_template"):
+        return "gguf"
+    raise TemplateError(
+        "the model has no chat template and is not a known translator (Tower+, Qwen3); "
+        "choose a prompt template explicitly"
+    )
+
+
+def resolve_template(requested: str, metadata: Mapping[str, str]) -> str:
+    if requested not in TEMPLATE_NAMES:
+        raise TemplateError(f"unknown prompt template {requested!r} (one of {TEMPLATE_NAMES})")
+    if requested == "auto":
+        return detect_template(metadata)
+    if requested == "gguf" and not metadata.get("tokenizer.chat_template"):
+        raise TemplateError("the model has no chat template in its GGUF metadata")
+    return requested

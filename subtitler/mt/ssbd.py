@@ -1,0 +1,172 @@
+"""Re-translation (RT), self-speculative biased decoding (SSBD) and continuous decoding (CD).
+
+All three are one engine over :class:`~subtitler.mt.lm.LanguageModel`:
+
+* RT ignores the draft and decodes greedily after the prompt.
+* SSBD evaluates prompt tail + draft in one pass, keeps draft token y_i while
+  ``y_i == argmax((1 - beta) * p_i + beta * onehot(y_i))``, takes the correction token at the
+  first rejected position from the logits already computed there, truncates the cache after
+  the accepted prefix and resumes greedy decoding.
+* CD accepts the whole draft without looking (logits only at its end) and continues.
+
+Tie-breaking: at beta == 0 the rule is plain greedy argmax (first index, like RT), so SSBD
+reproduces RT token for token; at beta > 0 an exact tie goes to the draft token, so beta >= 0.5
+accepts every token (== CD) even when float rounding makes probabilities tie.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from subtitler.mt.lm import LanguageModel, Logits, common_prefix_len
+from subtitler.types import UpdateStats
+
+__all__ = ["DecodeOptions", "DecodeResult", "Decoder", "Method", "UpdateStats", "accepted_prefix"]
+
+
+class Method(enum.StrEnum):
+    RT = "RT"
+    SSBD = "SSBD"
+    CD = "CD"
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """How one update is decoded."""
+
+    method: Method = Method.SSBD
+    beta: float = 0.2  # bias towards the draft token in verification (SSBD only)
+    max_new_tokens: int = 256  # length cap on the whole output, accepted + decoded
+    fuse_prompt: bool = True  # evaluate prompt tail and draft in one pass (else two)
+
+
+@dataclass
+class DecodeResult:
+    tokens: list[int]  # the output, without EOS; the next update's draft
+    stats: UpdateStats = field(default_factory=UpdateStats)
+
+
+def accepted_prefix(rows: Logits, draft: Sequence[int], beta: float) -> int:
+    """Number of leading draft tokens the biased rule accepts; rows[i] predicts draft[i]."""
+    m = len(draft)
+    if m == 0:
+        return 0
+    rows = rows[:m]
+    y = np.asarray(draft, dtype=np.intp)
+    idx = np.arange(m)
+    if beta <= 0.0:
+        ok = np.argmax(rows, axis=1) == y
+    elif beta >= 0.5:
+        # (1-b)p_y + b >= 0.5 >= (1-b)max p for every distribution: always accepted.
+        ok = np.ones(m, dtype=bool)
+    else:
+        x = rows.astype(np.float64)
+        top = x.max(axis=1)
+        z = np.exp(x - top[:, None]).sum(axis=1)
+        p_y = np.exp(x[idx, y] - top) / z
+        p_max = 1.0 / z
+        ok = (1.0 - beta) * p_y + beta >= (1.0 - beta) * p_max
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) if bad.size else m
+
+
+def greedy(row: Logits) -> int:
+    return int(np.argmax(row))
+
+
+class Decoder:
+    """Decodes one update of a streaming translation over a cached LM."""
+
+    def __init__(self, lm: LanguageModel, clock: Callable[[], float] = time.perf_counter):
+        self.lm = lm
+        self._clock = clock
+
+    def _reuse_prefix(self, prompt: Sequence[int]) -> int:
+        """Drop the cache after the longest prefix shared with ``prompt``; return its length."""
+        keep = common_prefix_len(self.lm.cached, prompt)
+        # The last prompt token must be evaluated again: its logits predict the first output token.
+        keep = min(keep, len(prompt) - 1)
+        self.lm.truncate(keep)
+        return keep
+
+    def decode(
+        self,
+        prompt: Sequence[int],
+        draft: Sequence[int],
+        opts: DecodeOptions,
+        should_abort: Callable[[], bool] | None = None,
+    ) -> DecodeResult:
+        if not prompt:
+            raise ValueError("empty prompt")
+        clock = self._clock
+        eos = self.lm.eos_ids
+        cap = max(0, opts.max_new_tokens)
+        st = UpdateStats(method=str(opts.method))
+        draft = [] if opts.method is Method.RT else [t for t in draft if t not in eos][:cap]
+        # EOS is never part of a draft; a draft that contained one is cut before it.
+        st.draft_len = len(draft)
+
+        reused = self._reuse_prefix(prompt)
+        tail = list(prompt[reused:])
+        st.prompt_reused, st.prompt_tokens = reused, len(tail)
+        m = len(draft)
+
+        if m == 0:
+            t0 = clock()
+            rows = self.lm.evaluate(tail, [len(tail) - 1])
+            st.prompt_s = clock() - t0
+            d, nxt_row = 0, rows[0]
+        else:
+            if opts.fuse_prompt:
+                batch = tail + draft
+                first = len(tail) - 1
+                st.verified_tokens = len(batch)
+            else:
+                t0 = clock()
+                if len(tail) > 1:
+                    self.lm.evaluate(tail[:-1], [])
+                st.prompt_s = clock() - t0
+                st.prompt_tokens = len(tail)
+                # The last prompt token goes with the draft: its logits verify draft[0].
+                batch = tail[-1:] + draft
+                first = 0
+                st.verified_tokens = len(batch) - 1
+            if opts.method is Method.CD:
+                want = [first + m]
+            else:
+                want = list(range(first, first + m + 1))
+            t0 = clock()
+            rows = self.lm.evaluate(batch, want)
+            if opts.method is Method.CD:
+                d, nxt_row = m, rows[0]
+            else:
+                d = accepted_prefix(rows, draft, opts.beta)
+                nxt_row = rows[d]
+            if d < m:
+                self.lm.truncate(len(prompt) + d)
+            st.verify_s = clock() - t0
+        st.accepted = d
+        out = list(draft[:d])
+
+        t0 = clock()
+        while len(out) < cap:
+            tok = greedy(nxt_row)
+            if tok in eos:
+                st.ended_by_eos = True
+                break
+            out.append(tok)
+            if len(out) >= cap:
+                break
+            if should_abort is not None and should_abort():
+                st.aborted = True
+                break
+            nxt_row = self.lm.evaluate([tok], [0])[0]
+            st.decode_steps += 1
+        st.decode_s = clock() - t0
+        st.output_len = len(out)
+        return DecodeResult(out, st)

@@ -1,0 +1,87 @@
+"""Streaming translation of one segment at a time: prompt, draft, decode, mask."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from subtitler.mt.lm import LanguageModel
+from subtitler.mt.masking import output_mask
+from subtitler.mt.prompts import PromptBuilder
+from subtitler.mt.ssbd import DecodeOptions, DecodeResult, Decoder
+from subtitler.types import Translation
+
+
+@dataclass(frozen=True)
+class LengthCap:
+    """Output length cap: ``ratio`` tokens per source token plus ``slack``, at most ``hard``."""
+
+    ratio: float = 3.0
+    slack: int = 8
+    hard: int = 256
+
+    def for_source(self, n_source_tokens: int) -> int:
+        return min(self.hard, math.ceil(self.ratio * n_source_tokens) + self.slack)
+
+
+class StreamTranslator:
+    """Translates growing source text; the previous output of a segment is the next draft."""
+
+    def __init__(
+        self,
+        lm: LanguageModel,
+        prompts: PromptBuilder,
+        options: DecodeOptions,
+        *,
+        output_mask_k: int = 0,
+        cap: LengthCap | None = None,
+    ) -> None:
+        self.lm = lm
+        self.prompts = prompts
+        self.options = options
+        self.output_mask_k = output_mask_k
+        self.cap = cap or LengthCap()
+        self.decoder = Decoder(lm)
+        self._segment: int | None = None
+        self._draft: list[int] = []
+
+    def prompt_tokens(self, source: str) -> list[int]:
+        return self.lm.tokenize(self.prompts.build(source), add_bos=True, special=True)
+
+    def decode(
+        self,
+        source: str,
+        draft: Sequence[int],
+        should_abort: Callable[[], bool] | None = None,
+    ) -> DecodeResult:
+        """Translate ``source`` once with ``draft`` (stateless)."""
+        n_src = len(self.lm.tokenize(" ".join(source.split()), add_bos=False, special=False))
+        opts = DecodeOptions(
+            method=self.options.method,
+            beta=self.options.beta,
+            max_new_tokens=min(self.options.max_new_tokens, self.cap.for_source(n_src)),
+            fuse_prompt=self.options.fuse_prompt,
+        )
+        return self.decoder.decode(self.prompt_tokens(source), draft, opts, should_abort)
+
+    def update(
+        self,
+        segment_id: int,
+        source: str,
+        final: bool,
+        should_abort: Callable[[], bool] | None = None,
+    ) -> Translation:
+        """Translate the newest source text of a segment, drafting from its last translation."""
+        if segment_id != self._segment:
+            self._segment, self._draft = segment_id, []
+        res = self.decode(source, self._draft, should_abort)
+        tokens = res.tokens if res.stats.aborted else output_mask(
+            res.tokens, self.output_mask_k, final
+        )
+        self._draft = list(tokens)
+        text = self.lm.detokenize(tokens).decode("utf-8", errors="replace").strip()
+        return Translation(segment_id, source, text, tuple(tokens), final, res.stats)
+
+    def reset(self) -> None:
+        self._segment, self._draft = None, []

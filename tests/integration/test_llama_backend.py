@@ -1,0 +1,92 @@
+"""The llama-cpp-python backend on a tiny random model with a real tokenizer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from subtitler.mt.llama_backend import LlamaLM, LlamaSettings, ModelLoadError
+from subtitler.mt.prompts import PromptBuilder, resolve_template
+
+# Expected ids from llama.cpp's GPT-2 tokenizer test vectors (models/ggml-vocab-gpt-2.gguf.inp/.out,
+# MIT, the ggml authors): the rebuilt tokenizer must reproduce them.
+VECTORS = {
+    "Hello world": [15496, 995],
+    " Hello, world!": [18435, 11, 995, 0],
+    " this is 🦙.cpp": [428, 318, 12520, 99, 247, 13, 20322],
+    "w048 7tuijk dsdfhu": [86, 47202, 767, 28047, 45961, 288, 82, 7568, 13415],
+}
+
+
+def test_rebuilt_gpt2_tokenizer_matches_llama_cpp_vectors(exact_lm: LlamaLM) -> None:
+    for text, ids in VECTORS.items():
+        assert exact_lm.tokenize(text, add_bos=False, special=False) == ids
+        assert exact_lm.detokenize(ids).decode() == text
+
+
+def test_eos_and_vocab(exact_lm: LlamaLM) -> None:
+    assert exact_lm.n_vocab == 50257
+    assert 50256 in exact_lm.eos_ids
+
+
+def test_batched_logits_equal_stepwise_bit_for_bit(exact_lm: LlamaLM) -> None:
+    toks = exact_lm.tokenize("The quick brown fox jumps over the lazy dog, again and again.")
+    exact_lm.truncate(0)
+    batched = exact_lm.evaluate(toks, list(range(len(toks))))
+    exact_lm.truncate(0)
+    stepwise = np.stack([exact_lm.evaluate([t], [0])[0] for t in toks])
+    assert batched.shape == (len(toks), exact_lm.n_vocab)
+    assert np.array_equal(batched, stepwise)
+
+
+def test_logits_rows_in_requested_order_and_truncate(exact_lm: LlamaLM) -> None:
+    toks = exact_lm.tokenize("one two three four five six")
+    exact_lm.truncate(0)
+    full = exact_lm.evaluate(toks, list(range(len(toks))))
+    exact_lm.truncate(0)
+    some = exact_lm.evaluate(toks, [4, 1])
+    assert np.array_equal(some[0], full[4]) and np.array_equal(some[1], full[1])
+    assert list(exact_lm.cached) == toks
+    exact_lm.truncate(3)
+    assert list(exact_lm.cached) == toks[:3]
+    again = exact_lm.evaluate(toks[3:], [1])
+    assert np.array_equal(again[0], full[4])
+
+
+def test_batches_larger_than_n_batch_are_split(tiny_gguf: Path) -> None:
+    with LlamaLM(LlamaSettings(str(tiny_gguf), n_ctx=512, n_batch=8, n_ubatch=8,
+                               n_threads=1)) as lm:
+        toks = lm.tokenize(" ".join(["word"] * 30))
+        rows = lm.evaluate(toks, [0, 9, len(toks) - 1])
+        assert rows.shape[0] == 3 and len(lm.cached) == len(toks)
+
+
+def test_gguf_chat_template_via_llama_cpp(exact_lm: LlamaLM) -> None:
+    assert resolve_template("auto", exact_lm.metadata) == "gguf"
+    p = PromptBuilder("gguf", "en", "de", formatter=exact_lm).build("Hi there")
+    assert p.startswith("<|im_start|>user\nTranslate the English source text to German.")
+    assert p.endswith("English: Hi there\nGerman:<|im_end|>\n<|im_start|>assistant\n")
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [(None, "not found"), (b"", "bad header"), (b"PK\x03\x04zipfile", "bad header")],
+)
+def test_bad_model_files_give_one_line_reasons(tmp_path: Path, content: bytes | None,
+                                               reason: str) -> None:
+    p = tmp_path / "m.gguf"
+    if content is not None:
+        p.write_bytes(content)
+    with pytest.raises(ModelLoadError, match=reason) as e:
+        LlamaLM(LlamaSettings(str(p)))
+    assert "\n" not in str(e.value)
+
+
+def test_truncated_gguf_is_refused(tiny_gguf: Path, tmp_path: Path) -> None:
+    p = tmp_path / "cut.gguf"
+    p.write_bytes(tiny_gguf.read_bytes()[:100_000])
+    with pytest.raises(ModelLoadError, match="could not load") as e:
+        LlamaLM(LlamaSettings(str(p)))
+    assert "\n" not in str(e.value)

@@ -1,0 +1,181 @@
+"""SSBD's invariants on the real llama.cpp backend, over many random prefix streams.
+
+Run under the exact settings (Q8_0, flash attention, n_ubatch 32), where a verify pass yields the
+same logits bit for bit as token-by-token decoding, so beta = 0 must reproduce RT exactly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from subtitler.bench.runner import RunSpec, run_all
+from subtitler.bench.streams import prefixes
+from subtitler.mt.lm import common_prefix_len
+from subtitler.mt.masking import display_text
+from subtitler.mt.prompts import PromptBuilder
+from subtitler.mt.ssbd import DecodeOptions, Method
+from subtitler.mt.translator import LengthCap, StreamTranslator
+
+WORDS = (
+    "the a meeting we will start with budget review next quarter sales grew by ten percent "
+    "our team in Berlin and Tokyo shipped new product features customers asked for faster "
+    "support so hiring two engineers is planned please send questions before Friday thanks"
+).split()
+CAP = LengthCap(ratio=1.5, slack=4, hard=40)
+
+
+def random_sentences(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 13))) + "." for _ in range(n)]
+
+
+STREAMS = [prefixes(s, 2) for s in random_sentences(16, seed=7)]
+
+
+class Recorder:
+    """Passes every call to the LM and keeps each evaluate's inputs and logits."""
+
+    def __init__(self, lm: Any) -> None:
+        self.lm = lm
+        self.log: list[tuple[list[int], list[int], np.ndarray]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.lm, name)
+
+    @property
+    def cached(self) -> Sequence[int]:
+        return self.lm.cached  # type: ignore[no-any-return]
+
+    @property
+    def eos_ids(self) -> frozenset[int]:
+        return self.lm.eos_ids  # type: ignore[no-any-return]
+
+    def evaluate(self, tokens: Sequence[int], logits_at: Sequence[int]) -> np.ndarray:
+        rows = self.lm.evaluate(tokens, logits_at)
+        self.log.append((list(tokens), list(logits_at), rows.copy()))
+        return rows  # type: ignore[no-any-return]
+
+
+def translator(lm: Any, method: Method, beta: float = 0.0, fuse: bool = True) -> StreamTranslator:
+    prompts = PromptBuilder("qwen3", "en", "de")
+    opts = DecodeOptions(method=method, beta=beta, max_new_tokens=64, fuse_prompt=fuse)
+    return StreamTranslator(lm, prompts, opts, cap=CAP)
+
+
+def run_stream(tr: StreamTranslator, seg: int, stream: list[str]) -> list[list[int]]:
+    outs = []
+    for j, src in enumerate(stream):
+        outs.append(list(tr.update(seg, src, j == len(stream) - 1).tokens))
+    return outs
+
+
+def test_beta0_equals_rt_token_for_token(exact_lm: Any) -> None:
+    rt, ssbd = translator(exact_lm, Method.RT), translator(exact_lm, Method.SSBD, 0.0)
+    accepted = rejected = 0
+    for i, stream in enumerate(STREAMS):
+        a, b = run_stream(rt, i, stream), run_stream(ssbd, i, stream)
+        assert a == b, f"stream {i} differs"
+        for prev, cur in zip(b, b[1:], strict=False):
+            lcp = common_prefix_len(prev, cur)
+            accepted += lcp
+            rejected += lcp < len(prev)
+    # The streams exercise both paths: drafts partly kept and drafts rewritten.
+    assert accepted > 0 and rejected > 0
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_beta0_unfused_and_fused_agree(exact_lm: Any, fuse: bool) -> None:
+    rt = translator(exact_lm, Method.RT)
+    ss = translator(exact_lm, Method.SSBD, 0.0, fuse=fuse)
+    for i, stream in enumerate(STREAMS[:6]):
+        assert run_stream(rt, i, stream) == run_stream(ss, i, stream)
+
+
+@pytest.mark.parametrize("beta", [0.5, 0.7, 1.0])
+def test_high_beta_never_rewrites_and_equals_cd(exact_lm: Any, beta: float) -> None:
+    cd, ss = translator(exact_lm, Method.CD), translator(exact_lm, Method.SSBD, beta)
+    for i, stream in enumerate(STREAMS):
+        a, b = run_stream(cd, i, stream), run_stream(ss, i, stream)
+        assert a == b
+        for prev, cur in zip(b, b[1:], strict=False):
+            assert cur[: len(prev)] == prev, "an earlier token was rewritten"
+
+
+def biased_accept_count(rows: np.ndarray, draft: list[int], beta: float) -> int:
+    """The rule written out on full distributions: argmax((1-b) p + b onehot(y)), ties to y."""
+    d = 0
+    for row, y in zip(rows, draft, strict=False):
+        p = np.exp(row.astype(np.float64) - row.max())
+        p /= p.sum()
+        if beta == 0:
+            ok = int(np.argmax(row)) == y
+        else:
+            q = (1 - beta) * p
+            q[y] += beta
+            ok = q[y] >= q.max()
+        if not ok:
+            break
+        d += 1
+    return d
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.1, 0.2, 0.3, 0.4])
+def test_accepted_count_matches_numpy_rule(exact_lm: Any, beta: float) -> None:
+    rec = Recorder(exact_lm)
+    tr = translator(rec, Method.SSBD, beta)
+    checked = partial = 0
+    for i, stream in enumerate(STREAMS):
+        for j, src in enumerate(stream):
+            rec.log.clear()
+            t = tr.update(i, src, j == len(stream) - 1)
+            if t.stats.draft_len == 0:
+                continue
+            toks, at, rows = rec.log[0]  # the verify pass
+            m = len(at) - 1
+            draft = toks[at[0] + 1 :]
+            assert len(draft) == m == t.stats.draft_len
+            assert t.stats.accepted == biased_accept_count(rows[:m], draft, beta)
+            checked += 1
+            partial += t.stats.accepted < m
+    assert checked > 30 and partial > 0
+
+
+def test_display_mask_never_changes_what_the_decoder_sees(exact_lm: Any) -> None:
+    prompts = PromptBuilder("qwen3", "en", "de")
+    sources = random_sentences(8, seed=11)
+    specs = [RunSpec(Method.SSBD, 0.2), RunSpec(Method.SSBD, 0.2, "display", 3),
+             RunSpec(Method.SSBD, 0.2, "output", 3)]
+    plain, display, output = run_all(exact_lm, prompts, sources, specs, step=2, cap=CAP,
+                                     max_new_tokens=64)
+    assert display.tokens == plain.tokens
+    assert display.finals == plain.finals
+    assert output.tokens != plain.tokens  # output mask-k does change the drafts
+    # What is shown is the full translation minus 3 tokens, on whole characters.
+    for stream_toks, stream_shown in zip(display.tokens, display.shown, strict=True):
+        for n, (toks, shown) in enumerate(zip(stream_toks, stream_shown, strict=True)):
+            final = n == len(stream_toks) - 1
+            assert shown == display_text(exact_lm.detokenize, toks, 3, final).strip()
+
+
+def test_multibyte_text_is_never_split(exact_lm: Any) -> None:
+    # GPT-2's byte-level BPE cuts these characters across tokens.
+    text = " 日本語のテキストと中文字幕、Grüße 🦙"
+    toks = exact_lm.tokenize(text, special=False)
+    pieces = [exact_lm.detokenize([t]) for t in toks]
+    assert any(p and p.decode("utf-8", errors="replace") != p.decode("utf-8", "ignore")
+               for p in pieces), "the tokenizer should split some characters"
+    for n in range(len(toks) + 1):
+        for k in range(6):
+            shown = display_text(exact_lm.detokenize, toks[:n], k, final=False)
+            assert "\ufffd" not in shown
+            assert text.startswith(shown)
+            kept = exact_lm.detokenize(toks[: max(0, n - k)])
+            # Every complete character of the kept tokens is shown, and nothing else.
+            assert shown == kept.decode("utf-8", errors="ignore")[: len(shown)]
+            assert len(kept) - len(shown.encode()) <= 3
+    assert display_text(exact_lm.detokenize, toks, 4, final=True) == text
