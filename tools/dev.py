@@ -28,7 +28,7 @@ def venv_python() -> Path:
 
 
 def ensure_env(task: str) -> Path:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - this script runs before any check
         sys.exit(f"subtitler needs Python 3.11 or newer (this is {sys.version.split()[0]})")
     py = venv_python()
     if not py.exists():

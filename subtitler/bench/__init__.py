@@ -1,1 +1,1 @@
-"""Benchmarks: ``python -m subtitler.bench`` prints the SSBD paper's tables for any GGUF + corpus."""
+"""Benchmarks: ``python -m subtitler.bench`` prints the SSBD paper's tables for a GGUF."""

@@ -65,11 +65,16 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--n-ctx", type=int, default=2048)
     ap.add_argument("--n-batch", type=int, default=512)
     ap.add_argument("--n-ubatch", type=int, default=512)
-    ap.add_argument("--gpu-layers", type=int, default=None, help="default: all if the build offloads")
+    ap.add_argument(
+        "--gpu-layers", type=int, default=None, help="default: all if the build offloads"
+    )
     ap.add_argument("--no-flash-attn", action="store_true")
-    ap.add_argument("--fuse-prompt", action="store_true",
-                    help="evaluate prompt tail and draft in one pass (the app's default); off by "
-                    "default so TPS excludes prompt evaluation, as in the paper")
+    ap.add_argument(
+        "--fuse-prompt",
+        action="store_true",
+        help="evaluate prompt tail and draft in one pass (the app's default); off by "
+        "default so TPS excludes prompt evaluation, as in the paper",
+    )
     ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--len-ratio", type=float, default=3.0, help="output cap per source token")
     ap.add_argument("--json", type=Path, default=None, help="write all results here")
@@ -88,8 +93,13 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("--step must be at least 1")
     sources, refs = read_parallel(a.source, a.reference, a.limit)
     settings = LlamaSettings(
-        model_path=str(a.model), n_ctx=a.n_ctx, n_batch=a.n_batch, n_ubatch=a.n_ubatch,
-        n_threads=a.threads, n_gpu_layers=a.gpu_layers, flash_attn=not a.no_flash_attn,
+        model_path=str(a.model),
+        n_ctx=a.n_ctx,
+        n_batch=a.n_batch,
+        n_ubatch=a.n_ubatch,
+        n_threads=a.threads,
+        n_gpu_layers=a.gpu_layers,
+        flash_attn=not a.no_flash_attn,
     )
     lm = LlamaLM(settings)
     try:
@@ -103,9 +113,16 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
             bar = tqdm(total=len(sources), desc=f"{len(specs)} runs", unit="sent", file=sys.stderr)
         t0 = time.perf_counter()
         results = run_all(
-            lm, prompts, sources, specs, step=a.step, src_lang=src_lang,
-            cap=LengthCap(ratio=a.len_ratio, hard=a.max_new_tokens), fuse_prompt=a.fuse_prompt,
-            max_new_tokens=a.max_new_tokens, on_sentence=(lambda _i: bar.update(1)) if bar else None,
+            lm,
+            prompts,
+            sources,
+            specs,
+            step=a.step,
+            src_lang=src_lang,
+            cap=LengthCap(ratio=a.len_ratio, hard=a.max_new_tokens),
+            fuse_prompt=a.fuse_prompt,
+            max_new_tokens=a.max_new_tokens,
+            on_sentence=(lambda _i: bar.update(1)) if bar else None,
         )
         wall = time.perf_counter() - t0
         if bar is not None:

@@ -119,6 +119,7 @@ def build_random_llama(
     seed: int = 0,
     name: str = "random-llama",
     chat_template: str | None = CHATML,
+    logit_std: float = 10.0,
 ) -> Path:
     """Write a random llama GGUF; returns ``out``."""
     import gguf
@@ -127,8 +128,12 @@ def build_random_llama(
     n_vocab = len(tokens)
     hd = shape.n_embd // shape.n_head
     rng = np.random.default_rng(seed)
-    q = {"q8_0": gguf.GGMLQuantizationType.Q8_0, "q4_0": gguf.GGMLQuantizationType.Q4_0,
-         "f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16}[qtype]
+    q = {
+        "q8_0": gguf.GGMLQuantizationType.Q8_0,
+        "q4_0": gguf.GGMLQuantizationType.Q4_0,
+        "f32": gguf.GGMLQuantizationType.F32,
+        "f16": gguf.GGMLQuantizationType.F16,
+    }[qtype]
     ftype = {"q8_0": 7, "q4_0": 2, "f32": 0, "f16": 1}[qtype]
 
     w = gguf.GGUFWriter(str(out), "llama")
@@ -178,8 +183,8 @@ def build_random_llama(
         mat(f"blk.{i}.ffn_up.weight", shape.n_ff, e, s)
         mat(f"blk.{i}.ffn_down.weight", e, shape.n_ff, 1.0 / np.sqrt(shape.n_ff))
     norm("output_norm.weight")
-    # Logits with a standard deviation of ~3: clear winners, like a trained model's.
-    mat("output.weight", n_vocab, e, 3.0 / np.sqrt(e))
+    # Logit spread: ~3 gives flat distributions, ~10 peaked ones with occasional close seconds.
+    mat("output.weight", n_vocab, e, logit_std / np.sqrt(e))
 
     w.write_header_to_file()
     w.write_kv_data_to_file()
@@ -189,19 +194,30 @@ def build_random_llama(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m subtitler.bench.random_model", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m subtitler.bench.random_model",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--tiktoken", type=Path, default=DEFAULT_TIKTOKEN)
     ap.add_argument("--qtype", choices=["q8_0", "q4_0", "f16", "f32"], default="q8_0")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--logit-std", type=float, default=10.0, help="spread of the output logits")
     a = ap.parse_args(argv)
     if not a.tiktoken.is_file():
         print(f"error: tokenizer file not found: {a.tiktoken}", file=sys.stderr)
         return 2
-    build_random_llama(a.out, PRESETS[a.preset], tiktoken=a.tiktoken, qtype=a.qtype, seed=a.seed,
-                       name=f"random-{a.preset}")
+    build_random_llama(
+        a.out,
+        PRESETS[a.preset],
+        tiktoken=a.tiktoken,
+        qtype=a.qtype,
+        seed=a.seed,
+        name=f"random-{a.preset}",
+        logit_std=a.logit_std,
+    )
     print(a.out)
     return 0
 

@@ -14,7 +14,9 @@ def bleu_tokenizer(tgt_lang: str) -> str:
     return {"zh": "zh", "ja": "char", "th": "char"}.get(code, "13a")
 
 
-def score_runs(results: Sequence[RunResult], references: Sequence[str], tgt_lang: str) -> list[dict[str, Any]]:
+def score_runs(
+    results: Sequence[RunResult], references: Sequence[str], tgt_lang: str
+) -> list[dict[str, Any]]:
     import sacrebleu
 
     rt_tps = next((r.totals.tps for r in results if r.spec.method == "RT"), 0.0)
@@ -25,34 +27,36 @@ def score_runs(results: Sequence[RunResult], references: Sequence[str], tgt_lang
             r.finals, [list(references)], tokenize=bleu_tokenizer(tgt_lang)
         ).score
         t = r.totals
-        rows.append({
-            "method": str(r.spec.method),
-            "beta": r.spec.beta,
-            "mask": r.spec.mask,
-            "k": r.spec.k,
-            "chrf": round(chrf, 2),
-            "bleu": round(bleu, 2),
-            "ne": round(r.ne(tgt_lang), 3),
-            "ad": None if t.ad is None else round(t.ad, 1),
-            "ao": round(t.ao, 1),
-            "tps": round(t.tps, 1),
-            "speedup": round(t.tps / rt_tps, 2) if rt_tps else None,
-            "latency_ms": round(t.latency_ms, 1),
-            "updates": t.updates,
-            "output_tokens": t.output_tokens,
-            "draft_tokens": t.draft_tokens,
-            "accepted": t.accepted,
-            "decode_steps": t.decode_steps,
-            "verified_tokens": t.verified_tokens,
-            "prompt_tokens": t.prompt_tokens,
-            "prompt_s": round(t.prompt_s, 4),
-            "verify_s": round(t.verify_s, 4),
-            "decode_s": round(t.decode_s, 4),
-            "ms_per_verified": _r(t.ms_per_verified),
-            "ms_per_decoded": _r(t.ms_per_decoded),
-            "ms_per_prompt_token": _r(t.ms_per_prompt_token),
-            "finals": list(r.finals),
-        })
+        rows.append(
+            {
+                "method": str(r.spec.method),
+                "beta": r.spec.beta,
+                "mask": r.spec.mask,
+                "k": r.spec.k,
+                "chrf": round(chrf, 2),
+                "bleu": round(bleu, 2),
+                "ne": round(r.ne(tgt_lang), 3),
+                "ad": None if t.ad is None else round(t.ad, 1),
+                "ao": round(t.ao, 1),
+                "tps": round(t.tps, 1),
+                "speedup": round(t.tps / rt_tps, 2) if rt_tps else None,
+                "latency_ms": round(t.latency_ms, 1),
+                "updates": t.updates,
+                "output_tokens": t.output_tokens,
+                "draft_tokens": t.draft_tokens,
+                "accepted": t.accepted,
+                "decode_steps": t.decode_steps,
+                "verified_tokens": t.verified_tokens,
+                "prompt_tokens": t.prompt_tokens,
+                "prompt_s": round(t.prompt_s, 4),
+                "verify_s": round(t.verify_s, 4),
+                "decode_s": round(t.decode_s, 4),
+                "ms_per_verified": _r(t.ms_per_verified),
+                "ms_per_decoded": _r(t.ms_per_decoded),
+                "ms_per_prompt_token": _r(t.ms_per_prompt_token),
+                "finals": list(r.finals),
+            }
+        )
     return rows
 
 
@@ -83,7 +87,8 @@ def quality_table(rows: Sequence[dict[str, Any]]) -> str:
     for r in rows:
         out.append(
             f"| {label(r)} | {r['chrf']:.2f} | {r['bleu']:.2f} | {r['ne']:.3f} | {_f(r['ad'])} | "
-            f"{r['ao']:.1f} | {r['tps']:.1f} | {_f(r['speedup'], '{:.2f}')} | {r['latency_ms']:.1f} |"
+            f"{r['ao']:.1f} | {r['tps']:.1f} | {_f(r['speedup'], '{:.2f}')} | "
+            f"{r['latency_ms']:.1f} |"
         )
     return "\n".join(out)
 
@@ -101,6 +106,7 @@ def cost_table(rows: Sequence[dict[str, Any]]) -> str:
         ratio = d / v if v and d else None
         out.append(
             f"| {label(r)} | {_f(r['ms_per_prompt_token'], '{:.2f}')} | {_f(v, '{:.2f}')} | "
-            f"{_f(d, '{:.2f}')} | {_f(ratio, '{:.1f}')} | {r['verified_tokens']} | {r['decode_steps']} |"
+            f"{_f(d, '{:.2f}')} | {_f(ratio, '{:.1f}')} | {r['verified_tokens']} | "
+            f"{r['decode_steps']} |"
         )
     return "\n".join(out)

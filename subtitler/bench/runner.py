@@ -44,7 +44,9 @@ class RunResult:
         return normalized_erasure(self.shown, tgt_lang)
 
 
-def standard_specs(betas: Sequence[float], ks: Sequence[int], mask_beta: float = 0.2) -> list[RunSpec]:
+def standard_specs(
+    betas: Sequence[float], ks: Sequence[int], mask_beta: float = 0.2
+) -> list[RunSpec]:
     specs = [RunSpec(Method.RT)]
     specs += [RunSpec(Method.SSBD, b) for b in betas]
     specs.append(RunSpec(Method.CD))
@@ -69,8 +71,12 @@ def run_all(
     """Every run over every sentence, interleaved by sentence so machine noise hits all alike."""
     translators = []
     for spec in specs:
-        opts = DecodeOptions(method=spec.method, beta=spec.beta if spec.beta is not None else 0.0,
-                             max_new_tokens=max_new_tokens, fuse_prompt=fuse_prompt)
+        opts = DecodeOptions(
+            method=spec.method,
+            beta=spec.beta if spec.beta is not None else 0.0,
+            max_new_tokens=max_new_tokens,
+            fuse_prompt=fuse_prompt,
+        )
         k_out = spec.k if spec.mask == "output" else 0
         translators.append(StreamTranslator(lm, prompts, opts, output_mask_k=k_out, cap=cap))
     results = [RunResult(s) for s in specs]

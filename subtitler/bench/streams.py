@@ -35,7 +35,9 @@ def read_parallel(source: Path, reference: Path, limit: int | None) -> tuple[lis
             f"{source.name} has {len(src)} lines but {reference.name} has {len(ref)}; "
             "source and reference must be line-aligned"
         )
-    pairs = [(s.strip(), r.strip()) for s, r in zip(src, ref, strict=True) if s.strip() and r.strip()]
+    pairs = [
+        (s.strip(), r.strip()) for s, r in zip(src, ref, strict=True) if s.strip() and r.strip()
+    ]
     if limit is not None:
         pairs = pairs[:limit]
     if not pairs:

@@ -73,7 +73,9 @@ class LlamaLM:
         self._lib: Any = llama_cpp
         path = check_gguf_file(settings.model_path)
         offload = bool(llama_cpp.llama_supports_gpu_offload())
-        n_gpu = settings.n_gpu_layers if settings.n_gpu_layers is not None else (-1 if offload else 0)
+        n_gpu = (
+            settings.n_gpu_layers if settings.n_gpu_layers is not None else (-1 if offload else 0)
+        )
         threads = settings.n_threads or default_threads()
         n_batch = max(1, settings.n_batch)
         self.settings = settings
@@ -107,7 +109,11 @@ class LlamaLM:
         self.metadata: dict[str, str] = dict(self._llm.metadata)
         log.info(
             "loaded %s: vocab %d, ctx %d, threads %d, gpu layers %d",
-            path.name, self._n_vocab, self._n_ctx, threads, n_gpu,
+            path.name,
+            self._n_vocab,
+            self._n_ctx,
+            threads,
+            n_gpu,
         )
 
     # -- LanguageModel ---------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -52,7 +52,7 @@ class LanguageModel(Protocol):
         ...
 
 
-def common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
+def common_prefix_len(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:

@@ -136,10 +136,7 @@ class Decoder:
                 batch = tail[-1:] + draft
                 first = 0
                 st.verified_tokens = len(batch) - 1
-            if opts.method is Method.CD:
-                want = [first + m]
-            else:
-                want = list(range(first, first + m + 1))
+            want = [first + m] if opts.method is Method.CD else list(range(first, first + m + 1))
             t0 = clock()
             rows = self.lm.evaluate(batch, want)
             if opts.method is Method.CD:

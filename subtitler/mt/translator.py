@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import output_mask
 from subtitler.mt.prompts import PromptBuilder
-from subtitler.mt.ssbd import DecodeOptions, DecodeResult, Decoder
+from subtitler.mt.ssbd import DecodeOptions, Decoder, DecodeResult
 from subtitler.types import Translation
 
 
@@ -76,8 +76,8 @@ class StreamTranslator:
         if segment_id != self._segment:
             self._segment, self._draft = segment_id, []
         res = self.decode(source, self._draft, should_abort)
-        tokens = res.tokens if res.stats.aborted else output_mask(
-            res.tokens, self.output_mask_k, final
+        tokens = (
+            res.tokens if res.stats.aborted else output_mask(res.tokens, self.output_mask_k, final)
         )
         self._draft = list(tokens)
         text = self.lm.detokenize(tokens).decode("utf-8", errors="replace").strip()

@@ -22,7 +22,10 @@ def exact_lm(tiny_gguf: Path) -> Iterator[object]:
     """The settings under which batched logits equal token-by-token logits bit for bit."""
     from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
 
-    lm = LlamaLM(LlamaSettings(str(tiny_gguf), n_ctx=1024, n_batch=256, n_ubatch=32,
-                               n_threads=2, flash_attn=True))
+    lm = LlamaLM(
+        LlamaSettings(
+            str(tiny_gguf), n_ctx=1024, n_batch=256, n_ubatch=32, n_threads=2, flash_attn=True
+        )
+    )
     yield lm
     lm.close()

@@ -56,8 +56,9 @@ def test_logits_rows_in_requested_order_and_truncate(exact_lm: LlamaLM) -> None:
 
 
 def test_batches_larger_than_n_batch_are_split(tiny_gguf: Path) -> None:
-    with LlamaLM(LlamaSettings(str(tiny_gguf), n_ctx=512, n_batch=8, n_ubatch=8,
-                               n_threads=1)) as lm:
+    with LlamaLM(
+        LlamaSettings(str(tiny_gguf), n_ctx=512, n_batch=8, n_ubatch=8, n_threads=1)
+    ) as lm:
         toks = lm.tokenize(" ".join(["word"] * 30))
         rows = lm.evaluate(toks, [0, 9, len(toks) - 1])
         assert rows.shape[0] == 3 and len(lm.cached) == len(toks)
@@ -74,8 +75,9 @@ def test_gguf_chat_template_via_llama_cpp(exact_lm: LlamaLM) -> None:
     ("content", "reason"),
     [(None, "not found"), (b"", "bad header"), (b"PK\x03\x04zipfile", "bad header")],
 )
-def test_bad_model_files_give_one_line_reasons(tmp_path: Path, content: bytes | None,
-                                               reason: str) -> None:
+def test_bad_model_files_give_one_line_reasons(
+    tmp_path: Path, content: bytes | None, reason: str
+) -> None:
     p = tmp_path / "m.gguf"
     if content is not None:
         p.write_bytes(content)

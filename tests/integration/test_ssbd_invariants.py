@@ -6,6 +6,7 @@ same logits bit for bit as token-by-token decoding, so beta = 0 must reproduce R
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -80,7 +81,7 @@ def test_beta0_equals_rt_token_for_token(exact_lm: Any) -> None:
     for i, stream in enumerate(STREAMS):
         a, b = run_stream(rt, i, stream), run_stream(ssbd, i, stream)
         assert a == b, f"stream {i} differs"
-        for prev, cur in zip(b, b[1:], strict=False):
+        for prev, cur in itertools.pairwise(b):
             lcp = common_prefix_len(prev, cur)
             accepted += lcp
             rejected += lcp < len(prev)
@@ -102,7 +103,7 @@ def test_high_beta_never_rewrites_and_equals_cd(exact_lm: Any, beta: float) -> N
     for i, stream in enumerate(STREAMS):
         a, b = run_stream(cd, i, stream), run_stream(ss, i, stream)
         assert a == b
-        for prev, cur in zip(b, b[1:], strict=False):
+        for prev, cur in itertools.pairwise(b):
             assert cur[: len(prev)] == prev, "an earlier token was rewritten"
 
 
@@ -148,10 +149,14 @@ def test_accepted_count_matches_numpy_rule(exact_lm: Any, beta: float) -> None:
 def test_display_mask_never_changes_what_the_decoder_sees(exact_lm: Any) -> None:
     prompts = PromptBuilder("qwen3", "en", "de")
     sources = random_sentences(8, seed=11)
-    specs = [RunSpec(Method.SSBD, 0.2), RunSpec(Method.SSBD, 0.2, "display", 3),
-             RunSpec(Method.SSBD, 0.2, "output", 3)]
-    plain, display, output = run_all(exact_lm, prompts, sources, specs, step=2, cap=CAP,
-                                     max_new_tokens=64)
+    specs = [
+        RunSpec(Method.SSBD, 0.2),
+        RunSpec(Method.SSBD, 0.2, "display", 3),
+        RunSpec(Method.SSBD, 0.2, "output", 3),
+    ]
+    plain, display, output = run_all(
+        exact_lm, prompts, sources, specs, step=2, cap=CAP, max_new_tokens=64
+    )
     assert display.tokens == plain.tokens
     assert display.finals == plain.finals
     assert output.tokens != plain.tokens  # output mask-k does change the drafts
@@ -167,8 +172,9 @@ def test_multibyte_text_is_never_split(exact_lm: Any) -> None:
     text = " 日本語のテキストと中文字幕、Grüße 🦙"
     toks = exact_lm.tokenize(text, special=False)
     pieces = [exact_lm.detokenize([t]) for t in toks]
-    assert any(p and p.decode("utf-8", errors="replace") != p.decode("utf-8", "ignore")
-               for p in pieces), "the tokenizer should split some characters"
+    assert any(
+        p and p.decode("utf-8", errors="replace") != p.decode("utf-8", "ignore") for p in pieces
+    ), "the tokenizer should split some characters"
     for n in range(len(toks) + 1):
         for k in range(6):
             shown = display_text(exact_lm.detokenize, toks[:n], k, final=False)

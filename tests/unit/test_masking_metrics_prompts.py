@@ -69,8 +69,18 @@ class TestMetrics:
     def test_totals(self) -> None:
         t = RunTotals()
         t.add(UpdateStats(draft_len=0, accepted=0, output_len=4, decode_s=0.4))
-        t.add(UpdateStats(draft_len=4, accepted=3, output_len=5, verify_s=0.1, decode_s=0.1,
-                          decode_steps=2, verified_tokens=4, prompt_s=0.3))
+        t.add(
+            UpdateStats(
+                draft_len=4,
+                accepted=3,
+                output_len=5,
+                verify_s=0.1,
+                decode_s=0.1,
+                decode_steps=2,
+                verified_tokens=4,
+                prompt_s=0.3,
+            )
+        )
         assert t.ad == 75.0
         assert t.ao == pytest.approx(100 * 3 / 9)
         assert t.tps == pytest.approx(9 / 0.6)
