@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -43,3 +44,46 @@ class Translation:
     tokens: tuple[int, ...]
     final: bool
     stats: UpdateStats = field(default_factory=UpdateStats, compare=False)
+
+
+@dataclass(frozen=True)
+class AudioBlock:
+    """A block of 16 kHz mono float32 samples; ``t0`` is its start on the stream clock (s)."""
+
+    samples: Any  # numpy float32 array, shape (n,)
+    t0: float
+    sample_rate: int = 16000
+
+    @property
+    def duration(self) -> float:
+        return len(self.samples) / self.sample_rate
+
+
+@dataclass(frozen=True)
+class Word:
+    """A recognised word with its audio times (stream clock, seconds)."""
+
+    text: str
+    start: float
+    end: float
+    probability: float = 1.0
+
+
+@dataclass(frozen=True)
+class AsrUpdate:
+    """The current state of one segment (a sentence or utterance) of the transcript."""
+
+    segment_id: int
+    committed_text: str  # stable words; only ever grows within a segment
+    tentative_text: str  # the unstable tail of the newest hypothesis
+    final: bool  # no more words will join this segment
+    audio_t0: float  # segment start on the stream clock (s)
+    audio_t1: float  # end of the audio the hypothesis covers (s)
+    emitted_at: float  # stream-clock time the update was produced (s)
+    committed_words: tuple[Word, ...] = ()
+    language: str | None = None
+
+    @property
+    def text(self) -> str:
+        """Committed plus tentative text: what the translator sees."""
+        return " ".join(x for x in (self.committed_text, self.tentative_text) if x)

@@ -23,8 +23,16 @@ QWEN3 = (
     "<|im_start|>user\n{src}: {text}<|im_end|>\n"
     "<|im_start|>assistant\n<think>\n\n</think>\n\n{tgt}:"
 )
-BUILTIN: dict[str, str] = {"tower": TOWER, "qwen3": QWEN3}
-TEMPLATE_NAMES = ("auto", "tower", "qwen3", "gguf")
+# A short ChatML prompt for small models trained here (fixtures/translator): every prompt token
+# costs training time, so the instruction is one line; the target language is still named.
+CHATML = (
+    "<|im_start|>system\nTranslate {src} to {tgt}.<|im_end|>\n"
+    "<|im_start|>user\n{text}<|im_end|>\n<|im_start|>assistant\n"
+)
+BUILTIN: dict[str, str] = {"tower": TOWER, "qwen3": QWEN3, "chatml": CHATML}
+TEMPLATE_NAMES = ("auto", "tower", "qwen3", "chatml", "gguf")
+# A GGUF may name its prompt template in this metadata key (our own models do).
+TEMPLATE_KEY = "subtitler.prompt_template"
 
 
 class TemplateError(ValueError):
@@ -41,13 +49,13 @@ class ChatFormatter(Protocol):
 class PromptBuilder:
     """Builds the prompt text for a source prefix in a fixed language pair."""
 
-    template: str  # "tower", "qwen3" or "gguf"
+    template: str  # "tower", "qwen3", "chatml" or "gguf"
     src_lang: str
     tgt_lang: str
     formatter: ChatFormatter | None = None
 
     def __post_init__(self) -> None:
-        if self.template not in ("tower", "qwen3", "gguf"):
+        if self.template not in (*BUILTIN, "gguf"):
             raise TemplateError(f"unknown prompt template {self.template!r}")
         if self.template == "gguf" and self.formatter is None:
             raise TemplateError("the 'gguf' template needs the model's chat formatter")
@@ -66,6 +74,9 @@ class PromptBuilder:
 
 def detect_template(metadata: Mapping[str, str]) -> str:
     """Pick the template for a GGUF from its metadata: Table 5 when known, else its own."""
+    named = metadata.get(TEMPLATE_KEY, "")
+    if named in BUILTIN:
+        return named
     name = (metadata.get("general.name", "") + " " + metadata.get("general.basename", "")).lower()
     arch = metadata.get("general.architecture", "").lower()
     if "tower" in name:

@@ -56,23 +56,23 @@ def accepted_prefix(rows: Logits, draft: Sequence[int], beta: float) -> int:
     m = len(draft)
     if m == 0:
         return 0
-    rows = rows[:m]
-    y = np.asarray(draft, dtype=np.intp)
-    idx = np.arange(m)
-    if beta <= 0.0:
-        ok = np.argmax(rows, axis=1) == y
-    elif beta >= 0.5:
+    if beta >= 0.5:
         # (1-b)p_y + b >= 0.5 >= (1-b)max p for every distribution: always accepted.
-        ok = np.ones(m, dtype=bool)
-    else:
-        x = rows.astype(np.float64)
-        top = x.max(axis=1)
-        z = np.exp(x - top[:, None]).sum(axis=1)
-        p_y = np.exp(x[idx, y] - top) / z
-        p_max = 1.0 / z
-        ok = (1.0 - beta) * p_y + beta >= (1.0 - beta) * p_max
-    bad = np.flatnonzero(~ok)
-    return int(bad[0]) if bad.size else m
+        return m
+    y = np.asarray(draft, dtype=np.intp)
+    top = np.argmax(rows[:m], axis=1)
+    # Where the draft token is the argmax the rule holds for every beta; only the other rows
+    # need a softmax, and the scan ends at the first rejection.
+    for i in np.flatnonzero(top != y):
+        if beta <= 0.0:
+            return int(i)
+        x = rows[i].astype(np.float64)
+        top_logit = x[top[i]]
+        z = np.exp(x - top_logit).sum()
+        p_y = np.exp(x[y[i]] - top_logit) / z
+        if (1.0 - beta) * p_y + beta < (1.0 - beta) / z:
+            return int(i)
+    return m
 
 
 def greedy(row: Logits) -> int:

@@ -123,7 +123,15 @@ class TestPrompts:
         with pytest.raises(UnknownLanguageError):
             PromptBuilder("tower", "en", "qq")
 
+    def test_chatml_exact(self) -> None:
+        p = PromptBuilder("chatml", "en", "ja").build("Good morning.")
+        assert p == (
+            "<|im_start|>system\nTranslate English to Japanese.<|im_end|>\n"
+            "<|im_start|>user\nGood morning.<|im_end|>\n<|im_start|>assistant\n"
+        )
+
     def test_detect(self) -> None:
+        assert detect_template({"subtitler.prompt_template": "chatml"}) == "chatml"
         assert detect_template({"general.name": "Tower-Plus-2B"}) == "tower"
         assert detect_template({"general.architecture": "qwen3"}) == "qwen3"
         assert detect_template({"tokenizer.chat_template": "{{x}}"}) == "gguf"

@@ -1,0 +1,79 @@
+"""Events the pipeline hands to its subscriber (the UI bridge, a log, the replay tool)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from subtitler.types import AsrUpdate, UpdateStats
+
+MAX_K = 10  # display-only mask-k is chosen in 0..MAX_K
+
+
+@dataclass(frozen=True)
+class SubtitleEvent:
+    """A translation of a segment's current source, ready to show."""
+
+    segment_id: int
+    source: str
+    translation: str  # the full translation
+    shown_by_k: tuple[str, ...]  # what display-only mask-k shows, for k = 0..MAX_K
+    final: bool
+    asr_emitted_at: float  # stream clock of the ASR update it translates
+    emitted_at: float  # stream clock when the translation was ready
+    audio_t0: float = 0.0
+    audio_t1: float = 0.0
+    stats: UpdateStats = field(default_factory=UpdateStats, compare=False)
+
+    def shown(self, k: int) -> str:
+        """The text to display with mask-k (a final line is always shown in full)."""
+        return self.shown_by_k[max(0, min(k, len(self.shown_by_k) - 1))]
+
+
+@dataclass(frozen=True)
+class AsrEvent:
+    update: AsrUpdate
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    state: str  # "loading" | "running" | "paused" | "stopped" | "finished"
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    """A failure the user should see; ``fatal`` means the pipeline stopped."""
+
+    where: str  # "audio" | "asr" | "mt" | "transcript"
+    message: str
+    fatal: bool = False
+
+
+@dataclass(frozen=True)
+class LevelEvent:
+    rms: float  # input level 0..1 for the meter
+    dropped_blocks: int = 0
+
+
+@dataclass(frozen=True)
+class SegmentMetrics:
+    segment_id: int
+    commit_delay_s: list[float]  # per committed word: commit time - word end
+    translation_latency_s: list[float]  # per translated update: translation ready - ASR update
+    end_to_end_s: list[float]  # per word: first translation covering it - word end
+    abandoned: int
+    dropped_blocks: int
+    draft_tokens: int
+    accepted: int
+
+    @property
+    def ad(self) -> float | None:
+        return 100.0 * self.accepted / self.draft_tokens if self.draft_tokens else None
+
+
+@dataclass(frozen=True)
+class MetricsEvent:
+    metrics: SegmentMetrics
+
+
+Event = SubtitleEvent | AsrEvent | StatusEvent | ErrorEvent | LevelEvent | MetricsEvent

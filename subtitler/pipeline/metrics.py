@@ -1,0 +1,103 @@
+"""Live metrics: commit delay, translation latency, end-to-end, abandoned decodes, A/D."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from subtitler.pipeline.events import SegmentMetrics, SubtitleEvent
+from subtitler.types import AsrUpdate, Word
+
+
+def median_p90(xs: Sequence[float]) -> tuple[float | None, float | None]:
+    if not xs:
+        return None, None
+    s = sorted(xs)
+    p90 = s[min(len(s) - 1, max(0, round(0.9 * (len(s) - 1))))]
+    return statistics.median(s), p90
+
+
+@dataclass
+class _Seg:
+    words: list[Word] = field(default_factory=list)  # committed words seen so far
+    commit: list[float] = field(default_factory=list)
+    latency: list[float] = field(default_factory=list)
+    e2e: list[float] = field(default_factory=list)
+    covered: int = 0  # committed words already on screen in some translation
+    pending: dict[float, int] = field(default_factory=dict)  # ASR emitted_at -> words committed
+    abandoned: int = 0
+    draft: int = 0
+    accepted: int = 0
+
+
+class LiveMetrics:
+    """Collects per-segment measurements from ASR updates and translations (one stream clock)."""
+
+    def __init__(self) -> None:
+        self._segs: dict[int, _Seg] = {}
+        self.dropped_blocks = 0
+        self.all_commit: list[float] = []
+        self.all_latency: list[float] = []
+        self.all_e2e: list[float] = []
+        self.abandoned = 0
+
+    def _seg(self, sid: int) -> _Seg:
+        return self._segs.setdefault(sid, _Seg())
+
+    def on_asr(self, u: AsrUpdate) -> None:
+        s = self._seg(u.segment_id)
+        new = u.committed_words[len(s.words) :]
+        for w in new:
+            d = u.emitted_at - w.end
+            s.commit.append(d)
+            self.all_commit.append(d)
+        s.words.extend(new)
+        s.pending[u.emitted_at] = len(u.committed_words)
+
+    def on_abandoned(self, segment_id: int) -> None:
+        self._seg(segment_id).abandoned += 1
+        self.abandoned += 1
+
+    def on_translation(self, ev: SubtitleEvent) -> None:
+        s = self._seg(ev.segment_id)
+        lat = ev.emitted_at - ev.asr_emitted_at
+        s.latency.append(lat)
+        self.all_latency.append(lat)
+        if ev.stats.draft_len:
+            s.draft += ev.stats.draft_len
+        s.accepted += ev.stats.accepted
+        n = s.pending.pop(ev.asr_emitted_at, len(s.words) if ev.final else s.covered)
+        for w in s.words[s.covered : n]:
+            d = ev.emitted_at - w.end
+            s.e2e.append(d)
+            self.all_e2e.append(d)
+        s.covered = max(s.covered, n)
+
+    def finish_segment(self, segment_id: int, dropped_blocks: int = 0) -> SegmentMetrics:
+        s = self._segs.pop(segment_id, _Seg())
+        return SegmentMetrics(
+            segment_id=segment_id,
+            commit_delay_s=s.commit,
+            translation_latency_s=s.latency,
+            end_to_end_s=s.e2e,
+            abandoned=s.abandoned,
+            dropped_blocks=dropped_blocks,
+            draft_tokens=s.draft,
+            accepted=s.accepted,
+        )
+
+    def summary(self) -> dict[str, float | int | None]:
+        cm, cp = median_p90(self.all_commit)
+        lm, lp = median_p90(self.all_latency)
+        em, ep = median_p90(self.all_e2e)
+        return {
+            "commit_delay_median_s": cm,
+            "commit_delay_p90_s": cp,
+            "translation_latency_median_s": lm,
+            "translation_latency_p90_s": lp,
+            "end_to_end_median_s": em,
+            "end_to_end_p90_s": ep,
+            "abandoned_decodes": self.abandoned,
+            "dropped_blocks": self.dropped_blocks,
+        }

@@ -1,0 +1,232 @@
+"""Start, pause, resume and stop the audio -> ASR -> translation pipeline; change settings live."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig
+from subtitler.pipeline.clock import StreamClock
+from subtitler.pipeline.events import ErrorEvent, Event, StatusEvent
+from subtitler.pipeline.mailbox import Mailbox
+from subtitler.pipeline.metrics import LiveMetrics
+from subtitler.pipeline.stages import (
+    AsrStage,
+    AudioSource,
+    ModelLoader,
+    Recognizer,
+    TranslationStage,
+)
+from subtitler.pipeline.transcript import TranscriptWriter
+
+log = logging.getLogger(__name__)
+
+# Settings whose change needs the translation model loaded again.
+MODEL_FIELDS = (
+    "model_path",
+    "template",
+    "threads",
+    "n_ctx",
+    "n_ubatch",
+    "flash_attn",
+    "gpu_layers",
+)
+
+
+@dataclass
+class Factories:
+    """How the pipeline makes its parts (real ones in subtitler.pipeline.factories)."""
+
+    audio: Callable[[AudioConfig, Callable[[], float]], AudioSource]
+    recognizer: Callable[[AsrConfig], Recognizer]
+    model: ModelLoader
+
+
+class Pipeline:
+    def __init__(
+        self,
+        config: AppConfig,
+        on_event: Callable[[Event], None],
+        factories: Factories,
+        *,
+        speed: float = 1.0,
+        transcript_path: Path | None = None,
+    ) -> None:
+        self.config = config
+        self.emit = on_event
+        self.factories = factories
+        self.clock = StreamClock(speed)
+        self.metrics = LiveMetrics()
+        self.mailbox = Mailbox()
+        self._stop = threading.Event()
+        self._transcript = TranscriptWriter(transcript_path) if transcript_path else None
+        self.transcript_path = transcript_path
+        self._asr: AsrStage | None = None
+        self._mt = TranslationStage(
+            self.mailbox,
+            self.emit,
+            self.clock,
+            self.metrics,
+            self._stop,
+            config.mt,
+            self._transcript,
+        )
+        self._boot: threading.Thread | None = None
+        self._loaders: list[threading.Thread] = []
+        self.state = "stopped"
+        self.finished = threading.Event()
+        self._paused = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Load models in the background, then start audio; returns at once."""
+        if self._boot is not None:
+            raise RuntimeError("a pipeline starts once")
+        self._set_state("loading", "loading models")
+        self._boot = threading.Thread(target=self._bootstrap, name="pipeline-start", daemon=True)
+        self._boot.start()
+
+    def _bootstrap(self) -> None:
+        cfg = self.config
+        if cfg.mt.model_path:
+            self._load_model(cfg.mt)
+        else:
+            self.emit(
+                ErrorEvent(
+                    "mt",
+                    "no translation model chosen: subtitles show the "
+                    "transcript only (choose one in Settings)",
+                )
+            )
+        if self._stop.is_set():
+            return
+        try:
+            recognizer = self.factories.recognizer(cfg.asr)
+            source = self.factories.audio(cfg.audio, self.clock)
+        except Exception as e:
+            log.warning("start failed: %s", e)
+            self.emit(
+                ErrorEvent(
+                    "audio" if "audio" in type(e).__name__.lower() else "asr", str(e), fatal=True
+                )
+            )
+            self._set_state("stopped", str(e))
+            self.finished.set()
+            return
+        if self._stop.is_set():
+            return
+        self._asr = AsrStage(
+            source, recognizer, self.mailbox, self.emit, self.clock, self.metrics, self._stop
+        )
+        self._mt.asr_done = self._asr.done
+        self._mt.emit = self._emit_and_watch
+        try:
+            source.start()
+        except Exception as e:
+            self.emit(ErrorEvent("audio", str(e), fatal=True))
+            self._set_state("stopped", str(e))
+            self.finished.set()
+            return
+        self._mt.start()
+        self._asr.start()
+        self._set_state("running")
+
+    def _emit_and_watch(self, ev: Event) -> None:
+        self.emit(ev)
+        if isinstance(ev, StatusEvent) and ev.state == "finished":
+            self.state = "finished"
+            self.finished.set()
+
+    def _load_model(self, mt: MtConfig) -> bool:
+        try:
+            model = self.factories.model(mt)
+        except Exception as e:
+            log.warning("translation model failed to load: %s", e)
+            self.emit(ErrorEvent("mt", str(e)))
+            return False
+        if self._stop.is_set():
+            model.close()
+            return False
+        self._mt.set_model(model)
+        return True
+
+    def pause(self) -> None:
+        if self.state != "running" or self._asr is None:
+            return
+        self._asr.source.stop()
+        self.clock.pause()
+        self._set_state("paused")
+
+    def resume(self) -> None:
+        if self.state != "paused" or self._asr is None:
+            return
+        self.clock.resume()
+        self._asr.source.start()
+        self._set_state("running")
+
+    def stop(self, timeout: float = 2.0) -> bool:
+        """Stop every thread; True when all joined within ``timeout`` seconds."""
+        self._stop.set()
+        self.mailbox.close()
+        threads = [t for t in (self._boot, self._asr, self._mt, *self._loaders) if t is not None]
+        if self._asr is not None:
+            try:
+                self._asr.source.stop()
+            except Exception as e:  # a vanished device must not block shutdown
+                log.warning("audio stop: %s", e)
+        deadline = time.monotonic() + timeout
+        for t in threads:
+            if t.is_alive() and t is not threading.current_thread():
+                t.join(max(0.0, deadline - time.monotonic()))
+        ok = not any(t.is_alive() for t in threads)
+        if not self._mt.is_alive():
+            self._mt.close()
+        if self._transcript is not None:
+            self._transcript.close()
+        self._set_state("stopped")
+        self.finished.set()
+        return ok
+
+    # -- live settings ---------------------------------------------------------------------
+    def apply_config(self, new: AppConfig) -> None:
+        """Take new settings without a restart: beta/method/languages from the next update,
+        models reloaded in the background (the old ones keep working until then), audio
+        source and ASR swapped at the next block."""
+        old, self.config = self.config, new
+        self._mt.set_mt(new.mt)
+        if any(getattr(old.mt, f) != getattr(new.mt, f) for f in MODEL_FIELDS):
+            self._in_background(lambda: self._load_model(new.mt), "mt-reload")
+        if self._asr is not None and (old.audio != new.audio or old.asr != new.asr):
+            audio_changed, asr_changed = old.audio != new.audio, old.asr != new.asr
+            self._in_background(
+                lambda: self._swap_asr(new, audio_changed, asr_changed), "asr-reload"
+            )
+
+    def _swap_asr(self, cfg: AppConfig, audio: bool, asr: bool) -> None:
+        assert self._asr is not None
+        try:
+            rec = self.factories.recognizer(cfg.asr) if asr else None
+            src = self.factories.audio(cfg.audio, self.clock) if audio else None
+        except Exception as e:
+            self.emit(ErrorEvent("audio" if audio else "asr", f"{e} (kept the previous one)"))
+            return
+        self._asr.swap(src, rec)
+
+    def _in_background(self, fn: Callable[[], object], name: str) -> None:
+        t = threading.Thread(target=fn, name=name, daemon=True)
+        self._loaders = [x for x in self._loaders if x.is_alive()] + [t]
+        t.start()
+
+    def _set_state(self, state: str, message: str = "") -> None:
+        self.state = state
+        self.emit(StatusEvent(state, message))
+
+
+def replace_mt(cfg: AppConfig, **changes: object) -> AppConfig:
+    """A copy of ``cfg`` with MtConfig fields changed."""
+    return dataclasses.replace(cfg, mt=dataclasses.replace(cfg.mt, **changes))  # type: ignore[arg-type]

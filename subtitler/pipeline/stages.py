@@ -1,0 +1,318 @@
+"""The ASR and translation threads, written against small protocols so tests can drive them."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from subtitler.config import MtConfig
+from subtitler.mt.lm import LanguageModel
+from subtitler.mt.masking import display_text
+from subtitler.mt.prompts import ChatFormatter, PromptBuilder
+from subtitler.mt.ssbd import DecodeOptions, Method
+from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.pipeline.events import (
+    MAX_K,
+    AsrEvent,
+    ErrorEvent,
+    Event,
+    LevelEvent,
+    MetricsEvent,
+    StatusEvent,
+    SubtitleEvent,
+)
+from subtitler.pipeline.mailbox import Mailbox
+from subtitler.pipeline.metrics import LiveMetrics
+from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
+from subtitler.types import AsrUpdate, AudioBlock
+
+log = logging.getLogger(__name__)
+Emit = Callable[[Event], None]
+Clock = Callable[[], float]
+
+
+class AudioSource(Protocol):
+    """Blocks of 16 kHz mono float32 audio, from a device or a file."""
+
+    @property
+    def dropped(self) -> int: ...
+
+    @property
+    def level(self) -> float: ...
+
+    @property
+    def exhausted(self) -> bool:
+        """True once a file source has delivered its last block (never for a device)."""
+        ...
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def read(self, timeout: float) -> AudioBlock | None: ...
+
+
+class Recognizer(Protocol):
+    """The streaming policy over an ASR backend: feed audio, then ask for updates."""
+
+    def insert_audio(self, block: AudioBlock) -> None: ...
+
+    def process(self) -> list[AsrUpdate]: ...
+
+    def finish(self) -> list[AsrUpdate]:
+        """End of input: the open segment's final update."""
+        ...
+
+
+@dataclasses.dataclass
+class LoadedModel:
+    """A translation LM and the prompt template resolved for it."""
+
+    lm: LanguageModel
+    template: str
+    formatter: ChatFormatter | None = None  # needed by the "gguf" template
+    close: Callable[[], None] = lambda: None
+
+
+ModelLoader = Callable[[MtConfig], LoadedModel]
+
+
+class AsrStage(threading.Thread):
+    """Drains audio, runs the recogniser, posts updates to the mailbox."""
+
+    def __init__(
+        self,
+        source: AudioSource,
+        recognizer: Recognizer,
+        mailbox: Mailbox,
+        emit: Emit,
+        clock: Clock,
+        metrics: LiveMetrics,
+        stop: threading.Event,
+    ) -> None:
+        super().__init__(name="asr", daemon=True)
+        self.source, self.recognizer = source, recognizer
+        self.mailbox, self.emit, self.clock, self.metrics = mailbox, emit, clock, metrics
+        self._stop_ev = stop
+        self._swap: tuple[AudioSource | None, Recognizer | None] | None = None
+        self._lock = threading.Lock()
+        self.done = threading.Event()  # set when a file source is exhausted and flushed
+        self._last_level = 0.0
+
+    def swap(self, source: AudioSource | None = None, recognizer: Recognizer | None = None) -> None:
+        """Replace the source and/or recogniser at the next block boundary."""
+        with self._lock:
+            self._swap = (source, recognizer)
+
+    def _post(self, updates: list[AsrUpdate]) -> None:
+        now = self.clock()
+        for u in updates:
+            u = dataclasses.replace(u, emitted_at=now)
+            self.metrics.on_asr(u)
+            self.emit(AsrEvent(u))
+            self.mailbox.put(u)
+
+    def _apply_swap(self) -> None:
+        with self._lock:
+            swap, self._swap = self._swap, None
+        if swap is None:
+            return
+        source, recognizer = swap
+        self._post(self.recognizer.finish())  # close the open segment on the old timeline
+        if source is not None:
+            self.source.stop()
+            self.source = source
+            self.source.start()
+        if recognizer is not None:
+            self.recognizer = recognizer
+
+    def run(self) -> None:
+        try:
+            while not self._stop_ev.is_set():
+                self._apply_swap()
+                block = self.source.read(0.05)
+                if block is None:
+                    if self.source.exhausted:
+                        self._post(self.recognizer.finish())
+                        self.done.set()
+                        return
+                    continue
+                self.recognizer.insert_audio(block)
+                self._post(self.recognizer.process())
+                self.metrics.dropped_blocks = self.source.dropped
+                now = self.clock()
+                if now - self._last_level >= 0.05:
+                    self._last_level = now
+                    self.emit(LevelEvent(self.source.level, self.source.dropped))
+        except Exception as e:  # the UI must hear about it; the app stays up
+            log.exception("ASR stage failed")
+            self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
+            self.done.set()
+
+
+class TranslationStage(threading.Thread):
+    """Translates the newest update of the open segment; previous translation = SSBD draft."""
+
+    def __init__(
+        self,
+        mailbox: Mailbox,
+        emit: Emit,
+        clock: Clock,
+        metrics: LiveMetrics,
+        stop: threading.Event,
+        mt: MtConfig,
+        transcript: TranscriptWriter | None,
+    ) -> None:
+        super().__init__(name="translation", daemon=True)
+        self.mailbox, self.emit, self.clock, self.metrics = mailbox, emit, clock, metrics
+        self._stop_ev = stop
+        self._mt = mt
+        self._model: LoadedModel | None = None
+        self._next_model: LoadedModel | None = None
+        self._lock = threading.Lock()
+        self.transcript = transcript
+        self._translator: StreamTranslator | None = None
+        self.idle = threading.Event()  # set while waiting with nothing to do
+        self.asr_done: threading.Event | None = None
+
+    # -- settings, from any thread ---------------------------------------------------------
+    def set_mt(self, mt: MtConfig) -> None:
+        """New beta / method / languages: used from the next update on."""
+        with self._lock:
+            self._mt = mt
+
+    def set_model(self, model: LoadedModel) -> None:
+        """A freshly loaded model: swapped in between two updates; the old one is closed."""
+        with self._lock:
+            self._next_model = model
+
+    # -- the thread ------------------------------------------------------------------------
+    def _translator_for(self, u: AsrUpdate) -> StreamTranslator | None:
+        with self._lock:
+            mt, nxt, self._next_model = self._mt, self._next_model, None
+        if nxt is not None:
+            old, self._model = self._model, nxt
+            self._translator = None
+            if old is not None:
+                old.close()
+        if self._model is None:
+            return None
+        src = u.language or mt.src_lang
+        prompts = PromptBuilder(self._model.template, src, mt.tgt_lang, self._model.formatter)
+        opts = DecodeOptions(
+            method=Method(mt.method), beta=mt.beta, max_new_tokens=mt.max_new_tokens
+        )
+        tr = self._translator
+        if tr is None or tr.lm is not self._model.lm:
+            tr = StreamTranslator(
+                self._model.lm,
+                prompts,
+                opts,
+                cap=LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens),
+            )
+            self._translator = tr
+        else:
+            tr.prompts, tr.options = prompts, opts
+        return tr
+
+    def _emit_final(self, u: AsrUpdate, translation: str) -> None:
+        if self.transcript is not None and u.text:
+            with self._lock:
+                mt = self._mt
+            try:
+                self.transcript.append(
+                    SegmentRecord(
+                        u.segment_id,
+                        u.audio_t0,
+                        u.audio_t1,
+                        u.text,
+                        translation,
+                        u.language or mt.src_lang,
+                        mt.tgt_lang,
+                        time.time(),
+                    )
+                )
+            except OSError as e:
+                self.emit(ErrorEvent("transcript", f"could not write the transcript: {e}"))
+        m = self.metrics.finish_segment(u.segment_id, self.metrics.dropped_blocks)
+        self.emit(MetricsEvent(m))
+        log.info(
+            "segment %d: latency %s, abandoned %d, A/D %s",
+            u.segment_id,
+            [round(x, 3) for x in m.translation_latency_s],
+            m.abandoned,
+            m.ad,
+        )
+
+    def translate(self, u: AsrUpdate) -> None:
+        tr = self._translator_for(u)
+        if tr is None or not u.text.strip():
+            ev = SubtitleEvent(
+                u.segment_id,
+                u.text,
+                "",
+                ("",) * (MAX_K + 1),
+                u.final,
+                u.emitted_at,
+                self.clock(),
+                u.audio_t0,
+                u.audio_t1,
+            )
+            self.metrics.on_translation(ev)
+            self.emit(ev)
+            if u.final:
+                self._emit_final(u, "")
+            return
+
+        def abort() -> bool:
+            return self._stop_ev.is_set() or (not u.final and self.mailbox.has_newer(u.segment_id))
+
+        t = tr.update(u.segment_id, u.text, u.final, should_abort=abort)
+        if t.stats.aborted:
+            self.metrics.on_abandoned(u.segment_id)
+            return
+        detok = tr.lm.detokenize
+        shown = tuple(display_text(detok, t.tokens, k, u.final).strip() for k in range(MAX_K + 1))
+        ev = SubtitleEvent(
+            u.segment_id,
+            u.text,
+            t.text,
+            shown,
+            u.final,
+            u.emitted_at,
+            self.clock(),
+            u.audio_t0,
+            u.audio_t1,
+            t.stats,
+        )
+        self.metrics.on_translation(ev)
+        self.emit(ev)
+        if u.final:
+            self._emit_final(u, t.text)
+
+    def run(self) -> None:
+        while not self._stop_ev.is_set():
+            u = self.mailbox.get(timeout=0.05)
+            if u is None:
+                self.idle.set()
+                if self.asr_done is not None and self.asr_done.is_set() and not len(self.mailbox):
+                    self.emit(StatusEvent("finished", "replay finished"))
+                    return
+                continue
+            self.idle.clear()
+            try:
+                self.translate(u)
+            except Exception as e:
+                log.exception("translation failed")
+                self.emit(ErrorEvent("mt", f"translation failed: {e}"))
+
+    def close(self) -> None:
+        with self._lock:
+            models = [m for m in (self._model, self._next_model) if m is not None]
+            self._model = self._next_model = None
+        for m in models:
+            m.close()

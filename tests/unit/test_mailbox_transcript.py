@@ -1,0 +1,145 @@
+"""Latest-wins mailbox and the crash-safe transcript."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from subtitler.pipeline.mailbox import Mailbox
+from subtitler.pipeline.transcript import (
+    SegmentRecord,
+    TranscriptWriter,
+    export,
+    read_transcript,
+    to_srt,
+    to_text,
+    to_vtt,
+)
+from subtitler.types import AsrUpdate
+
+
+def upd(seg: int, text: str, final: bool = False) -> AsrUpdate:
+    return AsrUpdate(seg, text, "", final, 0.0, 0.0, 0.0)
+
+
+class TestMailbox:
+    def test_newest_non_final_of_a_segment_wins(self) -> None:
+        mb = Mailbox()
+        mb.put(upd(1, "a"))
+        mb.put(upd(1, "a b"))
+        mb.put(upd(1, "a b c"))
+        assert len(mb) == 1 and mb.replaced == 2
+        got = mb.get(0)
+        assert got is not None and got.committed_text == "a b c"
+
+    def test_final_is_never_replaced_or_dropped(self) -> None:
+        mb = Mailbox()
+        mb.put(upd(1, "a"))
+        mb.put(upd(1, "a b", final=True))  # replaces the non-final
+        mb.put(upd(2, "x"))
+        mb.put(upd(2, "x y"))
+        texts = [(u.segment_id, u.committed_text, u.final) for u in iter(lambda: mb.get(0), None)]
+        assert texts == [(1, "a b", True), (2, "x y", False)]
+
+    def test_has_newer_and_close(self) -> None:
+        mb = Mailbox()
+        assert not mb.has_newer(3)
+        mb.put(upd(3, "a"))
+        assert mb.has_newer(3) and not mb.has_newer(4)
+        mb.get(0)
+        t0 = time.monotonic()
+        threading.Timer(0.05, mb.close).start()
+        assert mb.get(5.0) is None
+        assert time.monotonic() - t0 < 2.0
+
+    def test_slow_consumer_gets_every_final_in_order(self) -> None:
+        mb = Mailbox()
+        rng = random.Random(3)
+        n_seg = 60
+
+        def produce() -> None:
+            for s in range(n_seg):
+                for i in range(1, 8):
+                    mb.put(upd(s, " ".join(["w"] * i), final=i == 7))
+                    if rng.random() < 0.3:
+                        time.sleep(0.0005)
+            mb.close()
+
+        got: list[AsrUpdate] = []
+        th = threading.Thread(target=produce)
+        th.start()
+        while (u := mb.get(2.0)) is not None:
+            got.append(u)
+            time.sleep(0.001)  # the translator is slower than the recogniser
+        th.join()
+        finals = [u.segment_id for u in got if u.final]
+        assert finals == list(range(n_seg))
+        for s in range(n_seg):  # within a segment: growing text, final last
+            seq = [u for u in got if u.segment_id == s]
+            assert seq[-1].final and [len(u.committed_text) for u in seq] == sorted(
+                len(u.committed_text) for u in seq
+            )
+        assert mb.replaced > 0
+
+
+RECS = [
+    SegmentRecord(0, 0.5, 2.25, "Hello there.", "Hallo zusammen.", "en", "de", 0.0),
+    SegmentRecord(1, 3661.0, 3662.5, "Bye.", "Tschüss.", "en", "de", 0.0),
+]
+
+
+class TestTranscript:
+    def test_srt(self) -> None:
+        assert to_srt(RECS) == (
+            "1\n00:00:00,500 --> 00:00:02,250\nHallo zusammen.\n\n"
+            "2\n01:01:01,000 --> 01:01:02,500\nTschüss.\n"
+        )
+        assert to_srt(RECS[:1], "both") == (
+            "1\n00:00:00,500 --> 00:00:02,250\nHello there.\nHallo zusammen.\n"
+        )
+
+    def test_vtt_and_text(self) -> None:
+        assert to_vtt(RECS[1:], "source") == "WEBVTT\n\n01:01:01.000 --> 01:01:02.500\nBye.\n"
+        assert to_text(RECS) == "Hallo zusammen.\nTschüss.\n"
+
+    def test_roundtrip_and_export(self, tmp_path: Path) -> None:
+        w = TranscriptWriter(tmp_path / "t" / "a.jsonl")
+        for r in RECS:
+            w.append(r)
+        w.close()
+        assert read_transcript(tmp_path / "t" / "a.jsonl") == RECS
+        out = export(RECS, tmp_path / "x.vtt")
+        assert out.read_text().startswith("WEBVTT")
+        with pytest.raises(ValueError, match="unknown export format"):
+            export(RECS, tmp_path / "x.doc")
+
+    def test_survives_kill_9(self, tmp_path: Path) -> None:
+        path = tmp_path / "live.jsonl"
+        code = f"""
+import os, signal, sys
+from pathlib import Path
+from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
+w = TranscriptWriter(Path({str(path)!r}))
+for i in range(5):
+    w.append(SegmentRecord(i, i, i + 1, f"s{{i}}", f"t{{i}}", "en", "de", 0.0))
+print("written", flush=True)
+sys.stdin.readline()
+"""
+        p = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert p.stdout is not None
+        assert p.stdout.readline().strip() == "written"
+        os.kill(p.pid, signal.SIGKILL)  # no close(), no flush at exit
+        p.wait(10)
+        assert p.returncode == -signal.SIGKILL
+        recs = read_transcript(path)
+        assert [r.source for r in recs] == [f"s{i}" for i in range(5)]

@@ -1,0 +1,208 @@
+"""The threaded pipeline with fake audio, a scripted recogniser and scripted LMs."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from subtitler.config import AppConfig, MtConfig
+from subtitler.pipeline.events import ErrorEvent, Event, MetricsEvent, StatusEvent, SubtitleEvent
+from subtitler.pipeline.pipeline import Factories, Pipeline, replace_mt
+from subtitler.pipeline.transcript import read_transcript
+from tests.helpers.fake_pipeline import (
+    FakeSource,
+    ScriptedRecognizer,
+    SlowLM,
+    Step,
+    echo_lm,
+    loader_for,
+)
+
+SCRIPT = [
+    Step(0.5, 0, ["good"]),
+    Step(1.0, 0, ["good", "morning", "everyone"]),
+    Step(1.5, 0, ["good", "morning", "everyone."], final=True),
+    Step(2.0, 1, ["the", "budget"]),
+    Step(2.5, 1, ["the", "budget", "grew."], final=True),
+    Step(3.0, 2, ["thanks"]),
+]
+
+
+class Events:
+    def __init__(self) -> None:
+        self.items: list[Event] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, ev: Event) -> None:
+        with self.lock:
+            self.items.append(ev)
+
+    def of(self, cls: type) -> list:  # type: ignore[type-arg]
+        with self.lock:
+            return [e for e in self.items if isinstance(e, cls)]
+
+
+def make(tmp_path: Path, lm=None, source=None, script=SCRIPT, mt=None, loader=None):  # type: ignore[no-untyped-def]
+    cfg = AppConfig()
+    cfg.mt = mt or MtConfig(model_path="fake.gguf", max_new_tokens=16)
+    ev = Events()
+    src = source or FakeSource(3.5, speed=5.0)
+    rec = ScriptedRecognizer(script)
+    f = Factories(
+        audio=lambda a, c: src,
+        recognizer=lambda a: rec,
+        model=loader or loader_for(lm or echo_lm()),
+    )
+    p = Pipeline(cfg, ev, f, transcript_path=tmp_path / "transcript.jsonl")
+    return p, ev, src, rec
+
+
+def test_replay_translates_every_segment_and_writes_the_transcript(tmp_path: Path) -> None:
+    p, ev, _, rec = make(tmp_path)
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    subs = ev.of(SubtitleEvent)
+    finals = [e for e in subs if e.final]
+    assert [e.segment_id for e in finals] == [0, 1, 2]  # the open segment is closed at the end
+    assert finals[0].source == "good morning everyone."
+    assert all(e.translation and e.shown(0) for e in finals)
+    # A final line is shown in full whatever k is; an open one is masked.
+    assert finals[0].shown(10) == finals[0].shown(0)
+    open_lines = [e for e in subs if not e.final and e.stats.output_len > 3]
+    assert open_lines and all(len(e.shown(3)) < len(e.shown(0)) for e in open_lines)
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.source for r in recs] == ["good morning everyone.", "the budget grew.", "thanks"]
+    assert [r.translation for r in recs] == [e.translation for e in finals]
+    assert len(ev.of(MetricsEvent)) == 3
+    m = ev.of(MetricsEvent)[0].metrics
+    assert len(m.commit_delay_s) == 3 and len(m.end_to_end_s) == 3
+    assert rec.finished == 1
+    assert [s.state for s in ev.of(StatusEvent)][:2] == ["loading", "running"]
+
+
+def test_second_update_drafts_from_the_first(tmp_path: Path) -> None:
+    p, ev, _, _ = make(tmp_path)
+    p.start()
+    assert p.finished.wait(10)
+    p.stop()
+    seg0 = [e for e in ev.of(SubtitleEvent) if e.segment_id == 0]
+    assert seg0[0].stats.draft_len == 0
+    assert any(e.stats.draft_len > 0 for e in seg0[1:])
+    seg1 = [e for e in ev.of(SubtitleEvent) if e.segment_id == 1]
+    assert seg1[0].stats.draft_len == 0  # a new segment starts with an empty draft
+
+
+def test_stop_in_the_middle_of_a_decode_joins_within_2s(tmp_path: Path) -> None:
+    lm = SlowLM(delay=0.2)
+    p, _, _, _ = make(
+        tmp_path,
+        lm=lm,
+        source=FakeSource(30.0, speed=1.0),
+        mt=MtConfig(model_path="x", max_new_tokens=200, len_ratio=100.0),
+    )
+    p.start()
+    assert lm.busy.wait(10)
+    t0 = time.monotonic()
+    assert p.stop(timeout=2.0)
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_no_model_shows_transcript_only(tmp_path: Path) -> None:
+    p, ev, _, _ = make(tmp_path, mt=MtConfig(model_path=""))
+    p.start()
+    assert p.finished.wait(10)
+    p.stop()
+    assert any("no translation model" in e.message for e in ev.of(ErrorEvent))
+    finals = [e for e in ev.of(SubtitleEvent) if e.final]
+    assert len(finals) == 3 and all(e.translation == "" for e in finals)
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert recs[0].source.startswith("good")
+
+
+def test_model_load_failure_is_reported_and_app_stays_up(tmp_path: Path) -> None:
+    def bad(mt: MtConfig):  # type: ignore[no-untyped-def]
+        raise RuntimeError("not a GGUF model file (bad header): x.gguf")
+
+    p, ev, _, _ = make(tmp_path, loader=bad)
+    p.start()
+    assert p.finished.wait(10)
+    p.stop()
+    assert any("bad header" in e.message and not e.fatal for e in ev.of(ErrorEvent))
+    assert len([e for e in ev.of(SubtitleEvent) if e.final]) == 3
+
+
+def test_recognizer_failure_is_fatal_but_reported(tmp_path: Path) -> None:
+    cfg = AppConfig(mt=MtConfig(model_path=""))
+    ev = Events()
+
+    def no_asr(a):  # type: ignore[no-untyped-def]
+        raise RuntimeError("not a CTranslate2 Whisper model: /tmp/x")
+
+    p = Pipeline(cfg, ev, Factories(lambda a, c: FakeSource(1), no_asr, loader_for(echo_lm())))
+    p.start()
+    assert p.finished.wait(5)
+    assert p.stop()
+    errs = ev.of(ErrorEvent)
+    assert errs and errs[-1].fatal and "CTranslate2" in errs[-1].message
+    assert p.state == "stopped"
+
+
+def test_settings_change_while_running(tmp_path: Path) -> None:
+    lm1, lm2 = echo_lm(), echo_lm()
+    loads: list[MtConfig] = []
+
+    def loader(mt: MtConfig):  # type: ignore[no-untyped-def]
+        loads.append(mt)
+        return loader_for(lm1 if mt.model_path == "one.gguf" else lm2)(mt)
+
+    src = FakeSource(20.0, speed=10.0)
+    script = [Step(0.3 * i, i, [f"w{i}", "x."], final=True) for i in range(1, 60)]
+    p, ev, _, _ = make(
+        tmp_path,
+        source=src,
+        script=script,
+        loader=loader,
+        mt=MtConfig(model_path="one.gguf", beta=0.2),
+    )
+    p.start()
+    deadline = time.monotonic() + 10
+    while not ev.of(SubtitleEvent) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    n_before = len(lm1.calls)
+    p.apply_config(replace_mt(p.config, beta=0.6, tgt_lang="ja"))
+    assert p._mt._mt.beta == 0.6 and len(loads) == 1  # no reload for beta / language
+    p.apply_config(replace_mt(p.config, model_path="two.gguf"))
+    while not lm2.calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(loads) == 2 and lm2.calls, "the new model took over"
+    assert len(lm1.calls) >= n_before  # the old one kept working meanwhile
+    p.stop()
+
+
+def test_pause_and_resume(tmp_path: Path) -> None:
+    src = FakeSource(30.0, speed=5.0)
+    p, _, _, _ = make(tmp_path, source=src)
+    p.start()
+    deadline = time.monotonic() + 5
+    while p.state != "running" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    p.pause()
+    assert p.state == "paused" and not src.running
+    t = p.clock()
+    time.sleep(0.05)
+    assert p.clock() == t  # paused time does not count
+    p.resume()
+    assert p.state == "running" and src.running and src.starts == 2
+    assert p.stop()
+
+
+def test_config_objects_are_plain_data() -> None:
+    cfg = AppConfig()
+    assert dataclasses.asdict(cfg)["mt"]["beta"] == 0.2
+    with pytest.raises(TypeError):
+        replace_mt(cfg, no_such_field=1)
