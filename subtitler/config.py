@@ -69,8 +69,11 @@ class DisplayConfig:
     text_color: str = "#ffffff"
     outline: bool = True
     background_opacity: float = 0.55  # 0 transparent .. 1 opaque
-    click_through: bool = False
+    click_through: bool = False  # mouse clicks pass through the overlay to the meeting
     geometry: dict[str, list[int]] = field(default_factory=dict)  # per-screen x, y, w, h
+    screen: str = ""  # name of the screen the overlay was last on
+    hotkey_click_through: str = "Ctrl+Shift+T"  # toggles click-through (the tray menu does too)
+    hotkey_pause: str = "Ctrl+Shift+P"  # start / pause
 
 
 @dataclass

@@ -61,9 +61,9 @@ class Recognizer(Protocol):
 
     def insert_audio(self, block: AudioBlock) -> None: ...
 
-    def process(self) -> list[AsrUpdate]: ...
+    def process(self, now: float) -> list[AsrUpdate]: ...
 
-    def finish(self) -> list[AsrUpdate]:
+    def finish(self, now: float) -> list[AsrUpdate]:
         """End of input: the open segment's final update."""
         ...
 
@@ -122,7 +122,7 @@ class AsrStage(threading.Thread):
         if swap is None:
             return
         source, recognizer = swap
-        self._post(self.recognizer.finish())  # close the open segment on the old timeline
+        self._post(self.recognizer.finish(self.clock()))  # close the open segment on the old timeline
         if source is not None:
             self.source.stop()
             self.source = source
@@ -137,12 +137,12 @@ class AsrStage(threading.Thread):
                 block = self.source.read(0.05)
                 if block is None:
                     if self.source.exhausted:
-                        self._post(self.recognizer.finish())
+                        self._post(self.recognizer.finish(self.clock()))
                         self.done.set()
                         return
                     continue
                 self.recognizer.insert_audio(block)
-                self._post(self.recognizer.process())
+                self._post(self.recognizer.process(self.clock()))
                 self.metrics.dropped_blocks = self.source.dropped
                 now = self.clock()
                 if now - self._last_level >= 0.05:

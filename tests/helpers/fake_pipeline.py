@@ -79,14 +79,14 @@ class ScriptedRecognizer:
     def insert_audio(self, block: AudioBlock) -> None:
         self.t = block.t0 + block.duration
 
-    def process(self) -> list[AsrUpdate]:
+    def process(self, now: float = 0.0) -> list[AsrUpdate]:
         out = []
         while self.steps and self.steps[0].at <= self.t + 1e-9:
             self.last = self.steps.pop(0)
             out.append(self._update(self.last))
         return out
 
-    def finish(self) -> list[AsrUpdate]:
+    def finish(self, now: float = 0.0) -> list[AsrUpdate]:
         self.finished += 1
         out = [self._update(s) for s in self.steps]
         if self.steps:

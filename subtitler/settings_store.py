@@ -1,0 +1,174 @@
+"""AppConfig <-> a TOML file in the user's config dir: validated, written atomically, and a
+corrupt file is set aside and replaced by defaults with a notice for the user."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from subtitler.config import AppConfig
+from subtitler.mt.languages import UnknownLanguageError, normalize_code
+
+log = logging.getLogger(__name__)
+FILENAME = "config.toml"
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def default_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("subtitler", appauthor=False)) / FILENAME
+
+
+def validate(cfg: AppConfig) -> list[str]:
+    """Every problem with a config, as user-facing sentences (empty when valid)."""
+    errs: list[str] = []
+    mt, d, asr, audio = cfg.mt, cfg.display, cfg.asr, cfg.audio
+    if not 0.0 <= mt.beta <= 1.0:
+        errs.append(f"beta must be between 0 and 1 (is {mt.beta})")
+    if not 0 <= d.mask_k <= 10:
+        errs.append(f"k must be between 0 and 10 (is {d.mask_k})")
+    if mt.method not in ("SSBD", "RT", "CD"):
+        errs.append(f"decoding mode must be SSBD, RT or CD (is {mt.method!r})")
+    for name, code in (("target", mt.tgt_lang), ("source", mt.src_lang)):
+        try:
+            normalize_code(code)
+        except UnknownLanguageError:
+            errs.append(f"unknown {name} language {code!r}")
+    if asr.language is not None:
+        try:
+            normalize_code(asr.language)
+        except UnknownLanguageError:
+            errs.append(f"unknown speech language {asr.language!r}")
+    if mt.template not in ("auto", "tower", "qwen3", "chatml", "gguf"):
+        errs.append(f"unknown prompt template {mt.template!r}")
+    if not 1 <= d.lines <= 6:
+        errs.append(f"lines shown must be 1..6 (is {d.lines})")
+    if not 8 <= d.font_size <= 120:
+        errs.append(f"font size must be 8..120 (is {d.font_size})")
+    if not 0.0 <= d.background_opacity <= 1.0:
+        errs.append("background opacity must be between 0 and 1")
+    if mt.threads < 1 or asr.threads < 1:
+        errs.append("thread counts must be at least 1")
+    if asr.min_chunk_s <= 0 or asr.silence_end_s <= 0:
+        errs.append("ASR chunk and silence lengths must be positive")
+    if audio.source not in ("microphone", "file"):
+        errs.append(f"audio source must be 'microphone' or 'file' (is {audio.source!r})")
+    return errs
+
+
+def _strip_none(obj: Any) -> Any:
+    """TOML has no null: None values are left out (they read back as defaults)."""
+    if isinstance(obj, dict):
+        return {k: _strip_none(v) for k, v in obj.items() if v is not None}
+    return obj
+
+
+def to_toml(cfg: AppConfig) -> str:
+    return tomli_w.dumps(_strip_none(dataclasses.asdict(cfg)))
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"[{where}] must be a table")
+    known = {f.name: f for f in fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            log.warning("ignoring unknown setting %s.%s", where, key)
+            continue
+        default = getattr(cls(), key)
+        if is_dataclass(default):
+            kwargs[key] = _build(type(default), value, f"{where}.{key}" if where else key)
+            continue
+        if default is not None and not isinstance(default, dict):
+            ok = isinstance(value, type(default)) or (
+                isinstance(default, float)
+                and isinstance(value, int)
+                and not isinstance(value, bool)
+            )
+            if (
+                isinstance(default, int)
+                and isinstance(value, bool)
+                and not isinstance(default, bool)
+            ):
+                ok = False
+            if not ok:
+                raise ConfigError(
+                    f"{where}.{key} should be {type(default).__name__}, got {value!r}"
+                )
+            if isinstance(default, float):
+                value = float(value)
+        kwargs[key] = value
+    return cls(**kwargs)
+
+
+def from_toml(text: str) -> AppConfig:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"not valid TOML: {e}") from None
+    cfg: AppConfig = _build(AppConfig, data, "")
+    errs = validate(cfg)
+    if errs:
+        raise ConfigError("; ".join(errs))
+    return cfg
+
+
+@dataclass
+class LoadResult:
+    config: AppConfig
+    notice: str = ""  # shown to the user when the file had to be replaced
+    backup: Path | None = None
+
+
+def load(path: Path | None = None) -> LoadResult:
+    """The saved settings; defaults for a missing file; a bad file is backed up and replaced."""
+    path = path or default_path()
+    if not path.exists():
+        return LoadResult(AppConfig())
+    try:
+        return LoadResult(from_toml(path.read_text(encoding="utf-8")))
+    except (ConfigError, UnicodeDecodeError, TypeError) as e:
+        backup = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
+        os.replace(path, backup)
+        cfg = AppConfig()
+        save(cfg, path)
+        notice = (
+            f"Your settings file could not be read ({e}). It was saved as {backup.name} "
+            "and the defaults are in use."
+        )
+        log.warning(notice)
+        return LoadResult(cfg, notice, backup)
+
+
+def save(cfg: AppConfig, path: Path | None = None) -> Path:
+    """Validate and write atomically (a crash mid-write leaves the old file intact)."""
+    errs = validate(cfg)
+    if errs:
+        raise ConfigError("; ".join(errs))
+    path = path or default_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".toml", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(to_toml(cfg))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,1 @@
+"""The Qt desktop UI: the only package that imports PySide6."""

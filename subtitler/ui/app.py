@@ -1,0 +1,227 @@
+"""The desktop app: overlay + tray + settings around one running pipeline."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QRect, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QIcon, QKeySequence, QShortcut
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+
+from subtitler import settings_store
+from subtitler.config import AppConfig
+from subtitler.pipeline.events import (
+    ErrorEvent,
+    Event,
+    LevelEvent,
+    MetricsEvent,
+    StatusEvent,
+    SubtitleEvent,
+)
+from subtitler.pipeline.pipeline import Factories, Pipeline
+from subtitler.pipeline.transcript import export, read_transcript
+from subtitler.ui.bridge import EventBridge
+from subtitler.ui.overlay import SubtitleOverlay
+from subtitler.ui.settings_pane import Choices, SettingsPane
+from subtitler.ui.tray import Tray
+
+log = logging.getLogger(__name__)
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+
+
+def app_icon() -> QIcon:
+    for name in ("icon.png", "icon.ico"):
+        p = ASSETS / name
+        if p.exists():
+            return QIcon(str(p))
+    return QIcon()
+
+
+class SubtitlerApp(QObject):
+    def __init__(
+        self,
+        config: AppConfig,
+        factories: Factories,
+        *,
+        config_path: Path | None,
+        data_dir: Path,
+        choices: Choices | None = None,
+        speed: float = 1.0,
+        notice: str = "",
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.factories = factories
+        self.config_path = config_path
+        self.data_dir = data_dir
+        self.choices = choices or Choices()
+        self.speed = speed
+        self.bridge = EventBridge()
+        self.bridge.delivered.connect(self.on_event)
+        self.overlay = SubtitleOverlay(config.display)
+        self.overlay.place()
+        self.tray = Tray(app_icon(), self)
+        self.settings: SettingsPane | None = None
+        self.pipeline: Pipeline | None = None
+        self.transcript_path: Path | None = None
+        self.errors: list[str] = []
+        self._wire()
+        if notice:
+            self.show_notice(notice)
+
+    def _wire(self) -> None:
+        o, t = self.overlay, self.tray
+        o.request_settings.connect(self.open_settings)
+        o.request_toggle_run.connect(self.toggle_run)
+        o.request_click_through.connect(self.set_click_through)
+        o.request_quit.connect(self.quit)
+        o.geometry_saved.connect(self.remember_geometry)
+        t.toggle_run.connect(self.toggle_run)
+        t.show_settings.connect(self.open_settings)
+        t.show_transcript.connect(self.open_transcript)
+        t.export_transcript.connect(self.export_dialog)
+        t.click_through.connect(self.set_click_through)
+        t.quit.connect(self.quit)
+        self._shortcuts: list[QShortcut] = []
+        self._bind_hotkeys()
+
+    def _bind_hotkeys(self) -> None:
+        for s in self._shortcuts:
+            s.setParent(None)
+        d = self.config.display
+        self._shortcuts = []
+        for seq, fn in (
+            (
+                d.hotkey_click_through,
+                lambda: self.set_click_through(not self.overlay.click_through),
+            ),
+            (d.hotkey_pause, self.toggle_run),
+        ):
+            if seq:
+                sc = QShortcut(QKeySequence(seq), self.overlay)
+                sc.setContext(Qt.ShortcutContext.ApplicationShortcut)
+                sc.activated.connect(fn)
+                self._shortcuts.append(sc)
+
+    # -- pipeline --------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.pipeline is not None:
+            self.pipeline.stop()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.transcript_path = self.data_dir / "transcripts" / f"{stamp}.jsonl"
+        self.overlay.clear()
+        self.pipeline = Pipeline(
+            copy.deepcopy(self.config),
+            self.bridge.post,
+            self.factories,
+            speed=self.speed,
+            transcript_path=self.transcript_path,
+        )
+        self.pipeline.start()
+        self.overlay.show()
+
+    def toggle_run(self) -> None:
+        p = self.pipeline
+        if p is None or p.state in ("stopped", "finished"):
+            self.start()
+        elif p.state == "running":
+            p.pause()
+        elif p.state == "paused":
+            p.resume()
+
+    def on_event(self, ev: Event) -> None:
+        if isinstance(ev, SubtitleEvent):
+            self.overlay.on_subtitle(ev)
+        elif isinstance(ev, LevelEvent):
+            if self.settings is not None and self.settings.isVisible():
+                self.settings.set_level(ev.rms)
+        elif isinstance(ev, StatusEvent):
+            self.tray.set_state(ev.state, ev.message)
+            if ev.state == "loading":
+                self.overlay.set_notice("Loading models…")
+            elif ev.state == "running":
+                self.overlay.set_notice("Listening…")
+            elif ev.state == "paused":
+                self.overlay.set_notice("Paused")
+            elif ev.state == "finished":
+                self.overlay.set_notice("Replay finished")
+        elif isinstance(ev, ErrorEvent):
+            self.errors.append(ev.message)
+            self.show_notice(ev.message)
+        elif isinstance(ev, MetricsEvent):
+            m = ev.metrics
+            log.info("segment %d: A/D %s, abandoned %d", m.segment_id, m.ad, m.abandoned)
+
+    def show_notice(self, text: str) -> None:
+        self.overlay.set_notice(text)
+        self.tray.notify("subtitler", text)
+
+    # -- settings --------------------------------------------------------------------------
+    def open_settings(self) -> None:
+        if self.settings is None:
+            self.settings = SettingsPane(self.config, self.choices)
+            self.settings.applied.connect(self.apply_settings)
+        else:
+            self.settings.load(self.config)
+        self.settings.show()
+        self.settings.raise_()
+
+    def apply_settings(self, cfg: AppConfig) -> None:
+        self.config = cfg
+        self.overlay.apply_display(cfg.display)
+        self.tray.set_click_through(cfg.display.click_through)
+        self._bind_hotkeys()
+        self._save()
+        if self.pipeline is not None and self.pipeline.state in ("running", "paused", "loading"):
+            self.pipeline.apply_config(copy.deepcopy(cfg))
+
+    def set_click_through(self, on: bool) -> None:
+        self.config.display.click_through = on
+        self.overlay.set_click_through(on)
+        self.tray.set_click_through(on)
+        self._save()
+
+    def remember_geometry(self, screen: str, rect: QRect) -> None:
+        d = self.config.display
+        d.geometry[screen] = [rect.x(), rect.y(), rect.width(), rect.height()]
+        d.screen = screen
+        self._save()
+
+    def _save(self) -> None:
+        if self.config_path is None:
+            return
+        try:
+            settings_store.save(self.config, self.config_path)
+        except (OSError, settings_store.ConfigError) as e:
+            self.show_notice(f"Settings not saved: {e}")
+
+    # -- transcript ------------------------------------------------------------------------
+    def open_transcript(self) -> None:
+        folder = self.data_dir / "transcripts"
+        folder.mkdir(parents=True, exist_ok=True)
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+    def export_dialog(self) -> None:
+        if self.transcript_path is None or not self.transcript_path.exists():
+            QMessageBox.information(None, "subtitler", "No finished lines to export yet.")
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            None,
+            "Export transcript",
+            str(Path.home() / "transcript.srt"),
+            "SubRip (*.srt);;WebVTT (*.vtt);;Text (*.txt)",
+        )
+        if path:
+            try:
+                export(read_transcript(self.transcript_path), Path(path), "both")
+            except (OSError, ValueError) as e:
+                self.show_notice(f"Export failed: {e}")
+
+    def quit(self) -> None:
+        if self.pipeline is not None:
+            self.pipeline.stop(2.0)
+        self._save()
+        QApplication.quit()

@@ -1,0 +1,278 @@
+"""The subtitle overlay: a frameless, translucent, always-on-top window with the last lines.
+
+Finished lines are shown in full, the open line with display-only mask-k. Events only store
+data and schedule a repaint; repaints are throttled to ~30 per second.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from PySide6.QtCore import QElapsedTimer, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QContextMenuEvent,
+    QFont,
+    QFontMetricsF,
+    QGuiApplication,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QPen,
+)
+from PySide6.QtWidgets import QMenu, QWidget
+
+from subtitler.config import DisplayConfig
+from subtitler.pipeline.events import SubtitleEvent
+
+MIN_FRAME_MS = 33  # at most ~30 repaints per second
+EDGE = 10  # px from the right/bottom edge where a drag resizes instead of moving
+PAD = 14
+
+
+@dataclass
+class Line:
+    segment_id: int
+    source: str
+    translation: str
+
+
+def wrap(text: str, fm: QFontMetricsF, width: float) -> list[str]:
+    """Greedy word wrap; text without spaces (Chinese, Japanese) wraps between characters."""
+    if not text:
+        return []
+    tokens = text.split(" ") if " " in text.strip() else list(text)
+    sep = " " if " " in text.strip() else ""
+    lines: list[str] = []
+    cur = ""
+    for tok in tokens:
+        cand = f"{cur}{sep}{tok}" if cur else tok
+        if fm.horizontalAdvance(cand) <= width or not cur:
+            cur = cand
+        else:
+            lines.append(cur)
+            cur = tok
+    if cur:
+        lines.append(cur)
+    return lines
+
+
+class SubtitleOverlay(QWidget):
+    geometry_saved = Signal(str, QRect)  # screen name, geometry after a move or resize
+    request_settings = Signal()
+    request_toggle_run = Signal()
+    request_click_through = Signal(bool)
+    request_quit = Signal()
+
+    def __init__(self, display: DisplayConfig) -> None:
+        super().__init__(None)
+        self.setWindowTitle("subtitler")
+        self.setWindowFlags(
+            Qt.WindowType.FramelessWindowHint
+            | Qt.WindowType.WindowStaysOnTopHint
+            | Qt.WindowType.Tool
+        )
+        self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self.setMinimumSize(QSize(240, 60))
+        self.display = display
+        self._done: deque[Line] = deque(maxlen=12)
+        self._open: SubtitleEvent | None = None
+        self._notice = ""
+        self._drag: tuple[str, QPoint, QRect] | None = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._repaint_now)
+        self._since_paint = QElapsedTimer()
+        self._since_paint.start()
+        self.paint_count = 0
+        self.apply_display(display)
+
+    # -- content ---------------------------------------------------------------------------
+    def on_subtitle(self, ev: SubtitleEvent) -> None:
+        if ev.final:
+            self._done.append(Line(ev.segment_id, ev.source, ev.translation or ev.source))
+            if self._open is not None and self._open.segment_id == ev.segment_id:
+                self._open = None
+        else:
+            self._open = ev
+        self.schedule_repaint()
+
+    def set_notice(self, text: str) -> None:
+        """A status line (loading, errors) shown when there are no subtitles to show."""
+        self._notice = text
+        self.schedule_repaint()
+
+    def clear(self) -> None:
+        self._done.clear()
+        self._open = None
+        self.schedule_repaint()
+
+    def lines(self) -> list[Line]:
+        """The lines on screen: the last ones, finished in full, the open one masked."""
+        n = self.display.lines
+        out = list(self._done)
+        if self._open is not None:
+            ev = self._open
+            shown = ev.shown(self.display.mask_k) if ev.translation else ev.source
+            out.append(Line(ev.segment_id, ev.source, shown))
+        return out[-n:]
+
+    # -- look ------------------------------------------------------------------------------
+    def apply_display(self, display: DisplayConfig) -> None:
+        """New appearance or k: takes effect at the next repaint (k at once)."""
+        self.display = display
+        self.set_click_through(display.click_through)
+        self.schedule_repaint()
+
+    def font_for(self, scale: float = 1.0) -> QFont:
+        f = QFont(self.display.font_family)
+        f.setPixelSize(max(6, round(self.display.font_size * scale)))
+        f.setWeight(QFont.Weight.DemiBold)
+        return f
+
+    def set_click_through(self, on: bool) -> None:
+        if bool(self.windowFlags() & Qt.WindowType.WindowTransparentForInput) == on:
+            return
+        visible = self.isVisible()
+        self.setWindowFlag(Qt.WindowType.WindowTransparentForInput, on)
+        if visible:
+            self.show()  # changing window flags hides the window
+
+    @property
+    def click_through(self) -> bool:
+        return bool(self.windowFlags() & Qt.WindowType.WindowTransparentForInput)
+
+    # -- painting --------------------------------------------------------------------------
+    def schedule_repaint(self) -> None:
+        if self._timer.isActive():
+            return
+        wait = max(0, MIN_FRAME_MS - self._since_paint.elapsed())
+        self._timer.start(wait)
+
+    def _repaint_now(self) -> None:
+        # update() only posts a request; the frame clock starts here so that a burst of events
+        # between the request and the paint cannot queue a second frame.
+        self._since_paint.restart()
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self.paint_count += 1
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        bg = QColor(0, 0, 0, round(255 * self.display.background_opacity))
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(bg)
+        p.drawRoundedRect(self.rect(), 12, 12)
+        width = self.width() - 2 * PAD
+        main, small = self.font_for(), self.font_for(0.6)
+        fm, fms = QFontMetricsF(main), QFontMetricsF(small)
+        rows: list[tuple[str, QFont, QColor]] = []
+        color = QColor(self.display.text_color)
+        lines = self.lines()
+        if not lines and self._notice:
+            rows.append((self._notice, small, QColor(220, 220, 220)))
+        for line in lines:
+            if self.display.bilingual and line.source and line.translation != line.source:
+                rows += [(t, small, QColor(200, 200, 200)) for t in wrap(line.source, fms, width)]
+            rows += [(t, main, color) for t in wrap(line.translation, fm, width)]
+        # Newest text at the bottom; what does not fit scrolls off the top.
+        y = float(self.height() - PAD)
+        for text, font, col in reversed(rows):
+            m = QFontMetricsF(font)
+            if y - m.height() < 0:
+                break
+            self._draw_text(p, text, font, col, PAD, y - m.descent())
+            y -= m.height()
+        p.end()
+
+    def _draw_text(
+        self, p: QPainter, text: str, font: QFont, color: QColor, x: float, baseline: float
+    ) -> None:
+        path = QPainterPath()
+        path.addText(x, baseline, font, text)
+        if self.display.outline:
+            pen = QPen(QColor(0, 0, 0, 230), max(2.0, font.pixelSize() / 9))
+            pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+            p.strokePath(path, pen)
+        p.fillPath(path, color)
+
+    # -- move, resize, menu ----------------------------------------------------------------
+    def _edge(self, pos: QPoint) -> bool:
+        return pos.x() >= self.width() - EDGE or pos.y() >= self.height() - EDGE
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:
+        if e.button() == Qt.MouseButton.LeftButton:
+            pos = e.position().toPoint()
+            mode = "resize" if self._edge(pos) else "move"
+            self._drag = (mode, e.globalPosition().toPoint(), self.geometry())
+
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:
+        if self._drag is None:
+            cursor = (
+                Qt.CursorShape.SizeFDiagCursor
+                if self._edge(e.position().toPoint())
+                else (Qt.CursorShape.OpenHandCursor)
+            )
+            self.setCursor(cursor)
+            return
+        mode, start, geo = self._drag
+        d = e.globalPosition().toPoint() - start
+        if mode == "move":
+            self.move(geo.topLeft() + d)
+        else:
+            self.resize(
+                max(self.minimumWidth(), geo.width() + d.x()),
+                max(self.minimumHeight(), geo.height() + d.y()),
+            )
+
+    def mouseReleaseEvent(self, e: QMouseEvent) -> None:
+        if self._drag is not None:
+            self._drag = None
+            self.geometry_saved.emit(self.screen_name(), self.geometry())
+
+    def screen_name(self) -> str:
+        scr = self.screen() or QGuiApplication.primaryScreen()
+        return scr.name() if scr is not None else ""
+
+    def place(self) -> None:
+        """Restore the saved geometry for the last screen, else bottom-centre of the primary."""
+        screens = {s.name(): s for s in QGuiApplication.screens()}
+        name = self.display.screen if self.display.screen in screens else ""
+        saved = self.display.geometry.get(name) if name else None
+        scr = screens.get(name) or QGuiApplication.primaryScreen()
+        if saved and len(saved) == 4:
+            x, y, w, h = saved
+            rect = QRect(x, y, w, h)
+            if scr is not None and scr.availableGeometry().intersects(rect):
+                self.setGeometry(rect)
+                return
+        if scr is None:
+            self.resize(900, 160)
+            return
+        avail = scr.availableGeometry()
+        h = (
+            round(
+                self.display.font_size
+                * 1.6
+                * self.display.lines
+                * (1.6 if self.display.bilingual else 1.0)
+            )
+            + 2 * PAD
+        )
+        w = round(avail.width() * 0.7)
+        self.setGeometry(avail.x() + (avail.width() - w) // 2, avail.bottom() - h - 60, w, h)
+
+    def contextMenuEvent(self, e: QContextMenuEvent) -> None:
+        menu = QMenu(self)
+        menu.addAction("Start / pause", self.request_toggle_run.emit)
+        menu.addAction("Settings…", self.request_settings.emit)
+        act = menu.addAction("Click-through")
+        act.setCheckable(True)
+        act.setChecked(self.click_through)
+        act.toggled.connect(self.request_click_through.emit)
+        menu.addSeparator()
+        menu.addAction("Quit", self.request_quit.emit)
+        menu.exec(e.globalPos())

@@ -1,0 +1,356 @@
+"""The settings pane: language pair, SSBD beta and k, decoding mode, audio, models, looks.
+
+Built from the config dataclasses (one widget per setting); values are validated by the same
+``settings_store.validate`` that guards the file, and applied live through ``applied``.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont, QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QColorDialog,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFontComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QKeySequenceEdit,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from subtitler.config import AppConfig
+from subtitler.mt.languages import LANGUAGES
+from subtitler.settings_store import validate
+
+WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
+
+
+@dataclass
+class Choices:
+    """What the pane offers, provided by the app (devices and catalogs live elsewhere)."""
+
+    input_devices: Callable[[], list[tuple[str, str]]] = lambda: []  # (label, device name)
+    translation_models: list[tuple[str, str]] = field(default_factory=list)  # (label, path)
+    asr_models: list[str] = field(default_factory=lambda: list(WHISPER_SIZES))
+    hardware: str = ""  # a line describing what computes (CPU / Metal / CUDA)
+
+
+def meeting_audio_hint() -> str:
+    if sys.platform == "darwin":
+        return (
+            "macOS has no built-in way to record other apps. Install a virtual audio device "
+            "such as BlackHole, route the meeting's output to it (a Multi-Output Device keeps "
+            "your speakers on) and choose it here."
+        )
+    if sys.platform.startswith("win"):
+        return (
+            "Choose a “loopback” entry to caption what your speakers play (WASAPI loopback); "
+            "choose a microphone to caption yourself."
+        )
+    return (
+        "Choose a “Monitor of …” source to caption what your speakers play (PulseAudio / "
+        "PipeWire); choose a microphone to caption yourself."
+    )
+
+
+class SettingsPane(QDialog):
+    applied = Signal(object)  # a validated AppConfig
+
+    def __init__(
+        self, config: AppConfig, choices: Choices | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("subtitler settings")
+        self.choices = choices or Choices()
+        self._cfg = copy.deepcopy(config)
+        self._color = config.display.text_color
+        tabs = QTabWidget()
+        tabs.addTab(self._translation_tab(), "Translation")
+        tabs.addTab(self._audio_tab(), "Audio")
+        tabs.addTab(self._speech_tab(), "Speech")
+        tabs.addTab(self._look_tab(), "Appearance")
+        tabs.addTab(self._keys_tab(), "Hotkeys")
+        self.tabs = tabs
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #c62828")
+        self.error.setWordWrap(True)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok
+            | QDialogButtonBox.StandardButton.Apply
+            | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self._ok)
+        buttons.rejected.connect(self.reject)
+        apply_btn = buttons.button(QDialogButtonBox.StandardButton.Apply)
+        apply_btn.clicked.connect(self.apply)
+        self.buttons = buttons
+        lay = QVBoxLayout(self)
+        lay.addWidget(tabs)
+        lay.addWidget(self.error)
+        lay.addWidget(buttons)
+        self.load(config)
+
+    # -- tabs ------------------------------------------------------------------------------
+    def _lang_combo(self, with_auto: bool) -> QComboBox:
+        c = QComboBox()
+        if with_auto:
+            c.addItem("Detect automatically", None)
+        for code, name in sorted(LANGUAGES.items(), key=lambda kv: kv[1]):
+            c.addItem(f"{name} ({code})", code)
+        return c
+
+    def _translation_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.src_lang = self._lang_combo(with_auto=True)
+        self.tgt_lang = self._lang_combo(with_auto=False)
+        self.mode = QComboBox()
+        for label, value in (
+            ("SSBD (fast, stable)", "SSBD"),
+            ("Re-translation (RT)", "RT"),
+            ("Continuous decoding (CD)", "CD"),
+        ):
+            self.mode.addItem(label, value)
+        self.beta = QSlider(Qt.Orientation.Horizontal)
+        self.beta.setRange(0, 100)
+        self.beta_label = QLabel()
+        self.beta.valueChanged.connect(lambda v: self.beta_label.setText(f"{v / 100:.2f}"))
+        self.mode.currentIndexChanged.connect(
+            lambda _i: self.beta.setEnabled(self.mode.currentData() == "SSBD")
+        )
+        beta_row = QHBoxLayout()
+        beta_row.addWidget(self.beta)
+        beta_row.addWidget(self.beta_label)
+        self.mask_k = QSpinBox()
+        self.mask_k.setRange(0, 10)
+        self.mask_k.setToolTip("Hide the last k tokens of an unfinished line (display only)")
+        self.mt_model = QComboBox()
+        self.mt_model.setEditable(True)
+        for label, path in self.choices.translation_models:
+            self.mt_model.addItem(label, path)
+        browse = QPushButton("Choose file…")
+        browse.clicked.connect(self._browse_gguf)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.mt_model, 1)
+        model_row.addWidget(browse)
+        self.template = QComboBox()
+        for t in ("auto", "tower", "qwen3", "chatml", "gguf"):
+            self.template.addItem(t, t)
+        self.mt_threads = QSpinBox()
+        self.mt_threads.setRange(1, 64)
+        f.addRow("Speech language", self.src_lang)
+        f.addRow("Translate into", self.tgt_lang)
+        f.addRow("Decoding", self.mode)
+        f.addRow("Bias β", beta_row)
+        f.addRow("Hide last k tokens", self.mask_k)
+        f.addRow("Translation model", model_row)
+        f.addRow("Prompt template", self.template)
+        f.addRow("Translation threads", self.mt_threads)
+        return w
+
+    def _audio_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.device = QComboBox()
+        self.device.addItem("System default microphone", None)
+        for label, name in self.choices.input_devices():
+            self.device.addItem(label, name)
+        self.level = QProgressBar()
+        self.level.setRange(0, 100)
+        self.level.setTextVisible(False)
+        hint = QLabel(meeting_audio_hint())
+        hint.setWordWrap(True)
+        f.addRow("Input", self.device)
+        f.addRow("Level", self.level)
+        f.addRow(hint)
+        return w
+
+    def _speech_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.asr_model = QComboBox()
+        self.asr_model.setEditable(True)
+        self.asr_model.addItems(self.choices.asr_models)
+        self.asr_device = QComboBox()
+        for d in ("auto", "cpu", "cuda"):
+            self.asr_device.addItem(d, d)
+        self.asr_threads = QSpinBox()
+        self.asr_threads.setRange(1, 64)
+        self.silence = QDoubleSpinBox()
+        self.silence.setRange(0.2, 5.0)
+        self.silence.setSingleStep(0.1)
+        self.silence.setSuffix(" s")
+        f.addRow("Whisper model", self.asr_model)
+        f.addRow("Compute device", self.asr_device)
+        f.addRow("Speech threads", self.asr_threads)
+        f.addRow("Silence ends a line after", self.silence)
+        if self.choices.hardware:
+            f.addRow("Hardware", QLabel(self.choices.hardware))
+        return w
+
+    def _look_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.font_family = QFontComboBox()
+        self.font_size = QSpinBox()
+        self.font_size.setRange(8, 120)
+        self.color_btn = QPushButton()
+        self.color_btn.clicked.connect(self._pick_color)
+        self.outline = QCheckBox("Outline around letters")
+        self.opacity = QSlider(Qt.Orientation.Horizontal)
+        self.opacity.setRange(0, 100)
+        self.lines = QSpinBox()
+        self.lines.setRange(1, 6)
+        self.bilingual = QCheckBox("Show the original line above the translation")
+        self.click_through = QCheckBox("Clicks pass through the subtitles")
+        f.addRow("Font", self.font_family)
+        f.addRow("Size", self.font_size)
+        f.addRow("Colour", self.color_btn)
+        f.addRow("", self.outline)
+        f.addRow("Background opacity", self.opacity)
+        f.addRow("Lines", self.lines)
+        f.addRow("", self.bilingual)
+        f.addRow("", self.click_through)
+        return w
+
+    def _keys_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.key_click = QKeySequenceEdit()
+        self.key_pause = QKeySequenceEdit()
+        f.addRow("Toggle click-through", self.key_click)
+        f.addRow("Start / pause", self.key_pause)
+        note = QLabel("Hotkeys work while subtitler has focus; the tray menu always works.")
+        note.setWordWrap(True)
+        f.addRow(note)
+        return w
+
+    # -- values ----------------------------------------------------------------------------
+    @staticmethod
+    def _select(combo: QComboBox, value: object) -> None:
+        i = combo.findData(value)
+        if i >= 0:
+            combo.setCurrentIndex(i)
+        elif combo.isEditable() and isinstance(value, str):
+            combo.setEditText(value)
+
+    def load(self, cfg: AppConfig) -> None:
+        mt, d, asr = cfg.mt, cfg.display, cfg.asr
+        self._select(self.src_lang, asr.language)
+        self._select(self.tgt_lang, mt.tgt_lang)
+        self._select(self.mode, mt.method)
+        self.beta.setValue(round(mt.beta * 100))
+        self.beta_label.setText(f"{mt.beta:.2f}")
+        self.beta.setEnabled(mt.method == "SSBD")
+        self.mask_k.setValue(d.mask_k)
+        self._select(self.mt_model, mt.model_path)
+        if self.mt_model.findData(mt.model_path) < 0:
+            self.mt_model.setEditText(mt.model_path)
+        self._select(self.template, mt.template)
+        self.mt_threads.setValue(mt.threads)
+        self._select(self.device, cfg.audio.device)
+        i = self.asr_model.findText(asr.model)
+        if i >= 0:
+            self.asr_model.setCurrentIndex(i)
+        else:
+            self.asr_model.setEditText(asr.model)
+        self._select(self.asr_device, asr.device)
+        self.asr_threads.setValue(asr.threads)
+        self.silence.setValue(asr.silence_end_s)
+        self.font_family.setCurrentFont(QFont(d.font_family))
+        self.font_size.setValue(d.font_size)
+        self._set_color(d.text_color)
+        self.outline.setChecked(d.outline)
+        self.opacity.setValue(round(d.background_opacity * 100))
+        self.lines.setValue(d.lines)
+        self.bilingual.setChecked(d.bilingual)
+        self.click_through.setChecked(d.click_through)
+        self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
+        self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
+
+    def values(self) -> AppConfig:
+        cfg = copy.deepcopy(self._cfg)
+        mt, d, asr = cfg.mt, cfg.display, cfg.asr
+        asr.language = self.src_lang.currentData()
+        if asr.language:
+            mt.src_lang = asr.language
+        mt.tgt_lang = self.tgt_lang.currentData()
+        mt.method = self.mode.currentData()
+        mt.beta = self.beta.value() / 100
+        d.mask_k = self.mask_k.value()
+        data = self.mt_model.currentData()
+        text = self.mt_model.currentText().strip()
+        mt.model_path = (
+            data if data and self.mt_model.itemText(self.mt_model.currentIndex()) == text else text
+        )
+        mt.template = self.template.currentData()
+        mt.threads = self.mt_threads.value()
+        cfg.audio.device = self.device.currentData()
+        asr.model = self.asr_model.currentText().strip()
+        asr.device = self.asr_device.currentData()
+        asr.threads = self.asr_threads.value()
+        asr.silence_end_s = round(self.silence.value(), 2)
+        d.font_family = self.font_family.currentFont().family()
+        d.font_size = self.font_size.value()
+        d.text_color = self._color
+        d.outline = self.outline.isChecked()
+        d.background_opacity = self.opacity.value() / 100
+        d.lines = self.lines.value()
+        d.bilingual = self.bilingual.isChecked()
+        d.click_through = self.click_through.isChecked()
+        d.hotkey_click_through = self.key_click.keySequence().toString()
+        d.hotkey_pause = self.key_pause.keySequence().toString()
+        return cfg
+
+    def apply(self) -> bool:
+        cfg = self.values()
+        errs = validate(cfg)
+        if not cfg.asr.model:
+            errs.append("choose a Whisper model")
+        if errs:
+            self.error.setText("Not saved: " + "; ".join(errs))
+            return False
+        self.error.setText("")
+        self._cfg = cfg
+        self.applied.emit(cfg)
+        return True
+
+    def _ok(self) -> None:
+        if self.apply():
+            self.accept()
+
+    def set_level(self, rms: float) -> None:
+        self.level.setValue(min(100, round(rms * 300)))
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _browse_gguf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Translation model", "", "GGUF (*.gguf)")
+        if path:
+            self.mt_model.setEditText(path)
+
+    def _set_color(self, color: str) -> None:
+        self._color = QColor(color).name()
+        self.color_btn.setText(self._color)
+        self.color_btn.setStyleSheet(f"background: {self._color}")
+
+    def _pick_color(self) -> None:
+        c = QColorDialog.getColor(QColor(self._color), self, "Subtitle colour")
+        if c.isValid():
+            self._set_color(c.name())

@@ -1,0 +1,209 @@
+"""Overlay and settings pane under pytest-qt (offscreen)."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor
+
+from subtitler.config import AppConfig, DisplayConfig
+from subtitler.pipeline.events import SubtitleEvent
+from subtitler.ui.overlay import SubtitleOverlay
+from subtitler.ui.settings_pane import Choices, SettingsPane
+
+
+def sub(seg: int, words: list[str], final: bool = False, source: str = "src") -> SubtitleEvent:
+    """An event whose k-masked text drops the last k words (one token per word)."""
+    shown = tuple(
+        " ".join(words[: max(0, len(words) - k)]) if not final else " ".join(words)
+        for k in range(11)
+    )
+    return SubtitleEvent(seg, source, " ".join(words), shown, final, 0.0, 0.0)
+
+
+@pytest.fixture()
+def overlay(qtbot):  # type: ignore[no-untyped-def]
+    o = SubtitleOverlay(DisplayConfig(mask_k=2, lines=2))
+    qtbot.addWidget(o)
+    o.resize(800, 140)
+    o.show()
+    return o
+
+
+def test_overlay_shows_exactly_the_masked_text(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    stream = [
+        sub(0, ["Guten"]),
+        sub(0, ["Guten", "Morgen", "zusammen"]),
+        sub(0, ["Guten", "Morgen", "zusammen", "heute"]),
+        sub(0, ["Guten", "Morgen", "zusammen."], final=True),
+        sub(1, ["Das", "Budget", "ist", "gewachsen"]),
+    ]
+    expected = [
+        [""],
+        ["Guten"],
+        ["Guten Morgen"],
+        ["Guten Morgen zusammen."],
+        ["Guten Morgen zusammen.", "Das Budget"],
+    ]
+    for ev, exp in zip(stream, expected, strict=True):
+        overlay.on_subtitle(ev)
+        assert [ln.translation for ln in overlay.lines()] == exp
+    # k changes take effect at once, on the open line only.
+    overlay.apply_display(DisplayConfig(mask_k=0, lines=2))
+    assert [ln.translation for ln in overlay.lines()] == [
+        "Guten Morgen zusammen.",
+        "Das Budget ist gewachsen",
+    ]
+    overlay.apply_display(DisplayConfig(mask_k=0, lines=1))
+    assert [ln.translation for ln in overlay.lines()] == ["Das Budget ist gewachsen"]
+
+
+def test_untranslated_line_falls_back_to_source(overlay) -> None:  # type: ignore[no-untyped-def]
+    overlay.on_subtitle(SubtitleEvent(3, "hello there", "", ("",) * 11, True, 0.0, 0.0))
+    assert overlay.lines()[-1].translation == "hello there"
+
+
+def test_repaints_are_throttled(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    qtbot.waitUntil(lambda: overlay.paint_count > 0, timeout=2000)
+    overlay.paint_count = 0
+    t0 = time.monotonic()
+    n = 0
+    while time.monotonic() - t0 < 0.5:
+        overlay.on_subtitle(sub(0, ["w"] * (n % 9 + 1)))
+        n += 1
+        qtbot.wait(1)
+    qtbot.wait(100)
+    elapsed = time.monotonic() - t0
+    assert n > 100  # many more events than frames
+    assert 1 <= overlay.paint_count <= 30 * elapsed + 3
+
+
+def test_rendering_draws_text_on_translucent_background(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    overlay.apply_display(DisplayConfig(mask_k=0, background_opacity=0.5, text_color="#ffff00"))
+    overlay.on_subtitle(sub(0, ["Hallo", "Welt"], final=True))
+    qtbot.wait(60)
+    img = overlay.grab().toImage()
+    corner = QColor(img.pixel(overlay.width() // 2, 3))
+    assert 100 <= QColor.fromRgba(img.pixel(overlay.width() // 2, 3)).alpha() <= 160, corner
+    yellow = sum(
+        1
+        for x in range(0, img.width(), 2)
+        for y in range(0, img.height(), 2)
+        if (c := QColor.fromRgba(img.pixel(x, y))).red() > 200 and c.green() > 200 and c.blue() < 80
+    )
+    assert yellow > 50  # the text is drawn
+
+
+def test_bilingual_shows_source_small_above(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    overlay.apply_display(DisplayConfig(mask_k=0, bilingual=True))
+    overlay.on_subtitle(sub(0, ["Hallo"], final=True, source="Hello"))
+    qtbot.wait(60)
+    assert overlay.lines()[0].source == "Hello"
+
+
+def test_click_through_toggle(overlay) -> None:  # type: ignore[no-untyped-def]
+    overlay.set_click_through(True)
+    assert overlay.click_through and overlay.isVisible()
+    overlay.set_click_through(False)
+    assert not overlay.click_through
+
+
+def test_drag_moves_and_edge_resizes(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    saved = []
+    overlay.geometry_saved.connect(lambda name, rect: saved.append(rect))
+    overlay.move(100, 100)
+    g0 = overlay.geometry()
+    qtbot.mousePress(overlay, Qt.MouseButton.LeftButton, pos=QPoint(50, 50))
+    qtbot.mouseMove(overlay, QPoint(80, 70))
+    qtbot.mouseRelease(overlay, Qt.MouseButton.LeftButton, pos=QPoint(80, 70))
+    assert saved and saved[-1].size() == g0.size()
+    w0 = overlay.width()
+    edge = QPoint(overlay.width() - 3, overlay.height() // 2)
+    qtbot.mousePress(overlay, Qt.MouseButton.LeftButton, pos=edge)
+    qtbot.mouseMove(overlay, edge + QPoint(40, 0))
+    qtbot.mouseRelease(overlay, Qt.MouseButton.LeftButton, pos=edge + QPoint(40, 0))
+    assert overlay.width() > w0
+
+
+def test_settings_round_trip(qtbot) -> None:  # type: ignore[no-untyped-def]
+    cfg = AppConfig()
+    cfg.mt.tgt_lang, cfg.mt.beta, cfg.mt.method = "ja", 0.35, "SSBD"
+    cfg.mt.model_path = "/models/x.gguf"
+    cfg.asr.language, cfg.asr.model = "en", "base"
+    cfg.display.mask_k, cfg.display.lines, cfg.display.bilingual = 5, 3, True
+    cfg.display.text_color, cfg.display.background_opacity = "#ffcc00", 0.4
+    pane = SettingsPane(cfg, Choices(input_devices=lambda: [("Mic A", "Mic A")]))
+    qtbot.addWidget(pane)
+    out = pane.values()
+    assert out.mt == cfg.mt
+    assert out.asr == cfg.asr
+    for f in (
+        "mask_k",
+        "lines",
+        "bilingual",
+        "text_color",
+        "background_opacity",
+        "outline",
+        "click_through",
+        "font_size",
+        "hotkey_click_through",
+        "hotkey_pause",
+    ):
+        assert getattr(out.display, f) == getattr(cfg.display, f), f
+    got = []
+    pane.applied.connect(got.append)
+    pane.beta.setValue(60)
+    pane.mask_k.setValue(7)
+    assert pane.apply() and got[-1].mt.beta == 0.6 and got[-1].display.mask_k == 7
+
+
+def test_settings_reject_invalid_values(qtbot) -> None:  # type: ignore[no-untyped-def]
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    got = []
+    pane.applied.connect(got.append)
+    pane.asr_model.setEditText("")
+    assert not pane.apply()
+    assert "Whisper model" in pane.error.text() and not got
+
+
+def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The pane and the config dataclasses stay in sync: changing any user-facing field
+    through its widget changes exactly that field."""
+    base = AppConfig()
+    pane = SettingsPane(base)
+    qtbot.addWidget(pane)
+    edits = {
+        ("mt", "tgt_lang"): lambda: pane.tgt_lang.setCurrentIndex(pane.tgt_lang.findData("fr")),
+        ("mt", "method"): lambda: pane.mode.setCurrentIndex(pane.mode.findData("RT")),
+        ("mt", "beta"): lambda: pane.beta.setValue(50),
+        ("mt", "model_path"): lambda: pane.mt_model.setEditText("/x.gguf"),
+        ("mt", "template"): lambda: pane.template.setCurrentIndex(pane.template.findData("tower")),
+        ("mt", "threads"): lambda: pane.mt_threads.setValue(3),
+        ("asr", "model"): lambda: pane.asr_model.setEditText("medium"),
+        ("asr", "device"): lambda: pane.asr_device.setCurrentIndex(pane.asr_device.findData("cpu")),
+        ("asr", "threads"): lambda: pane.asr_threads.setValue(3),
+        ("asr", "silence_end_s"): lambda: pane.silence.setValue(1.5),
+        ("display", "mask_k"): lambda: pane.mask_k.setValue(9),
+        ("display", "font_size"): lambda: pane.font_size.setValue(40),
+        ("display", "outline"): lambda: pane.outline.setChecked(False),
+        ("display", "background_opacity"): lambda: pane.opacity.setValue(90),
+        ("display", "lines"): lambda: pane.lines.setValue(4),
+        ("display", "bilingual"): lambda: pane.bilingual.setChecked(True),
+        ("display", "click_through"): lambda: pane.click_through.setChecked(True),
+    }
+    for (section, name), edit in edits.items():
+        pane.load(base)
+        edit()
+        out = pane.values()
+        changed = [
+            (s, f)
+            for s in ("mt", "asr", "display", "audio")
+            for f in vars(getattr(base, s))
+            if getattr(getattr(out, s), f) != getattr(getattr(base, s), f)
+        ]
+        assert changed == [(section, name)], (section, name, changed)
+    pane.load(copy.deepcopy(base))
