@@ -23,6 +23,13 @@ class StreamClock:
             now = self._paused_at if self._paused_at is not None else self._base()
             return (now - self._t0 - self._paused_total) * self.speed
 
+    def reset(self) -> None:
+        """Start counting from 0 now (when the audio starts, after the models have loaded)."""
+        with self._lock:
+            self._t0 = self._base()
+            self._paused_total = 0.0
+            self._paused_at = None
+
     def pause(self) -> None:
         with self._lock:
             if self._paused_at is None:

@@ -126,6 +126,7 @@ class Pipeline:
         self._mt.asr_done = self._asr.done
         self._mt.emit = self._emit_and_watch
         try:
+            self.clock.reset()
             source.start()
         except Exception as e:
             self.emit(ErrorEvent("audio", str(e), fatal=True))

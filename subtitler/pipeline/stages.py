@@ -122,7 +122,9 @@ class AsrStage(threading.Thread):
         if swap is None:
             return
         source, recognizer = swap
-        self._post(self.recognizer.finish(self.clock()))  # close the open segment on the old timeline
+        self._post(
+            self.recognizer.finish(self.clock())
+        )  # close the open segment on the old timeline
         if source is not None:
             self.source.stop()
             self.source = source

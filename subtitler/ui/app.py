@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QObject, QRect, Qt, QUrl
+from PySide6.QtCore import QObject, QRect, Qt, QTimer, QUrl
 from PySide6.QtGui import QDesktopServices, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
@@ -68,6 +71,7 @@ class SubtitlerApp(QObject):
         self.pipeline: Pipeline | None = None
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
+        self._shot_taken = False
         self._wire()
         if notice:
             self.show_notice(notice)
@@ -135,6 +139,11 @@ class SubtitlerApp(QObject):
     def on_event(self, ev: Event) -> None:
         if isinstance(ev, SubtitleEvent):
             self.overlay.on_subtitle(ev)
+            shot = os.environ.get("SUBTITLER_SCREENSHOT")
+            if shot and ev.translation and not self._shot_taken:
+                # For the end-to-end test: the overlay as drawn (with alpha), once text is up.
+                self._shot_taken = True
+                QTimer.singleShot(300, lambda: self.overlay.grab().save(shot))
         elif isinstance(ev, LevelEvent):
             if self.settings is not None and self.settings.isVisible():
                 self.settings.set_level(ev.rms)
@@ -225,3 +234,82 @@ class SubtitlerApp(QObject):
             self.pipeline.stop(2.0)
         self._save()
         QApplication.quit()
+
+
+def input_devices() -> tuple[list[tuple[str, str]], str]:
+    """(label, name) of every input, loopback sources marked; a notice when audio is broken."""
+    try:
+        import sounddevice as sd
+
+        from subtitler.audio.capture import list_input_devices
+
+        devs = list_input_devices(sd)
+    except (OSError, ImportError) as e:  # no PortAudio, or no sound system at all
+        return [], f"Audio is unavailable ({e}); replaying files still works."
+    except Exception as e:
+        return [], f"Could not list audio devices: {e}"
+    out = []
+    for d in devs:
+        label = f"{d.name} ({d.hostapi})" + ("  · meeting audio" if d.loopback else "")
+        out.append((label, d.name))
+    return out, "" if out else "No input device found: connect a microphone or use --replay."
+
+
+def run_app(args: Any, data_dir: Path) -> int:
+    """Create the QApplication, load settings, handle the first run, start the pipeline."""
+    import dataclasses
+
+    from subtitler.models import hardware
+    from subtitler.models.catalog import load_catalog
+    from subtitler.models.firstrun import hardware_line, plan_first_run, with_runtime
+    from subtitler.pipeline.factories import real_factories
+
+    existing = QApplication.instance()
+    qapp = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    qapp.setApplicationName("subtitler")
+    qapp.setQuitOnLastWindowClosed(False)  # the overlay hides; the tray keeps the app
+    qapp.setWindowIcon(app_icon())
+    config_path = args.config or settings_store.default_path()
+    loaded = settings_store.load(config_path)
+    cfg, notices = loaded.config, [loaded.notice] if loaded.notice else []
+    hw = hardware.detect()
+    cfg = with_runtime(cfg, hardware.plan_runtime(hw))
+    overrides: dict[str, Any] = {}
+    if args.asr_model:
+        overrides["asr"] = dataclasses.replace(cfg.asr, model=args.asr_model)
+    if args.mt_model or args.tgt_lang:
+        overrides["mt"] = dataclasses.replace(
+            cfg.mt, model_path=args.mt_model or cfg.mt.model_path,
+            tgt_lang=args.tgt_lang or cfg.mt.tgt_lang)
+    if args.replay:
+        overrides["audio"] = dataclasses.replace(cfg.audio, source="file",
+                                                 file_path=str(args.replay), realtime=True)
+    cfg = dataclasses.replace(cfg, **overrides)
+    devices, audio_notice = input_devices() if not args.replay else ([], "")
+    if audio_notice:
+        notices.append(audio_notice)
+    catalog = load_catalog()
+    choices = Choices(
+        input_devices=lambda: devices,
+        translation_models=[(f"{e.name} ({e.size_mb / 1000:.1f} GB)", e.id)
+                            for e in catalog.of_kind("mt")],
+        asr_models=[e.size_name or e.id for e in catalog.of_kind("asr")],
+        hardware=hardware_line(hw),
+    )
+    plan = plan_first_run(cfg, hw, catalog)
+    if not plan.ready and not (args.asr_model and args.mt_model):
+        from subtitler.models.firstrun import check_network
+        from subtitler.ui.firstrun import FirstRunDialog
+
+        ok, _msg = check_network(timeout=2.0)
+        plan = plan_first_run(cfg, hw, catalog, network=ok)
+        dlg = FirstRunDialog(cfg, plan)
+        if dlg.exec():
+            cfg = dlg.result_config
+            if not overrides:
+                settings_store.save(cfg, config_path)
+    app = SubtitlerApp(cfg, real_factories(), config_path=None if overrides else config_path,
+                       data_dir=data_dir, choices=choices, speed=args.speed,
+                       notice=" ".join(notices))
+    app.start()
+    return int(qapp.exec())

@@ -1,0 +1,75 @@
+"""Command line of the app: ``python main.py [options]`` and ``python main.py models ...``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import logging.handlers
+import sys
+from pathlib import Path
+
+from subtitler import __version__
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="subtitler",
+        description="Live translated subtitles over any meeting. "
+        "Also: 'subtitler models list|download|verify|remove'.",
+    )
+    ap.add_argument("--version", action="version", version=f"subtitler {__version__}")
+    ap.add_argument("--replay", type=Path, metavar="FILE",
+                    help="play an audio file through the pipeline in real time (no microphone)")
+    ap.add_argument("--speed", type=float, default=1.0, help="replay speed")
+    ap.add_argument("--config", type=Path, default=None, help="settings file (default: user's)")
+    ap.add_argument("--asr-model", default=None, help="Whisper size or model folder (this run)")
+    ap.add_argument("--mt-model", default=None, help="GGUF translation model (this run)")
+    ap.add_argument("--tgt-lang", default=None, help="target language code (this run)")
+    ap.add_argument("--data-dir", type=Path, default=None, help="where transcripts are kept")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check Qt, audio, faster-whisper and llama.cpp, then exit")
+    ap.add_argument("--log-level", default="INFO")
+    return ap
+
+
+def setup_logging(level: str, data_dir: Path) -> None:
+    root = logging.getLogger()
+    root.setLevel(level.upper())
+    err = logging.StreamHandler()
+    err.setLevel(logging.WARNING)
+    err.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root.addHandler(err)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        fh = logging.handlers.RotatingFileHandler(data_dir / "subtitler.log", maxBytes=2_000_000,
+                                                  backupCount=2, encoding="utf-8")
+        fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(fh)
+    except OSError:
+        pass  # a read-only home must not keep the app from starting
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["models"]:
+        from subtitler.models.cli import main as models_main
+
+        return models_main(argv[1:])
+    a = parser().parse_args(argv)
+    if a.self_test:
+        from subtitler.selftest import run_self_test
+
+        return run_self_test()
+    import platformdirs
+
+    data_dir = a.data_dir or Path(platformdirs.user_data_dir("subtitler", appauthor=False))
+    setup_logging(a.log_level, data_dir)
+    if a.replay is not None and not a.replay.is_file():
+        print(f"error: audio file not found: {a.replay}", file=sys.stderr)
+        return 2
+    if a.speed <= 0:
+        print("error: --speed must be positive", file=sys.stderr)
+        return 2
+    from subtitler.ui.app import run_app
+
+    return run_app(a, data_dir)

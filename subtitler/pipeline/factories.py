@@ -1,0 +1,203 @@
+"""The real parts of the pipeline: sound card or file, faster-whisper or oracle, llama.cpp."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from subtitler.config import AsrConfig, AudioConfig, MtConfig
+from subtitler.pipeline.pipeline import Factories
+from subtitler.pipeline.stages import AudioSource, LoadedModel, Recognizer
+from subtitler.types import AudioBlock
+
+log = logging.getLogger(__name__)
+RATE = 16000
+
+
+class PacedFileSource:
+    """A decoded recording released block by block on the pipeline's stream clock.
+
+    Pacing by the stream clock (not the wall clock) makes pause and replay speed work: a block
+    is released once the clock has passed its end.
+    """
+
+    def __init__(
+        self,
+        audio: np.ndarray,
+        clock: Callable[[], float],
+        *,
+        realtime: bool = True,
+        block_ms: int = 100,
+    ) -> None:
+        self.audio = np.asarray(audio, dtype=np.float32)
+        self.clock = clock
+        self.realtime = realtime
+        self.n = max(1, RATE * block_ms // 1000)
+        self.pos = 0
+        self.running = False
+        self.dropped = 0
+        self.level = 0.0
+        self._origin: float | None = None
+
+    @property
+    def exhausted(self) -> bool:
+        return self.pos >= len(self.audio)
+
+    def start(self) -> None:
+        if self._origin is None:
+            self._origin = self.clock()
+        self.running = True
+
+    def stop(self) -> None:
+        self.running = False
+
+    def read(self, timeout: float) -> AudioBlock | None:
+        import time
+
+        if not self.running or self.exhausted:
+            time.sleep(min(timeout, 0.02))
+            return None
+        t0 = self.pos / RATE
+        chunk = self.audio[self.pos : self.pos + self.n]
+        if self.realtime:
+            assert self._origin is not None
+            due = self._origin + t0 + len(chunk) / RATE
+            wait = due - self.clock()
+            if wait > 0:
+                # The stream clock may run faster than the wall clock (speed > 1).
+                speed = getattr(self.clock, "speed", 1.0)
+                time.sleep(min(timeout, wait / speed))
+                if self.clock() < due:
+                    return None
+        self.pos += len(chunk)
+        self.level = float(np.sqrt(np.mean(chunk**2))) if len(chunk) else 0.0
+        return AudioBlock(chunk, t0, RATE)
+
+
+class MeteredMicrophone:
+    """The microphone capture with the level the UI meter wants (linear RMS, 0..1)."""
+
+    def __init__(self, capture: Any) -> None:
+        self.capture = capture
+        self.exhausted = False
+
+    @property
+    def dropped(self) -> int:
+        return int(self.capture.dropped)
+
+    @property
+    def level(self) -> float:
+        return float(10 ** (self.capture.level / 20)) if self.capture.level > -100 else 0.0
+
+    def start(self) -> None:
+        self.capture.start()
+
+    def stop(self) -> None:
+        self.capture.stop()
+
+    def read(self, timeout: float) -> AudioBlock | None:
+        block: AudioBlock | None = self.capture.read(timeout)
+        return block
+
+
+@dataclass
+class RealParts:
+    """Options of the real factories (replay file, oracle transcript, injected modules)."""
+
+    oracle_words: Path | None = None  # play this word-timestamped transcript instead of ASR
+    sounddevice: Any = None  # injected module (tests)
+
+
+def make_audio(cfg: AudioConfig, clock: Callable[[], float], parts: RealParts) -> AudioSource:
+    if parts.oracle_words is not None and cfg.source != "file":
+        from subtitler.asr.oracle import read_words_tsv
+
+        words = read_words_tsv(parts.oracle_words)
+        seconds = (words[-1].end if words else 0.0) + 1.5
+        # The oracle needs a timeline, not sound: silence as long as the talk.
+        return PacedFileSource(
+            np.zeros(int(seconds * RATE), np.float32),
+            clock,
+            realtime=cfg.realtime,
+            block_ms=cfg.block_ms,
+        )
+    if cfg.source == "file":
+        from subtitler.audio.sources import load_audio
+
+        return PacedFileSource(
+            load_audio(cfg.file_path), clock, realtime=cfg.realtime, block_ms=cfg.block_ms
+        )
+    from subtitler.audio.capture import MicrophoneCapture
+
+    return MeteredMicrophone(MicrophoneCapture(cfg, sd=parts.sounddevice))
+
+
+def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
+    from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
+
+    opts = StreamingOptions.from_config(cfg)
+    if parts.oracle_words is not None:
+        from subtitler.asr.oracle import OracleBackend, OracleVad, read_words_tsv
+
+        words = read_words_tsv(parts.oracle_words)
+        return StreamingRecognizer(OracleBackend(words), opts, vad=OracleVad(words))
+    from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
+    from subtitler.asr.vad import SileroStream
+    from subtitler.models.catalog import load_catalog
+    from subtitler.models.firstrun import asr_state
+
+    st = asr_state(cfg.model, load_catalog())
+    if st.state == "invalid":
+        raise RuntimeError(f"speech model: {st.reason}")
+    # A downloaded catalog model or a local folder loads offline; a bare size name is left to
+    # faster-whisper (its own download, which needs the network).
+    model = str(st.path) if st.state == "ready" and st.path is not None else cfg.model
+    settings = WhisperSettings.from_config(dataclasses.replace(cfg, model=model))
+    backend = FasterWhisperBackend(settings)
+    vad = SileroStream(silero_session()) if cfg.vad else None
+    return StreamingRecognizer(backend, opts, vad=vad)
+
+
+def load_translator(mt: MtConfig) -> LoadedModel:
+    """Check the file (complete GGUF, usable template, fits in memory), then load it."""
+    from subtitler.models import hardware
+    from subtitler.models.validate import check_translator
+    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+    from subtitler.mt.prompts import resolve_template
+
+    check_translator(mt.model_path, mt.template)
+    hw = hardware.detect(probe_backends=False)
+    hardware.check_fits([(Path(mt.model_path).name,
+                          hardware.gguf_memory_needed(mt.model_path, mt.n_ctx))], hw)
+    lm = LlamaLM(
+        LlamaSettings(
+            model_path=mt.model_path,
+            n_ctx=mt.n_ctx,
+            n_ubatch=mt.n_ubatch,
+            n_threads=mt.threads,
+            n_gpu_layers=mt.gpu_layers,
+            flash_attn=mt.flash_attn,
+        )
+    )
+    try:
+        template = resolve_template(mt.template, lm.metadata)
+    except Exception:
+        lm.close()
+        raise
+    log.info("translation model %s with the %r prompt", Path(mt.model_path).name, template)
+    return LoadedModel(lm, template, formatter=lm, close=lm.close)
+
+
+def real_factories(parts: RealParts | None = None) -> Factories:
+    p = parts or RealParts()
+    return Factories(
+        audio=lambda cfg, clock: make_audio(cfg, clock, p),
+        recognizer=lambda cfg: make_recognizer(cfg, p),
+        model=load_translator,
+    )

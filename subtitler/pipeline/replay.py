@@ -1,0 +1,218 @@
+"""``python -m subtitler.pipeline.replay``: the whole pipeline headless, on a file or an oracle.
+
+    python -m subtitler.pipeline.replay talk.wav --asr-model tiny-dir --mt-model M.gguf \
+        --tgt-lang de --json out.json
+    python -m subtitler.pipeline.replay --oracle words.tsv --mt-model M.gguf --speed 4
+
+Writes every segment (final source and translation), what was displayed over time, and the
+live metrics: commit delay, translation latency, end-to-end, NE of the displayed text,
+abandoned decodes, how far the display lagged behind the recogniser, memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from subtitler.config import AppConfig
+from subtitler.mt.languages import UnknownLanguageError, normalize_code
+from subtitler.mt.metrics import normalized_erasure
+from subtitler.pipeline.events import (
+    AsrEvent,
+    ErrorEvent,
+    Event,
+    MetricsEvent,
+    StatusEvent,
+    SubtitleEvent,
+)
+from subtitler.pipeline.factories import RealParts, real_factories
+from subtitler.pipeline.metrics import median_p90
+from subtitler.pipeline.pipeline import Pipeline
+
+log = logging.getLogger("subtitler.replay")
+
+
+def rss_mb() -> float:
+    """Resident memory of this process in MB (Linux /proc; elsewhere the peak)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, AttributeError):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
+@dataclass
+class Recorder:
+    """Collects events from the worker threads."""
+
+    k: int
+    events: list[Event] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    done: threading.Event = field(default_factory=threading.Event)
+    fatal: str = ""
+
+    def __call__(self, ev: Event) -> None:
+        with self.lock:
+            self.events.append(ev)
+        if isinstance(ev, ErrorEvent):
+            log.warning("%s: %s", ev.where, ev.message)
+            if ev.fatal:
+                self.fatal = ev.message
+                self.done.set()
+        if isinstance(ev, StatusEvent) and ev.state in ("finished", "stopped"):
+            self.done.set()
+
+
+def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any]:
+    subs = [e for e in rec.events if isinstance(e, SubtitleEvent)]
+    asr = [e.update for e in rec.events if isinstance(e, AsrEvent)]
+    shown: dict[int, list[str]] = defaultdict(list)
+    displayed = []
+    for e in subs:
+        text = e.shown(rec.k)
+        if not shown[e.segment_id] or shown[e.segment_id][-1] != text:
+            shown[e.segment_id].append(text)
+        displayed.append(
+            {"t": round(e.emitted_at, 3), "segment": e.segment_id, "final": e.final, "shown": text}
+        )
+    # Lag: ASR updates of the same segment that arrived after the one being shown and before
+    # its translation was ready (0 or 1 means the display keeps up).
+    asr_times: dict[int, list[float]] = defaultdict(list)
+    for u in asr:
+        asr_times[u.segment_id].append(u.emitted_at)
+    lags = [
+        sum(1 for t in asr_times[e.segment_id] if e.asr_emitted_at < t <= e.emitted_at)
+        for e in subs
+    ]
+    segments = [
+        {
+            "id": e.segment_id,
+            "start": round(e.audio_t0, 3),
+            "end": round(e.audio_t1, 3),
+            "source": e.source,
+            "translation": e.translation,
+        }
+        for e in subs
+        if e.final
+    ]
+    m = pipeline.metrics.summary()
+    metrics = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()}
+    lat = [e.emitted_at - e.asr_emitted_at for e in subs]
+    lm, lp = median_p90(lat)
+    metrics.update(
+        {
+            "translation_latency_median_s": None if lm is None else round(lm, 4),
+            "translation_latency_p90_s": None if lp is None else round(lp, 4),
+            "ne_displayed": round(normalized_erasure(list(shown.values()), tgt_lang), 4),
+            "max_lag_updates": max(lags, default=0),
+            "asr_updates": len(asr),
+            "translations": len(subs),
+            "segments_final": len(segments),
+            "segments_with_metrics": sum(isinstance(e, MetricsEvent) for e in rec.events),
+        }
+    )
+    return {"segments": segments, "displayed": displayed, "metrics": metrics}
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m subtitler.pipeline.replay", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument("file", nargs="?", type=Path, help="audio file to replay")
+    ap.add_argument("--oracle", type=Path, help="word-timestamped transcript (start\\tend\\tword)")
+    ap.add_argument("--mt-model", default="", help="GGUF translation model (none: transcript only)")
+    ap.add_argument("--template", default="auto")
+    ap.add_argument("--src-lang", default="en")
+    ap.add_argument("--tgt-lang", default="de")
+    ap.add_argument("--method", default="SSBD", choices=["SSBD", "RT", "CD"])
+    ap.add_argument("--beta", type=float, default=0.2)
+    ap.add_argument("--k", type=int, default=3, help="display-only mask-k")
+    ap.add_argument("--asr-model", default="small", help="Whisper size or local model dir")
+    ap.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
+    ap.add_argument("--mt-threads", type=int, default=1)
+    ap.add_argument("--asr-threads", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=None, help="give up after this many s")
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--quiet", action="store_true")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    a = parser().parse_args(argv)
+    if (a.file is None) == (a.oracle is None):
+        print("error: give an audio file or --oracle WORDS.tsv (one of them)", file=sys.stderr)
+        return 2
+    for p in (a.file, a.oracle, Path(a.mt_model) if a.mt_model else None):
+        if p is not None and not p.exists():
+            print(f"error: file not found: {p}", file=sys.stderr)
+            return 2
+    try:
+        tgt = normalize_code(a.tgt_lang)
+        src = normalize_code(a.src_lang)
+    except UnknownLanguageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if a.speed <= 0:
+        print("error: --speed must be positive", file=sys.stderr)
+        return 2
+    cfg = AppConfig()
+    cfg.audio.source = "file" if a.file else "microphone"
+    cfg.audio.file_path = str(a.file or "")
+    cfg.asr.model, cfg.asr.threads, cfg.asr.language = a.asr_model, a.asr_threads, src
+    cfg.mt.model_path, cfg.mt.template, cfg.mt.threads = a.mt_model, a.template, a.mt_threads
+    cfg.mt.src_lang, cfg.mt.tgt_lang, cfg.mt.method, cfg.mt.beta = src, tgt, a.method, a.beta
+    cfg.display.mask_k = a.k
+    rec = Recorder(a.k)
+    pipe = Pipeline(cfg, rec, real_factories(RealParts(oracle_words=a.oracle)), speed=a.speed)
+    rss0 = rss_mb()
+    t0 = time.monotonic()
+    pipe.start()
+    rss_samples = [rss0]
+    while not rec.done.wait(2.0):
+        rss_samples.append(rss_mb())
+        if a.timeout and time.monotonic() - t0 > a.timeout:
+            log.warning("timeout: stopping")
+            break
+    wall = time.monotonic() - t0
+    pipe.stop(2.0)
+    if rec.fatal:
+        print(f"error: {rec.fatal}", file=sys.stderr)
+        return 2
+    out = summarize(rec, tgt, pipe)
+    rss_samples.append(rss_mb())
+    out["run"] = {
+        "wall_s": round(wall, 2),
+        "speed": a.speed,
+        "rss_start_mb": round(rss0, 1),
+        "rss_end_mb": round(rss_samples[-1], 1),
+        "rss_max_mb": round(max(rss_samples), 1),
+        "mt_model": a.mt_model,
+        "pair": f"{src}-{tgt}",
+        "method": a.method,
+        "beta": a.beta,
+        "k": a.k,
+    }
+    if not a.quiet:
+        for s in out["segments"]:
+            print(f"[{s['start']:7.2f}-{s['end']:7.2f}] {s['source']}\n{'':17}{s['translation']}")
+        print(json.dumps({**out["metrics"], **out["run"]}, indent=1))
+    if a.json:
+        a.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

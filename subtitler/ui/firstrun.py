@@ -1,0 +1,149 @@
+"""First run: when the chosen models are missing, offer the defaults for this computer
+(download with progress and cancel) or local files; without a network, say so plainly."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from subtitler.config import AppConfig
+from subtitler.models.catalog import CatalogEntry
+from subtitler.models.firstrun import FirstRunPlan, with_models
+
+
+class _Relay(QObject):
+    progress = Signal(str, float)  # label, fraction (-1 unknown)
+    finished = Signal(object, str)  # {entry id: path} or None, error message
+
+
+class FirstRunDialog(QDialog):
+    """Returns (via ``result_config``) the settings with the models the user ended up with."""
+
+    def __init__(self, cfg: AppConfig, plan: FirstRunPlan, parent: QWidget | None = None,
+                 root: Path | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("subtitler: models")
+        self.cfg, self.plan, self.root = cfg, plan, root
+        self.result_config: AppConfig = cfg
+        self._cancel = threading.Event()
+        self._relay = _Relay()
+        self._relay.progress.connect(self._on_progress)
+        self._relay.finished.connect(self._on_finished)
+        self.text = QLabel("\n".join(plan.messages))
+        self.text.setWordWrap(True)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.hide()
+        self.download_btn = QPushButton(f"Download ({plan.download_bytes / 1e9:.1f} GB)")
+        self.download_btn.setEnabled(plan.can_download)
+        self.download_btn.clicked.connect(self.start_download)
+        self.cancel_btn = QPushButton("Cancel download")
+        self.cancel_btn.hide()
+        self.cancel_btn.clicked.connect(self._cancel.set)
+        self.local_btn = QPushButton("Choose local files…")
+        self.local_btn.clicked.connect(self.choose_local)
+        self.skip_btn = QPushButton("Not now")
+        self.skip_btn.clicked.connect(self.reject)
+        row = QHBoxLayout()
+        for b in (self.download_btn, self.cancel_btn, self.local_btn, self.skip_btn):
+            row.addWidget(b)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.text)
+        lay.addWidget(self.bar)
+        lay.addWidget(self.status)
+        lay.addLayout(row)
+
+    # -- download --------------------------------------------------------------------------
+    def start_download(self) -> None:
+        from subtitler.models import download as dl
+
+        self._cancel.clear()
+        self.download_btn.setEnabled(False)
+        self.cancel_btn.show()
+        self.bar.show()
+        entries = list(self.plan.offer)
+
+        def work() -> None:
+            got: dict[str, Path] = {}
+            try:
+                for e in entries:
+                    def report(p: dl.DownloadProgress, e: CatalogEntry = e) -> None:
+                        f = p.fraction
+                        self._relay.progress.emit(f"{e.name}: {p.phase} {p.file}",
+                                                  -1.0 if f is None else f)
+
+                    got[e.id] = dl.download(e, root=self.root, progress=report,
+                                            cancel=self._cancel)
+            except dl.DownloadError as err:
+                self._relay.finished.emit(None, str(err))
+                return
+            self._relay.finished.emit(got, "")
+
+        threading.Thread(target=work, name="model-download", daemon=True).start()
+
+    def _on_progress(self, label: str, fraction: float) -> None:
+        self.status.setText(label)
+        if fraction < 0:
+            self.bar.setRange(0, 0)
+        else:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(round(fraction * 1000))
+
+    def _on_finished(self, got: dict[str, Path] | None, error: str) -> None:
+        self.cancel_btn.hide()
+        if got is None:
+            self.status.setText(f"Download stopped: {error}")
+            self.download_btn.setEnabled(True)
+            return
+        cfg = self.cfg
+        for e in self.plan.offer:
+            path = got.get(e.id)
+            if path is None:
+                continue
+            if e.kind == "asr":
+                cfg = with_models(cfg, asr_path=path)
+            else:
+                cfg = with_models(cfg, mt_path=path, mt_entry=e)
+        self.result_config = cfg
+        self.status.setText("Models ready.")
+        self.accept()
+
+    # -- local files -----------------------------------------------------------------------
+    def choose_local(self) -> None:
+        from subtitler.models.validate import (
+            InvalidModelError,
+            check_translator,
+            check_whisper_dir,
+        )
+
+        cfg = self.cfg
+        gguf, _ = QFileDialog.getOpenFileName(self, "Translation model (.gguf)", "",
+                                              "GGUF (*.gguf)")
+        folder = QFileDialog.getExistingDirectory(self, "Whisper model folder (CTranslate2)")
+        try:
+            if gguf:
+                check_translator(gguf, cfg.mt.template)
+                cfg = with_models(cfg, mt_path=Path(gguf))
+            if folder:
+                check_whisper_dir(folder)
+                cfg = with_models(cfg, asr_path=Path(folder))
+        except InvalidModelError as e:
+            self.status.setText(str(e))
+            return
+        if gguf or folder:
+            self.result_config = cfg
+            self.accept()
