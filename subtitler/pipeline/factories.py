@@ -165,19 +165,31 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
 
 
 def load_translator(mt: MtConfig) -> LoadedModel:
-    """Check the file (complete GGUF, usable template, fits in memory), then load it."""
+    """Resolve a catalog id or path, check the file (complete GGUF, usable template, fits in
+    memory) with a one-line reason, then load it."""
     from subtitler.models import hardware
-    from subtitler.models.validate import check_translator
+    from subtitler.models.catalog import load_catalog
+    from subtitler.models.firstrun import mt_state
     from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
     from subtitler.mt.prompts import resolve_template
 
-    check_translator(mt.model_path, mt.template)
+    st = mt_state(mt.model_path, mt.template, load_catalog())
+    if st.state == "missing" and st.entry is not None:
+        raise RuntimeError(
+            f"{st.reason}: run 'subtitler models download {st.entry.id}' or "
+            "choose a local .gguf in Settings"
+        )
+    if st.state != "ready" or st.path is None:
+        raise RuntimeError(f"translation model: {st.reason}")
+    template = mt.template
+    if template == "auto" and st.entry is not None and st.entry.template:
+        template = st.entry.template
+    path = str(st.path)
     hw = hardware.detect(probe_backends=False)
-    hardware.check_fits([(Path(mt.model_path).name,
-                          hardware.gguf_memory_needed(mt.model_path, mt.n_ctx))], hw)
+    hardware.check_fits([(st.path.name, hardware.gguf_memory_needed(path, mt.n_ctx))], hw)
     lm = LlamaLM(
         LlamaSettings(
-            model_path=mt.model_path,
+            model_path=path,
             n_ctx=mt.n_ctx,
             n_ubatch=mt.n_ubatch,
             n_threads=mt.threads,
@@ -186,11 +198,11 @@ def load_translator(mt: MtConfig) -> LoadedModel:
         )
     )
     try:
-        template = resolve_template(mt.template, lm.metadata)
+        template = resolve_template(template, lm.metadata)
     except Exception:
         lm.close()
         raise
-    log.info("translation model %s with the %r prompt", Path(mt.model_path).name, template)
+    log.info("translation model %s with the %r prompt", st.path.name, template)
     return LoadedModel(lm, template, formatter=lm, close=lm.close)
 
 

@@ -1,0 +1,5 @@
+import sys
+
+from subtitler.models.cli import main
+
+sys.exit(main())

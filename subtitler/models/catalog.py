@@ -1,0 +1,254 @@
+"""The model catalog: recommended Whisper and GGUF models, read from ``catalog.toml``.
+
+The catalog is data so that adding a model needs no code change; this module only parses and
+validates it, failing with one line that names the entry and field at fault.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from subtitler.mt.prompts import BUILTIN
+
+CATALOG_FILE = Path(__file__).with_name("catalog.toml")
+# Local entries ("local = ...") are relative to the source checkout's root.
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+Kind = Literal["asr", "mt"]
+KINDS: tuple[Kind, ...] = ("asr", "mt")
+SPEEDS = ("fast", "medium", "slow", "gpu")
+TEMPLATES = (*BUILTIN, "gguf")
+MULTILINGUAL = "*"
+
+
+class CatalogError(ValueError):
+    """The catalog file is malformed; the message names the entry and field."""
+
+
+class UnknownModelError(KeyError):
+    def __str__(self) -> str:  # KeyError quotes its argument; this message is for people
+        return str(self.args[0]) if self.args else "unknown model"
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One file of a model as published in its repository."""
+
+    path: str  # path inside the repository (and inside the local model directory)
+    size: int | None = None  # bytes, when known; else the hub's reported size is checked
+    sha256: str | None = None  # lower-case hex, when known; else the hub's ETag is checked
+    optional: bool = False  # a 404 for this file is not an error (e.g. vocabulary.txt vs .json)
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """A recommended model."""
+
+    id: str
+    kind: Kind
+    name: str
+    files: tuple[ModelFile, ...]
+    size_mb: int  # approximate download size, for display
+    memory_mb: int  # approximate resident memory when loaded
+    licence: str
+    languages: tuple[str, ...]  # ISO 639-1 codes; ("*",) = broadly multilingual
+    speed: str  # one of SPEEDS
+    repo: str | None = None  # Hugging Face repository id
+    revision: str = "main"
+    local: str | None = None  # path relative to the project root instead of a repository
+    template: str | None = None  # mt: prompt template name
+    size_name: str | None = None  # asr: faster-whisper size name
+
+    @property
+    def downloadable(self) -> bool:
+        return self.repo is not None
+
+    @property
+    def local_path(self) -> Path | None:
+        return PROJECT_ROOT / self.local if self.local else None
+
+    @property
+    def main_file(self) -> ModelFile:
+        """The file the app loads for an mt entry (a GGUF translator is one file)."""
+        return self.files[0]
+
+    def supports(self, lang: str) -> bool:
+        base = lang.strip().lower().replace("_", "-").split("-")[0]
+        return MULTILINGUAL in self.languages or base in self.languages
+
+    def languages_text(self) -> str:
+        return "multilingual" if MULTILINGUAL in self.languages else ",".join(self.languages)
+
+
+@dataclass(frozen=True)
+class TierDefaults:
+    """Which models to offer on one hardware tier."""
+
+    asr: str
+    mt: tuple[str, ...]  # in order of preference
+
+
+@dataclass(frozen=True)
+class Catalog:
+    entries: tuple[CatalogEntry, ...]
+    defaults: Mapping[str, TierDefaults]
+
+    def __iter__(self) -> Iterator[CatalogEntry]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, model_id: str) -> CatalogEntry:
+        for e in self.entries:
+            if e.id == model_id:
+                return e
+        raise UnknownModelError(
+            f"unknown model {model_id!r} (see `subtitler models list` for the catalog)"
+        )
+
+    def of_kind(self, kind: Kind) -> tuple[CatalogEntry, ...]:
+        return tuple(e for e in self.entries if e.kind == kind)
+
+    def by_size_name(self, size_name: str) -> CatalogEntry | None:
+        """The Whisper entry for a faster-whisper size name such as "small" (or its catalog id)."""
+        for e in self.entries:
+            if e.kind == "asr" and size_name in (e.size_name, e.id):
+                return e
+        return None
+
+
+def _req(d: Mapping[str, Any], key: str, typ: type, where: str) -> Any:
+    if key not in d:
+        raise CatalogError(f"{where}: missing field {key!r}")
+    v = d[key]
+    if (typ is int and isinstance(v, bool)) or not isinstance(v, typ):
+        raise CatalogError(f"{where}: field {key!r} must be {typ.__name__}, got {v!r}")
+    return v
+
+
+def _opt(d: Mapping[str, Any], key: str, typ: type, where: str) -> Any:
+    return _req(d, key, typ, where) if key in d else None
+
+
+def _parse_file(raw: Any, where: str) -> ModelFile:
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{where}: each file must be a table with a 'path'")
+    path = _req(raw, "path", str, where)
+    if not path or path.startswith("/") or ".." in path.split("/"):
+        raise CatalogError(f"{where}: bad file path {path!r}")
+    sha = _opt(raw, "sha256", str, where)
+    if sha is not None:
+        sha = sha.lower()
+        if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+            raise CatalogError(f"{where}: sha256 of {path!r} is not 64 hex digits")
+    size = _opt(raw, "size", int, where)
+    if size is not None and size < 0:
+        raise CatalogError(f"{where}: negative size for {path!r}")
+    return ModelFile(path, size, sha, bool(_opt(raw, "optional", bool, where)))
+
+
+def _parse_entry(raw: Any, i: int) -> CatalogEntry:
+    where = f"model #{i + 1}"
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{where}: not a table")
+    mid = _req(raw, "id", str, where)
+    where = f"model {mid!r}"
+    kind = _req(raw, "kind", str, where)
+    if kind not in KINDS:
+        raise CatalogError(f"{where}: kind must be one of {KINDS}, got {kind!r}")
+    repo = _opt(raw, "repo", str, where)
+    local = _opt(raw, "local", str, where)
+    if (repo is None) == (local is None):
+        raise CatalogError(f"{where}: needs exactly one of 'repo' or 'local'")
+    if repo is not None and repo.count("/") != 1:
+        raise CatalogError(f"{where}: repo must be 'owner/name', got {repo!r}")
+    files = tuple(_parse_file(f, where) for f in _req(raw, "files", list, where))
+    if not files or all(f.optional for f in files):
+        raise CatalogError(f"{where}: needs at least one required file")
+    if len({f.path for f in files}) != len(files):
+        raise CatalogError(f"{where}: duplicate file paths")
+    speed = _req(raw, "speed", str, where)
+    if speed not in SPEEDS:
+        raise CatalogError(f"{where}: speed must be one of {SPEEDS}, got {speed!r}")
+    langs = _req(raw, "languages", list, where)
+    if not langs or not all(isinstance(x, str) and x for x in langs):
+        raise CatalogError(f"{where}: languages must be a non-empty list of codes")
+    template = _opt(raw, "template", str, where)
+    size_name = _opt(raw, "size_name", str, where)
+    if kind == "mt":
+        if template not in TEMPLATES:
+            raise CatalogError(f"{where}: template must be one of {TEMPLATES}, got {template!r}")
+        if len(files) != 1 or not files[0].path.endswith(".gguf"):
+            raise CatalogError(f"{where}: a translator is exactly one .gguf file")
+    elif template is not None:
+        raise CatalogError(f"{where}: only translators have a template")
+    known = {
+        "id", "kind", "name", "repo", "revision", "local", "files", "size_mb", "memory_mb",
+        "licence", "languages", "speed", "template", "size_name",
+    }  # fmt: skip
+    extra = sorted(set(raw) - known)
+    if extra:
+        raise CatalogError(f"{where}: unknown field(s) {', '.join(extra)}")
+    return CatalogEntry(
+        id=mid,
+        kind=kind,
+        name=_req(raw, "name", str, where),
+        files=files,
+        size_mb=_req(raw, "size_mb", int, where),
+        memory_mb=_req(raw, "memory_mb", int, where),
+        licence=_req(raw, "licence", str, where),
+        languages=tuple(x.lower() for x in langs),
+        speed=speed,
+        repo=repo,
+        revision=_opt(raw, "revision", str, where) or "main",
+        local=local,
+        template=template,
+        size_name=size_name,
+    )
+
+
+def parse_catalog(data: Mapping[str, Any], *, include_missing_local: bool = False) -> Catalog:
+    """Validate parsed TOML. Local entries whose file is absent are dropped unless asked."""
+    if data.get("schema") != 1:
+        raise CatalogError(f"unsupported catalog schema {data.get('schema')!r} (expected 1)")
+    raw_models = data.get("model")
+    if not isinstance(raw_models, list) or not raw_models:
+        raise CatalogError("the catalog lists no [[model]] entries")
+    entries = [_parse_entry(r, i) for i, r in enumerate(raw_models)]
+    ids = [e.id for e in entries]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise CatalogError(f"duplicate model id(s): {', '.join(dup)}")
+    by_id = {e.id: e for e in entries}
+    defaults: dict[str, TierDefaults] = {}
+    for tier, raw in (data.get("defaults") or {}).items():
+        where = f"defaults.{tier}"
+        if not isinstance(raw, dict):
+            raise CatalogError(f"{where}: not a table")
+        asr = _req(raw, "asr", str, where)
+        mt = tuple(_req(raw, "mt", list, where))
+        for mid, kind in [(asr, "asr"), *((m, "mt") for m in mt)]:
+            if mid not in by_id or by_id[mid].kind != kind:
+                raise CatalogError(f"{where}: {mid!r} is not an {kind} model of the catalog")
+        defaults[tier] = TierDefaults(asr, mt)
+    if not include_missing_local:
+        entries = [e for e in entries if e.local_path is None or e.local_path.is_file()]
+    return Catalog(tuple(entries), defaults)
+
+
+def load_catalog(path: Path | None = None, *, include_missing_local: bool = False) -> Catalog:
+    """Read and validate the catalog (the packaged ``catalog.toml`` by default)."""
+    p = path or CATALOG_FILE
+    try:
+        with p.open("rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise CatalogError(f"model catalog not found: {p}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise CatalogError(f"model catalog {p.name} is not valid TOML: {e}") from None
+    return parse_catalog(data, include_missing_local=include_missing_local)

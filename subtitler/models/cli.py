@@ -1,0 +1,229 @@
+"""``subtitler models list|download|verify|remove|hardware`` (also ``python -m subtitler.models``).
+
+User errors print one line ``error: ...`` on stderr and exit 2; a failed verification exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from subtitler.models import download as dl
+from subtitler.models.catalog import Catalog, CatalogEntry, CatalogError, load_catalog
+from subtitler.models.validate import InvalidModelError, check_model_path
+
+log = logging.getLogger("subtitler.models")
+
+
+class UsageError(ValueError):
+    pass
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="subtitler models",
+        description="Recommended speech and translation models: list, download, verify, remove.",
+    )
+    ap.add_argument(
+        "--models-dir",
+        type=Path,
+        default=None,
+        help=f"where models are kept (default: ${dl.MODELS_DIR_ENV} or the user cache)",
+    )
+    ap.add_argument(
+        "--catalog",
+        type=Path,
+        default=None,
+        help="another catalog TOML (default: the packaged one)",
+    )
+    sub = ap.add_subparsers(dest="command", required=True)
+    ls = sub.add_parser("list", help="the catalog and what is on disk")
+    ls.add_argument("--kind", choices=["asr", "mt"], default=None)
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    d = sub.add_parser("download", help="download (or resume) catalog models")
+    d.add_argument("ids", nargs="+", metavar="ID")
+    d.add_argument("--endpoint", default=None, help="hub URL (default: $HF_ENDPOINT or the hub)")
+    d.add_argument("--no-progress", action="store_true")
+    v = sub.add_parser("verify", help="re-check downloaded models or any model file/folder")
+    v.add_argument("targets", nargs="*", metavar="ID|PATH", help="default: all downloaded")
+    v.add_argument("--template", default="auto", help="prompt template for a .gguf path")
+    r = sub.add_parser("remove", help="delete downloaded models")
+    r.add_argument("ids", nargs="+", metavar="ID")
+    sub.add_parser("hardware", help="what this machine offers and how models would run")
+    return ap
+
+
+def _entries(cat: Catalog, ids: list[str]) -> list[CatalogEntry]:
+    try:
+        return [cat.get(i) for i in ids]
+    except KeyError as e:
+        raise UsageError(str(e)) from None
+
+
+def _size(mb: int) -> str:
+    return f"{mb / 1000:.1f} GB" if mb >= 1000 else f"{mb} MB"
+
+
+def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
+    rows: list[dict[str, Any]] = []
+    for e in cat:
+        if a.kind and e.kind != a.kind:
+            continue
+        rows.append(
+            {
+                "id": e.id,
+                "kind": e.kind,
+                "name": e.name,
+                "size_mb": e.size_mb,
+                "memory_mb": e.memory_mb,
+                "speed": e.speed,
+                "licence": e.licence,
+                "languages": list(e.languages),
+                "template": e.template,
+                "status": dl.status(e, root),
+                "path": str(dl.model_path(e, root)),
+            }
+        )
+    if a.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    head = ("ID", "KIND", "SIZE", "MEMORY", "SPEED", "LICENCE", "LANGUAGES", "STATUS")
+    table = [head] + [
+        (
+            r["id"],
+            r["kind"],
+            _size(r["size_mb"]),
+            _size(r["memory_mb"]),
+            r["speed"],
+            r["licence"],
+            "multilingual" if "*" in r["languages"] else ",".join(r["languages"])[:24],
+            r["status"],
+        )
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return 0
+
+
+def cmd_download(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
+    entries = _entries(cat, a.ids)
+    for e in entries:
+        if not e.downloadable:
+            raise UsageError(f"{e.id} is a local model and cannot be downloaded")
+    cancel = threading.Event()
+    for e in entries:
+        # The bar appears with the first byte, so a failure before any transfer prints one line.
+        bars: list[Any] = []
+
+        def on_progress(p: dl.DownloadProgress, bars: list[Any] = bars, mid: str = e.id) -> None:
+            if a.no_progress:
+                return
+            if not bars:
+                from tqdm import tqdm
+
+                bars.append(
+                    tqdm(desc=mid, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr)
+                )
+            bar = bars[0]
+            if p.total is not None and bar.total != p.total:
+                bar.total = p.total
+            bar.set_postfix_str(f"{p.phase} {p.file}", refresh=False)
+            bar.update(p.done - bar.n)
+
+        try:
+            path = dl.download(
+                e, root=root, endpoint=a.endpoint, progress=on_progress, cancel=cancel
+            )
+        except KeyboardInterrupt:
+            cancel.set()
+            raise dl.DownloadCancelled(
+                f"{e.id}: download interrupted; run the same command to resume"
+            ) from None
+        finally:
+            for bar in bars:
+                bar.close()
+        print(f"{e.id}: {path}")
+    return 0
+
+
+def cmd_verify(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
+    targets: list[str] = a.targets or [e.id for e in cat if dl.status(e, root) != "missing"]
+    if not targets:
+        print("no models downloaded")
+        return 0
+    bad = 0
+    for t in targets:
+        try:
+            entry: CatalogEntry | None = cat.get(t)
+        except KeyError:
+            entry = None
+        if entry is not None:
+            problems = dl.verify(entry, root)
+            if problems:
+                bad += 1
+                print(
+                    f"FAIL {t}: {problems[0]}"
+                    + (f" (+{len(problems) - 1} more)" * (len(problems) > 1))
+                )
+            else:
+                print(f"ok   {t}: {dl.model_path(entry, root)}")
+            continue
+        p = Path(t).expanduser()
+        if not p.exists():
+            raise UsageError(f"not a catalog model id or an existing path: {t}")
+        try:
+            print(f"ok   {t}: {check_model_path(p, a.template)}")
+        except InvalidModelError as e:
+            bad += 1
+            print(f"FAIL {e}")
+    return 1 if bad else 0
+
+
+def cmd_remove(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
+    for e in _entries(cat, a.ids):
+        freed = dl.remove(e, root)
+        print(f"removed {e.id} ({freed / 1e6:,.0f} MB freed)")
+    return 0
+
+
+def cmd_hardware(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
+    from subtitler.config import AppConfig
+    from subtitler.models import firstrun, hardware
+
+    hw = hardware.detect()
+    print(f"This computer: {firstrun.hardware_line(hw)}")
+    if hw.available_memory is not None:
+        print(f"Available memory: {hw.available_memory / hardware.GB:.1f} GB")
+    for line in hardware.plan_runtime(hw).describe():
+        print(line)
+    cfg = AppConfig()
+    asr, mt = firstrun.choose_defaults(cat, hw, cfg.mt.src_lang, cfg.mt.tgt_lang)
+    print(f"Recommended: {asr.id} + {mt.id if mt else '(none)'} (tier {hardware.tier(hw)})")
+    return 0
+
+
+COMMANDS = {
+    "list": cmd_list,
+    "download": cmd_download,
+    "verify": cmd_verify,
+    "remove": cmd_remove,
+    "hardware": cmd_hardware,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    a = parser().parse_args(argv)
+    try:
+        cat = load_catalog(a.catalog)
+        return COMMANDS[a.command](cat, a.models_dir, a)
+    except (UsageError, CatalogError, dl.DownloadError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

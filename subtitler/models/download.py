@@ -1,0 +1,579 @@
+"""Download catalog models through huggingface_hub: resumable, verified, cancellable.
+
+Layout: ``<models dir>/<model id>/<file>`` (``platformdirs.user_cache_dir("subtitler")/models``
+unless ``SUBTITLER_MODELS_DIR`` is set), plus a manifest recording what was verified.
+
+Why not ``hf_hub_download``: in the installed huggingface_hub (2.x) it writes to a process-unique
+temporary file and deletes it on any failure, so a cancelled or interrupted multi-GB download
+starts again from zero. Here huggingface_hub still resolves the URL (``hf_hub_url``, honouring
+``HF_ENDPOINT``), reads the file metadata (``get_hf_file_metadata``: ETag, size, commit, redirect)
+and streams the bytes (``file_download.http_get``, which itself retries a dropped connection with a
+Range request), but the partial file is ours: ``<file>.part`` survives cancel, errors and restarts
+and the next attempt continues it with a Range request.
+
+Integrity: the catalog's sha256 when known, else the hub's ETag, which for LFS files is the file's
+sha256 and for small git-stored files its git blob sha1; and the size. A file that fails the check
+is deleted, so the next attempt starts clean.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import inspect
+import json
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+from urllib.parse import urlparse
+
+from subtitler.models.catalog import CatalogEntry, ModelFile
+from subtitler.models.validate import InvalidModelError, check_whisper_dir, read_gguf
+
+log = logging.getLogger(__name__)
+
+MODELS_DIR_ENV = "SUBTITLER_MODELS_DIR"
+MANIFEST = ".subtitler-manifest.json"
+PART = ".part"
+_HASH_CHUNK = 4 << 20
+
+Phase = Literal["download", "verify"]
+Status = Literal["installed", "partial", "missing", "local", "local-missing"]
+
+
+class DownloadError(RuntimeError):
+    """A download failed; the message is one line for the user."""
+
+
+class NetworkUnavailableError(DownloadError):
+    """No connection to the hub (or offline mode); local files still work."""
+
+
+class IntegrityError(DownloadError):
+    """A downloaded file does not match its expected size or hash (and was deleted)."""
+
+
+class DownloadCancelled(DownloadError):
+    """The user cancelled; the partial file is kept and the next download resumes it."""
+
+
+@dataclass(frozen=True)
+class DownloadProgress:
+    """A progress report, for a CLI bar or a UI progress dialog (called on the worker thread)."""
+
+    model_id: str
+    file: str  # file being fetched or verified
+    file_index: int  # 0-based among the files of this model
+    file_count: int
+    phase: Phase
+    done: int  # bytes of this model present so far (resumed bytes included)
+    total: int | None  # bytes of the whole model when known
+
+    @property
+    def fraction(self) -> float | None:
+        return min(1.0, self.done / self.total) if self.total else None
+
+
+ProgressCallback = Callable[[DownloadProgress], None]
+
+
+def models_dir() -> Path:
+    """Where downloaded models live (created on demand)."""
+    env = os.environ.get(MODELS_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("subtitler")) / "models"
+
+
+def model_dir(entry: CatalogEntry, root: Path | None = None) -> Path:
+    lp = entry.local_path
+    if lp is not None:
+        return lp.parent
+    return (root or models_dir()) / entry.id
+
+
+def model_path(entry: CatalogEntry, root: Path | None = None) -> Path:
+    """What the app loads: the .gguf file of a translator, the folder of a Whisper model."""
+    lp = entry.local_path
+    if lp is not None:
+        return lp
+    d = model_dir(entry, root)
+    return d / entry.main_file.path if entry.kind == "mt" else d
+
+
+def read_manifest(entry: CatalogEntry, root: Path | None = None) -> dict[str, Any] | None:
+    p = model_dir(entry, root) / MANIFEST
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def status(entry: CatalogEntry, root: Path | None = None) -> Status:
+    """Cheap on-disk state (sizes only; ``verify`` re-hashes)."""
+    lp = entry.local_path
+    if lp is not None:
+        return "local" if lp.is_file() else "local-missing"
+    d = model_dir(entry, root)
+    man = read_manifest(entry, root)
+    if man is not None and man.get("complete"):
+        files = man.get("files", {})
+        if all(
+            (d / name).is_file() and (d / name).stat().st_size == info.get("size")
+            for name, info in files.items()
+        ):
+            return "installed"
+    return "partial" if d.is_dir() and any(d.iterdir()) else "missing"
+
+
+def is_installed(entry: CatalogEntry, root: Path | None = None) -> bool:
+    return status(entry, root) in ("installed", "local")
+
+
+def disk_usage(entry: CatalogEntry, root: Path | None = None) -> int:
+    d = model_dir(entry, root)
+    if entry.local_path is not None:
+        return entry.local_path.stat().st_size if entry.local_path.is_file() else 0
+    return sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) if d.is_dir() else 0
+
+
+def hf_cache_path(entry: CatalogEntry) -> Path | None:
+    """A complete copy of an entry in the Hugging Face cache (e.g. fetched by faster-whisper)."""
+    if entry.repo is None:
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(entry.repo, entry.main_file.path, revision=entry.revision)
+    except Exception as e:  # a damaged cache must not break start-up
+        log.debug("HF cache lookup for %s failed: %s", entry.id, e)
+        return None
+    if not isinstance(found, str):
+        return None
+    p = Path(found)
+    return p.parent if entry.kind == "asr" else p
+
+
+# -- hashing --------------------------------------------------------------------------------
+
+
+def _is_hex(s: str, n: int) -> bool:
+    return len(s) == n and all(c in "0123456789abcdef" for c in s)
+
+
+def file_digests(
+    path: Path, *, git_sha1: bool = False, cancel: threading.Event | None = None
+) -> tuple[str, str | None]:
+    """sha256 of a file and, if asked, its git blob sha1 (what the hub's ETag is for git files)."""
+    h = hashlib.sha256()
+    g = None
+    if git_sha1:
+        g = hashlib.sha1(usedforsecurity=False)
+        g.update(b"blob %d\0" % path.stat().st_size)
+    with path.open("rb") as f:
+        while chunk := f.read(_HASH_CHUNK):
+            if cancel is not None and cancel.is_set():
+                raise DownloadCancelled("download cancelled")
+            h.update(chunk)
+            if g is not None:
+                g.update(chunk)
+    return h.hexdigest(), (g.hexdigest() if g is not None else None)
+
+
+def check_file(path: Path, spec: ModelFile, etag: str | None, size: int | None) -> str:
+    """Return the file's sha256 or raise IntegrityError naming what did not match."""
+    actual = path.stat().st_size
+    want_size = spec.size if spec.size is not None else size
+    if want_size is not None and actual != want_size:
+        raise IntegrityError(f"{spec.path}: size {actual:,} bytes, expected {want_size:,}")
+    tag = (etag or "").lower()
+    sha256, sha1 = file_digests(path, git_sha1=spec.sha256 is None and _is_hex(tag, 40))
+    if spec.sha256 is not None:
+        if sha256 != spec.sha256:
+            raise IntegrityError(
+                f"{spec.path}: sha256 {sha256[:12]}… does not match the catalog's "
+                f"{spec.sha256[:12]}…"
+            )
+    elif _is_hex(tag, 64):
+        if sha256 != tag:
+            raise IntegrityError(
+                f"{spec.path}: sha256 {sha256[:12]}… does not match the hub's {tag[:12]}…"
+            )
+    elif sha1 is not None:
+        if sha1 != tag:
+            raise IntegrityError(
+                f"{spec.path}: git hash {sha1[:12]}… does not match the hub's {tag[:12]}…"
+            )
+    else:
+        log.warning("%s: no sha256 or usable ETag; only the size was checked", spec.path)
+    return sha256
+
+
+# -- the transfer ---------------------------------------------------------------------------
+
+
+class _Sink:
+    """The file object handed to ``http_get``: counts bytes, reports progress, honours cancel."""
+
+    def __init__(self, f: BinaryIO, on_bytes: Callable[[int], None], cancel: threading.Event):
+        self._f = f
+        self._on_bytes = on_bytes
+        self._cancel = cancel
+
+    def write(self, b: bytes) -> int:
+        # Checked before writing: a chunk that arrives after cancel is dropped, not half-written.
+        if self._cancel.is_set():
+            raise DownloadCancelled("download cancelled")
+        n = self._f.write(b)
+        self._on_bytes(len(b))
+        return n
+
+    def __getattr__(self, name: str) -> Any:  # seek / tell / truncate / flush
+        return getattr(self._f, name)
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Connection-level exception classes of whichever HTTP library huggingface_hub uses."""
+    errs: list[type[BaseException]] = [ConnectionError, TimeoutError]
+    for mod, attr in (("httpx2", "TransportError"), ("httpx", "TransportError")):
+        with contextlib.suppress(ImportError, AttributeError):
+            errs.append(getattr(importlib.import_module(mod), attr))
+    try:
+        import requests
+
+        errs.append(requests.exceptions.ConnectionError)
+        errs.append(requests.exceptions.Timeout)
+    except ImportError:
+        pass
+    return tuple(errs)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def _host(url: str) -> str:
+    return urlparse(url).netloc or url
+
+
+def _silent_tqdm() -> Any:
+    from tqdm.auto import tqdm
+
+    class Silent(tqdm):  # type: ignore[misc]
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            kw.pop("name", None)
+            kw["disable"] = True
+            super().__init__(*a, **kw)
+
+    return Silent
+
+
+@dataclass(frozen=True)
+class _Remote:
+    url: str  # where the bytes are (after the hub's redirect)
+    etag: str | None
+    size: int | None
+    commit: str | None
+
+
+def _metadata(
+    entry: CatalogEntry, spec: ModelFile, endpoint: str, token: str | bool | None
+) -> _Remote | None:
+    """HEAD the file on the hub; None when an optional file does not exist."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        HfHubHTTPError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    assert entry.repo is not None
+    url = hf_hub_url(entry.repo, spec.path, revision=entry.revision, endpoint=endpoint)
+    try:
+        meta = get_hf_file_metadata(url, token=token)
+    except OfflineModeIsEnabled:
+        raise NetworkUnavailableError(
+            "offline mode is on (HF_HUB_OFFLINE): models cannot be downloaded now; "
+            "local model files still work"
+        ) from None
+    except EntryNotFoundError:
+        if spec.optional:
+            return None
+        raise DownloadError(f"{spec.path} not found in {entry.repo}@{entry.revision}") from None
+    except GatedRepoError:
+        raise DownloadError(
+            f"{entry.repo} is gated: accept its licence on the hub and log in (hf auth login)"
+        ) from None
+    except RepositoryNotFoundError:
+        raise DownloadError(f"repository {entry.repo} not found on {_host(endpoint)}") from None
+    except RevisionNotFoundError:
+        raise DownloadError(f"revision {entry.revision} not found in {entry.repo}") from None
+    except HfHubHTTPError as e:
+        code = getattr(getattr(e, "response", None), "status_code", "?")
+        raise DownloadError(f"{_host(endpoint)} answered HTTP {code} for {spec.path}") from None
+    except _transport_errors() as e:
+        raise NetworkUnavailableError(
+            f"no network: cannot reach {_host(endpoint)} ({_first_line(e)}); "
+            "local model files still work"
+        ) from None
+    except OSError as e:  # e.g. FileMetadataError: an endpoint that is not a hub
+        raise DownloadError(f"{_host(endpoint)}: {_first_line(e)}") from None
+    location = meta.location or url
+    return _Remote(location, meta.etag, meta.size, meta.commit_hash)
+
+
+def _fetch(
+    remote: _Remote,
+    spec: ModelFile,
+    part: Path,
+    *,
+    endpoint: str,
+    token: str | bool | None,
+    cancel: threading.Event,
+    on_bytes: Callable[[int], None],
+) -> None:
+    """Stream ``remote`` into ``part``, continuing what is already there."""
+    from huggingface_hub.file_download import http_get
+    from huggingface_hub.utils._headers import build_hf_headers
+
+    info = part.with_name(part.name + ".json")
+    expected = spec.size if spec.size is not None else remote.size
+    resume = 0
+    if part.exists():
+        try:
+            same = json.loads(info.read_text(encoding="utf-8")).get("etag") == remote.etag
+        except (OSError, ValueError):
+            same = False
+        resume = part.stat().st_size if same else 0
+        if expected is not None and resume > expected:
+            resume = 0
+        if resume == 0:
+            part.unlink()
+    info.write_text(json.dumps({"etag": remote.etag, "size": expected}), encoding="utf-8")
+    if expected is not None:
+        free = shutil.disk_usage(part.parent).free
+        if free < expected - resume:
+            raise DownloadError(
+                f"not enough disk space in {part.parent}: {(expected - resume) / 1e9:.1f} GB "
+                f"needed, {free / 1e9:.1f} GB free"
+            )
+    if resume:
+        log.info("resuming %s at %d bytes", spec.path, resume)
+        on_bytes(resume)
+    headers = build_hf_headers(token=token)
+    if _host(remote.url) != _host(endpoint):
+        headers.pop("authorization", None)  # a signed CDN URL: the token must not leave the hub
+    kwargs: dict[str, Any] = {}
+    if "tqdm_class" in inspect.signature(http_get).parameters:
+        kwargs["tqdm_class"] = _silent_tqdm()  # our own progress, not a second bar on stderr
+    with part.open("r+b" if resume else "wb") as f:
+        f.seek(resume)
+        sink = _Sink(f, on_bytes, cancel)
+        http_get(
+            remote.url,
+            sink,  # type: ignore[arg-type]
+            resume_size=resume,
+            headers=headers,
+            expected_size=expected,
+            **kwargs,
+        )
+
+
+def _endpoint(endpoint: str | None) -> str:
+    # Read at call time, not import time: huggingface_hub.constants freezes HF_ENDPOINT on import.
+    ep = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    return ep.rstrip("/")
+
+
+def download(
+    entry: CatalogEntry,
+    *,
+    root: Path | None = None,
+    endpoint: str | None = None,
+    token: str | bool | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> Path:
+    """Fetch (or finish fetching) every file of ``entry``; returns :func:`model_path`.
+
+    Raises DownloadError (NetworkUnavailableError, IntegrityError, DownloadCancelled) with a
+    one-line message. Safe to call again after any failure: finished files are kept, a partial
+    file is continued.
+    """
+    if entry.repo is None:
+        raise DownloadError(f"{entry.id} is a local model and cannot be downloaded")
+    if status(entry, root) == "installed":
+        return model_path(entry, root)
+    ep = _endpoint(endpoint)
+    cancel = cancel or threading.Event()
+    d = model_dir(entry, root)
+    d.mkdir(parents=True, exist_ok=True)
+    man = read_manifest(entry, root) or {}
+    done_files: dict[str, Any] = dict(man.get("files", {}))
+    report = progress or (lambda _p: None)
+
+    # Metadata for every file first: the total is known before any byte moves, and a missing
+    # repository or no network fails fast without touching the disk.
+    remotes: list[tuple[ModelFile, _Remote]] = []
+    for spec in entry.files:
+        if cancel.is_set():
+            raise DownloadCancelled("download cancelled")
+        r = _metadata(entry, spec, ep, token)
+        if r is not None:
+            remotes.append((spec, r))
+    sizes = [s.size if s.size is not None else r.size for s, r in remotes]
+    total = sum(x for x in sizes if x is not None) if all(x is not None for x in sizes) else None
+    base = 0
+    n = len(remotes)
+    for i, (spec, remote) in enumerate(remotes):
+        target = d / spec.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        prev = done_files.get(spec.path)
+        if (
+            prev
+            and prev.get("etag") == remote.etag
+            and target.is_file()
+            and (target.stat().st_size == prev.get("size"))
+        ):
+            base += target.stat().st_size
+            report(DownloadProgress(entry.id, spec.path, i, n, "download", base, total))
+            continue
+        got = 0
+
+        def on_bytes(k: int, _i: int = i, _spec: ModelFile = spec, _base: int = base) -> None:
+            nonlocal got
+            got += k
+            report(DownloadProgress(entry.id, _spec.path, _i, n, "download", _base + got, total))
+
+        part = target.with_name(target.name + PART)
+        report(DownloadProgress(entry.id, spec.path, i, n, "download", base, total))
+        try:
+            _fetch(remote, spec, part, endpoint=ep, token=token, cancel=cancel, on_bytes=on_bytes)
+        except DownloadError:
+            raise
+        except _transport_errors() as e:
+            raise NetworkUnavailableError(
+                f"download of {spec.path} interrupted ({_first_line(e)}); run it again to resume"
+            ) from None
+        except OSError as e:
+            # huggingface_hub's own size check ("Consistency check failed") lands here too.
+            _discard(part)
+            raise DownloadError(f"{spec.path}: {_first_line(e)}") from None
+        report(DownloadProgress(entry.id, spec.path, i, n, "verify", base + got, total))
+        try:
+            sha256 = check_file(part, spec, remote.etag, remote.size)
+        except IntegrityError as e:
+            _discard(part)
+            raise IntegrityError(f"{e}; the file was deleted, download it again") from None
+        os.replace(part, target)
+        _discard(part)
+        done_files[spec.path] = {
+            "size": target.stat().st_size,
+            "sha256": sha256,
+            "etag": remote.etag,
+            "commit": remote.commit,
+        }
+        _write_manifest(d, entry, done_files, complete=False)
+        base += target.stat().st_size
+    _write_manifest(d, entry, done_files, complete=False)
+    try:
+        _check_structure(entry, root)
+    except InvalidModelError as e:
+        raise DownloadError(f"{entry.id}: downloaded, but {e}") from None
+    _write_manifest(d, entry, done_files, complete=True)
+    log.info("downloaded %s to %s", entry.id, d)
+    return model_path(entry, root)
+
+
+def _discard(part: Path) -> None:
+    part.unlink(missing_ok=True)
+    part.with_name(part.name + ".json").unlink(missing_ok=True)
+
+
+def _write_manifest(d: Path, entry: CatalogEntry, files: dict[str, Any], complete: bool) -> None:
+    data = {
+        "id": entry.id,
+        "repo": entry.repo,
+        "revision": entry.revision,
+        "complete": complete,
+        "files": files,
+    }
+    tmp = d / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(tmp, d / MANIFEST)
+
+
+def _check_structure(entry: CatalogEntry, root: Path | None) -> None:
+    p = model_path(entry, root)
+    if entry.kind == "asr":
+        check_whisper_dir(p)
+    else:
+        read_gguf(p)
+
+
+def verify(
+    entry: CatalogEntry, root: Path | None = None, *, cancel: threading.Event | None = None
+) -> list[str]:
+    """Re-check an installed model: presence, size, sha256, structure. Empty list = good."""
+    if entry.local_path is not None:
+        try:
+            _check_structure(entry, root)
+        except InvalidModelError as e:
+            return [str(e)]
+        return []
+    d = model_dir(entry, root)
+    man = read_manifest(entry, root)
+    if man is None:
+        return [f"{entry.id} is not downloaded"]
+    problems: list[str] = []
+    if not man.get("complete"):
+        problems.append(f"{entry.id}: download not finished")
+    specs = {f.path: f for f in entry.files}
+    for name, info in man.get("files", {}).items():
+        p = d / name
+        if not p.is_file():
+            problems.append(f"{name}: missing")
+            continue
+        if p.stat().st_size != info.get("size"):
+            problems.append(
+                f"{name}: size {p.stat().st_size:,} bytes, expected {info.get('size'):,}"
+            )
+            continue
+        sha, _ = file_digests(p, cancel=cancel)
+        want = specs[name].sha256 if name in specs and specs[name].sha256 else info.get("sha256")
+        if sha != want:
+            problems.append(f"{name}: sha256 changed since download (file damaged)")
+    for spec in entry.files:
+        if not spec.optional and spec.path not in man.get("files", {}):
+            problems.append(f"{spec.path}: missing")
+    if not problems:
+        try:
+            _check_structure(entry, root)
+        except InvalidModelError as e:
+            problems.append(str(e))
+    return problems
+
+
+def remove(entry: CatalogEntry, root: Path | None = None) -> int:
+    """Delete a downloaded model (partial downloads too); returns the bytes freed."""
+    if entry.local_path is not None:
+        raise DownloadError(f"{entry.id} is a local model file; it is not removed from here")
+    d = model_dir(entry, root)
+    if not d.is_dir():
+        raise DownloadError(f"{entry.id} is not downloaded")
+    freed = disk_usage(entry, root)
+    shutil.rmtree(d)
+    return freed

@@ -1,0 +1,265 @@
+"""First run, without Qt: which models are configured, which are missing, what to offer.
+
+The UI shows :attr:`FirstRunPlan.messages`, offers :attr:`FirstRunPlan.offer` for download (with
+``download.download`` on a worker thread), lets the user pick local files instead, and writes
+the result into the settings with :func:`with_models`. Nothing here touches the network except
+:func:`check_network`, which the UI calls on a worker thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlparse
+
+from subtitler.config import AppConfig, AsrConfig
+from subtitler.models import download as dl
+from subtitler.models.catalog import Catalog, CatalogEntry, load_catalog
+from subtitler.models.hardware import (
+    ACCEL_NAMES,
+    GB,
+    MB,
+    RESERVE_BYTES,
+    HardwareInfo,
+    RuntimePlan,
+    tier,
+)
+from subtitler.models.validate import InvalidModelError, check_translator, check_whisper_dir
+
+Role = Literal["asr", "mt"]
+State = Literal["ready", "missing", "invalid"]
+ROLE_NAMES: dict[Role, str] = {"asr": "speech model", "mt": "translation model"}
+NON_COMMERCIAL = "NC"
+
+
+@dataclass(frozen=True)
+class ModelState:
+    """Where one configured model stands."""
+
+    role: Role
+    state: State
+    path: Path | None  # what the backend would load, when known
+    entry: CatalogEntry | None  # the catalog entry it refers to, if any
+    reason: str  # one line for the user
+
+
+@dataclass(frozen=True)
+class FirstRunPlan:
+    tier: str
+    asr: ModelState
+    mt: ModelState
+    offer: tuple[CatalogEntry, ...]  # downloads to offer, in order (speech first)
+    download_bytes: int  # approximate, from the catalog
+    network: bool | None  # None: not checked
+    messages: tuple[str, ...]
+
+    @property
+    def ready(self) -> bool:
+        return self.asr.state == "ready" and self.mt.state == "ready"
+
+    @property
+    def can_download(self) -> bool:
+        return bool(self.offer) and self.network is not False
+
+
+def _looks_like_path(value: str) -> bool:
+    return any(c in value for c in ("/", "\\")) or value.startswith((".", "~"))
+
+
+def asr_state(value: str, catalog: Catalog, root: Path | None = None) -> ModelState:
+    """AsrConfig.model: a catalog size name ("small"), a catalog id, or a model folder."""
+    if not value:
+        return ModelState("asr", "missing", None, None, "no speech model chosen")
+    p = Path(value).expanduser()
+    if p.exists() or _looks_like_path(value):
+        try:
+            check_whisper_dir(p)
+        except InvalidModelError as e:
+            return ModelState("asr", "invalid", p, None, str(e))
+        return ModelState("asr", "ready", p, None, f"Whisper model folder {p.name}")
+    entry = catalog.by_size_name(value)
+    if entry is None:
+        return ModelState("asr", "invalid", None, None, f"unknown Whisper model {value!r}")
+    if dl.is_installed(entry, root):
+        return ModelState("asr", "ready", dl.model_path(entry, root), entry, entry.name)
+    cached = dl.hf_cache_path(entry)
+    if cached is not None:
+        try:
+            check_whisper_dir(cached)
+            return ModelState("asr", "ready", cached, entry, f"{entry.name} (Hugging Face cache)")
+        except InvalidModelError:
+            pass
+    return ModelState("asr", "missing", None, entry, f"{entry.name} is not downloaded")
+
+
+def mt_state(value: str, template: str, catalog: Catalog, root: Path | None = None) -> ModelState:
+    """MtConfig.model_path: a .gguf path or a catalog id."""
+    if not value:
+        return ModelState("mt", "missing", None, None, "no translation model chosen")
+    entry = None
+    if not _looks_like_path(value):
+        try:
+            entry = catalog.get(value)
+        except KeyError:
+            entry = None
+    if entry is not None and entry.kind == "mt":
+        if not dl.is_installed(entry, root):
+            return ModelState("mt", "missing", None, entry, f"{entry.name} is not downloaded")
+        p = dl.model_path(entry, root)
+        if template == "auto" and entry.template:
+            template = entry.template
+    else:
+        p = Path(value).expanduser()
+    try:
+        info = check_translator(p, template)
+    except InvalidModelError as e:
+        return ModelState("mt", "invalid", p, entry, str(e))
+    return ModelState("mt", "ready", p, entry, f"{p.name} (template {info.template})")
+
+
+def choose_defaults(
+    catalog: Catalog, hw: HardwareInfo, src_lang: str, tgt_lang: str
+) -> tuple[CatalogEntry, CatalogEntry | None]:
+    """The speech and translation models to offer on this machine for this language pair."""
+    t = tier(hw)
+    usable = hw.usable_memory
+    chosen: tuple[CatalogEntry, CatalogEntry | None] | None = None
+    for name in (t, "cpu-small"):
+        d = catalog.defaults.get(name)
+        if d is None:
+            continue
+        asr = catalog.get(d.asr)
+        if not asr.supports(src_lang):
+            asr = next(
+                (e for e in catalog.of_kind("asr") if e.supports(src_lang)), asr
+            )  # e.g. an English-only distil model for a German speaker
+        mts = [catalog.get(m) for m in d.mt]
+        mt = next((m for m in mts if m.supports(src_lang) and m.supports(tgt_lang)), None)
+        if mt is None:
+            mt = next((m for m in catalog.of_kind("mt") if m.repo and "*" in m.languages), None)
+        chosen = (asr, mt)
+        need = (asr.memory_mb + (mt.memory_mb if mt else 0)) * MB + RESERVE_BYTES
+        if usable is None or need <= usable:
+            break  # else fall back to the small tier
+    if chosen is None:
+        raise LookupError("the catalog defines no default models")
+    return chosen
+
+
+def _describe(entry: CatalogEntry) -> str:
+    size = f"{entry.size_mb / 1000:.1f} GB" if entry.size_mb >= 1000 else f"{entry.size_mb} MB"
+    lic = entry.licence + (" (non-commercial use only)" if NON_COMMERCIAL in entry.licence else "")
+    return f"{entry.name} ({size}, licence {lic})"
+
+
+def hardware_line(hw: HardwareInfo) -> str:
+    mem = f", {hw.total_memory / GB:.0f} GB memory" if hw.total_memory else ""
+    return f"{ACCEL_NAMES[hw.accelerator]}, {hw.cpu_count} cores{mem}"
+
+
+def plan_first_run(
+    cfg: AppConfig,
+    hw: HardwareInfo,
+    catalog: Catalog | None = None,
+    *,
+    root: Path | None = None,
+    network: bool | None = None,
+) -> FirstRunPlan:
+    """Decide what the first-run dialog says and offers. Pure apart from reading the disk."""
+    cat = catalog or load_catalog()
+    asr = asr_state(cfg.asr.model, cat, root)
+    mt = mt_state(cfg.mt.model_path, cfg.mt.template, cat, root)
+    def_asr, def_mt = choose_defaults(cat, hw, cfg.mt.src_lang, cfg.mt.tgt_lang)
+    offer: list[CatalogEntry] = []
+    msgs: list[str] = []
+    for st, default in ((asr, def_asr), (mt, def_mt)):
+        role = ROLE_NAMES[st.role]
+        if st.state == "ready":
+            continue
+        # A model the user chose that is merely missing is offered as such; the untouched
+        # default setting ("small") is not a choice, so the machine's default is offered.
+        chosen = st.state == "missing" and st.entry is not None and st.entry.repo is not None
+        if st.role == "asr" and cfg.asr.model == AsrConfig().model:
+            chosen = False
+        pick = st.entry if chosen else default
+        if st.state == "invalid":
+            msgs.append(f"The {role} cannot be used: {st.reason}.")
+        if pick is None:
+            msgs.append(f"No downloadable {role} covers {cfg.mt.src_lang}->{cfg.mt.tgt_lang}.")
+            continue
+        if not dl.is_installed(pick, root):
+            offer.append(pick)
+            msgs.append(f"Recommended {role} for this computer: {_describe(pick)}.")
+    if asr.state == "ready" and mt.state == "ready":
+        msgs.insert(0, f"Models ready: {asr.reason}; {mt.reason}.")
+    else:
+        msgs.insert(0, f"This computer: {hardware_line(hw)}.")
+    total = sum(e.size_mb for e in offer) * 1_000_000
+    if offer and network is False:
+        msgs.append(
+            "No network connection: models cannot be downloaded now. Choose local model files "
+            "instead (a .gguf translator and a Whisper model folder); replaying audio files "
+            "works with those."
+        )
+    elif offer:
+        msgs.append(f"Download {total / 1e9:.1f} GB now, or choose local model files instead.")
+    return FirstRunPlan(tier(hw), asr, mt, tuple(offer), total, network, tuple(msgs))
+
+
+def with_models(
+    cfg: AppConfig,
+    *,
+    asr_path: Path | None = None,
+    mt_path: Path | None = None,
+    mt_entry: CatalogEntry | None = None,
+) -> AppConfig:
+    """A copy of ``cfg`` that uses the given model files (downloaded or picked by the user)."""
+    asr = cfg.asr if asr_path is None else dataclasses.replace(cfg.asr, model=str(asr_path))
+    mt = cfg.mt
+    if mt_path is not None:
+        template = mt.template
+        if mt_entry is not None and mt_entry.template and template == "auto":
+            template = mt_entry.template
+        mt = dataclasses.replace(mt, model_path=str(mt_path), template=template)
+    return dataclasses.replace(cfg, asr=asr, mt=mt)
+
+
+def with_runtime(cfg: AppConfig, plan: RuntimePlan) -> AppConfig:
+    """A copy of ``cfg`` with the detected device, compute type, threads and GPU layers, where
+    the settings still say "auto" (devices) or hold the untouched defaults (threads)."""
+    defaults = AppConfig()
+    asr, mt = cfg.asr, cfg.mt
+    if asr.device == "auto":
+        asr = dataclasses.replace(asr, device=plan.asr_device)
+    if asr.compute_type == "auto":
+        asr = dataclasses.replace(asr, compute_type=plan.asr_compute_type)
+    if asr.threads == defaults.asr.threads:
+        asr = dataclasses.replace(asr, threads=plan.asr_threads)
+    if mt.threads == defaults.mt.threads:
+        mt = dataclasses.replace(mt, threads=plan.mt_threads)
+    if mt.gpu_layers is None:
+        mt = dataclasses.replace(mt, gpu_layers=plan.mt_gpu_layers)
+    return dataclasses.replace(cfg, asr=asr, mt=mt)
+
+
+def check_network(endpoint: str | None = None, timeout: float = 3.0) -> tuple[bool, str]:
+    """Can the hub be reached? (ok, one-line message). A TCP connect, no HTTP request."""
+    import huggingface_hub.constants as hfc
+
+    if hfc.HF_HUB_OFFLINE:
+        return False, "offline mode is on (HF_HUB_OFFLINE): models cannot be downloaded"
+    ep = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    u = urlparse(ep)
+    host = u.hostname or ep
+    port = u.port or (443 if u.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        return False, f"no network: cannot reach {host} ({reason})"
+    return True, f"{host} is reachable"

@@ -1,0 +1,248 @@
+"""What the machine offers (Metal, CUDA, CPU cores, memory) and how the models should use it.
+
+Probing imports llama_cpp and ctranslate2 lazily, inside :func:`detect`, so importing this module
+stays cheap; each probe failing just means "not available".
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import platform
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+log = logging.getLogger(__name__)
+
+Accelerator = Literal["metal", "cuda", "cpu"]
+GB = 1 << 30
+MB = 1 << 20
+# Headroom for the app itself, Qt and the OS's appetite while a meeting app runs.
+RESERVE_BYTES = 1 * GB
+
+
+class InsufficientMemoryError(RuntimeError):
+    """A model would not fit; the one-line message says by how much and what to do."""
+
+
+@dataclass(frozen=True)
+class HardwareInfo:
+    system: str  # platform.system(): "Linux", "Darwin", "Windows"
+    machine: str  # "x86_64", "arm64", ...
+    cpu_count: int  # logical cores
+    total_memory: int | None  # bytes
+    available_memory: int | None  # bytes free for new allocations, when the OS says
+    apple_silicon: bool
+    llama_gpu_offload: bool  # this llama.cpp build offloads to a GPU (Metal or CUDA)
+    cuda_devices: int  # CUDA devices CTranslate2 sees
+
+    @property
+    def accelerator(self) -> Accelerator:
+        if self.apple_silicon and self.llama_gpu_offload:
+            return "metal"
+        if self.cuda_devices > 0 or (self.llama_gpu_offload and self.system != "Darwin"):
+            return "cuda"
+        return "cpu"
+
+    @property
+    def usable_memory(self) -> int | None:
+        return self.available_memory if self.available_memory is not None else self.total_memory
+
+
+@dataclass(frozen=True)
+class RuntimePlan:
+    """How the pipeline should run on this machine (what the settings pane shows)."""
+
+    accelerator: Accelerator
+    asr_device: str  # "cpu" | "cuda"
+    asr_compute_type: str  # "int8" | "float16"
+    asr_threads: int
+    mt_gpu_layers: int  # -1: all layers on the GPU, 0: CPU
+    mt_threads: int
+
+    def describe(self) -> list[str]:
+        mt = "GPU (all layers)" if self.mt_gpu_layers else f"CPU, {self.mt_threads} threads"
+        asr = f"{self.asr_device.upper()} {self.asr_compute_type}"
+        if self.asr_device == "cpu":
+            asr += f", {self.asr_threads} threads"
+        return [
+            f"Accelerator: {ACCEL_NAMES[self.accelerator]}",
+            f"Speech recognition (faster-whisper): {asr}",
+            f"Translation (llama.cpp): {mt}",
+        ]
+
+
+ACCEL_NAMES: dict[Accelerator, str] = {
+    "metal": "Apple Silicon (Metal)",
+    "cuda": "NVIDIA CUDA",
+    "cpu": "CPU only",
+}
+
+
+def _memory() -> tuple[int | None, int | None]:
+    """(total, available) bytes without psutil (not a dependency)."""
+    try:  # optional: the best answer everywhere, when installed
+        vm = importlib.import_module("psutil").virtual_memory()
+        return int(vm.total), int(vm.available)
+    except ImportError:
+        pass
+    total = avail = None
+    meminfo = Path("/proc/meminfo")
+    if meminfo.is_file():
+        fields: dict[str, int] = {}
+        for line in meminfo.read_text().splitlines():
+            k, _, v = line.partition(":")
+            parts = v.split()
+            if parts and parts[0].isdigit():
+                fields[k] = int(parts[0]) * 1024
+        total, avail = fields.get("MemTotal"), fields.get("MemAvailable")
+    elif sys.platform == "win32":
+        import ctypes
+
+        class MemStatus(ctypes.Structure):
+            _fields_ = [
+                ("dwLength", ctypes.c_ulong),
+                ("dwMemoryLoad", ctypes.c_ulong),
+                ("ullTotalPhys", ctypes.c_ulonglong),
+                ("ullAvailPhys", ctypes.c_ulonglong),
+                ("ullTotalPageFile", ctypes.c_ulonglong),
+                ("ullAvailPageFile", ctypes.c_ulonglong),
+                ("ullTotalVirtual", ctypes.c_ulonglong),
+                ("ullAvailVirtual", ctypes.c_ulonglong),
+                ("ullAvailExtendedVirtual", ctypes.c_ulonglong),
+            ]
+
+        st = MemStatus()
+        st.dwLength = ctypes.sizeof(MemStatus)
+        if ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(st)):  # type: ignore[attr-defined]
+            total, avail = int(st.ullTotalPhys), int(st.ullAvailPhys)
+    if total is None:
+        try:  # macOS and other POSIX: total only (free memory there needs vm_stat parsing)
+            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            total = None
+    return total, avail
+
+
+def _llama_offload() -> bool:
+    try:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_supports_gpu_offload())
+    except Exception as e:  # missing or broken build: CPU
+        log.debug("llama.cpp offload probe failed: %s", e)
+        return False
+
+
+def _cuda_devices() -> int:
+    try:
+        import ctranslate2
+
+        return int(ctranslate2.get_cuda_device_count())
+    except Exception as e:
+        log.debug("CTranslate2 CUDA probe failed: %s", e)
+        return 0
+
+
+def detect(*, probe_backends: bool = True) -> HardwareInfo:
+    """Look at this machine. ``probe_backends=False`` skips loading llama.cpp and CTranslate2."""
+    system, machine = platform.system(), platform.machine().lower()
+    total, avail = _memory()
+    return HardwareInfo(
+        system=system,
+        machine=machine,
+        cpu_count=os.cpu_count() or 1,
+        total_memory=total,
+        available_memory=avail,
+        apple_silicon=system == "Darwin" and machine in ("arm64", "aarch64"),
+        llama_gpu_offload=_llama_offload() if probe_backends else False,
+        cuda_devices=_cuda_devices() if probe_backends else 0,
+    )
+
+
+def split_threads(cpu_count: int, *, asr_on_gpu: bool, mt_on_gpu: bool) -> tuple[int, int]:
+    """(ASR threads, MT threads). Both on the CPU share the cores; on 2 cores one each was
+    faster than two each (FACTS.md). From 4 cores one is left for audio, UI and the OS."""
+    usable = cpu_count - 1 if cpu_count >= 4 else cpu_count
+    usable = max(1, usable)
+    if asr_on_gpu and mt_on_gpu:
+        return 1, 1
+    if mt_on_gpu:
+        return min(8, usable), 1
+    if asr_on_gpu:
+        return 1, min(8, usable)
+    asr = max(1, usable // 2)
+    mt = max(1, usable - asr)
+    # llama.cpp token generation is memory-bound: more than ~8 threads rarely helps.
+    return min(8, asr), min(8, mt)
+
+
+def plan_runtime(hw: HardwareInfo) -> RuntimePlan:
+    accel = hw.accelerator
+    asr_gpu = hw.cuda_devices > 0  # CTranslate2 has no Metal backend: CPU on Macs
+    mt_gpu = hw.llama_gpu_offload
+    asr_t, mt_t = split_threads(hw.cpu_count, asr_on_gpu=asr_gpu, mt_on_gpu=mt_gpu)
+    return RuntimePlan(
+        accelerator=accel,
+        asr_device="cuda" if asr_gpu else "cpu",
+        asr_compute_type="float16" if asr_gpu else "int8",
+        asr_threads=asr_t,
+        mt_gpu_layers=-1 if mt_gpu else 0,
+        mt_threads=mt_t,
+    )
+
+
+def tier(hw: HardwareInfo) -> str:
+    """The catalog's defaults tier for this machine."""
+    if hw.accelerator == "metal":
+        return "apple"
+    if hw.accelerator == "cuda" and hw.cuda_devices > 0:
+        return "cuda"
+    total = hw.total_memory or 0
+    if total < 8 * GB - 512 * MB or hw.cpu_count < 4:  # "8 GB" machines report a little less
+        return "cpu-small"
+    return "cpu"
+
+
+# -- memory needed ---------------------------------------------------------------------------
+
+
+def gguf_memory_needed(path: str | os.PathLike[str], n_ctx: int = 2048) -> int:
+    """Weights (the file) plus an f16 KV cache for ``n_ctx`` tokens plus compute buffers."""
+    from subtitler.models.validate import read_gguf
+
+    info = read_gguf(path)
+    n_layer = info.arch_int("block_count") or 0
+    n_embd = info.arch_int("embedding_length") or 0
+    n_head = info.arch_int("attention.head_count") or 1
+    n_head_kv = info.arch_int("attention.head_count_kv") or n_head
+    head_dim = info.arch_int("attention.key_length") or (n_embd // max(1, n_head))
+    kv = 2 * n_layer * n_ctx * n_head_kv * head_dim * 2  # K and V, f16
+    return info.file_size + kv + 64 * MB
+
+
+def whisper_memory_needed(model_dir: str | os.PathLike[str], compute_type: str = "int8") -> int:
+    """model.bin is float16 on the hub; int8 halves it once loaded, plus work buffers."""
+    size = (Path(model_dir) / "model.bin").stat().st_size
+    weights = size // 2 if compute_type.startswith("int8") else size
+    return weights + 200 * MB
+
+
+def check_fits(needs: list[tuple[str, int]], hw: HardwareInfo) -> None:
+    """Raise InsufficientMemoryError before loading models whose sum would not fit."""
+    have = hw.usable_memory
+    if have is None:
+        return  # unknown: let the backends try
+    want = sum(n for _, n in needs) + RESERVE_BYTES
+    if want <= have:
+        return
+    what = " + ".join(f"{label} {n / GB:.1f} GB" for label, n in needs)
+    kind = "available" if hw.available_memory is not None else "installed"
+    raise InsufficientMemoryError(
+        f"not enough memory: {what} (+{RESERVE_BYTES / GB:.0f} GB reserve) needs "
+        f"{want / GB:.1f} GB, {have / GB:.1f} GB {kind}; close other programs or choose a "
+        "smaller model"
+    )

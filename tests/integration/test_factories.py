@@ -1,0 +1,43 @@
+"""The real translator loader: paths, catalog ids and bad files give one-line reasons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from subtitler.config import MtConfig
+from subtitler.pipeline.factories import load_translator
+
+
+def test_loads_a_gguf_and_resolves_its_template(tiny_gguf: Path) -> None:
+    m = load_translator(MtConfig(model_path=str(tiny_gguf), n_ctx=512))
+    try:
+        assert m.template == "gguf" and m.lm.n_vocab == 50257
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("qwen3-4b-q4_k_m", "not downloaded"),
+        ("/nope/model.gguf", "not found"),
+        ("", "no translation"),
+    ],
+)
+def test_unusable_models_are_refused_with_one_line(
+    value: str, needle: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SUBTITLER_MODELS_DIR", str(tmp_path))
+    with pytest.raises(RuntimeError) as e:
+        load_translator(MtConfig(model_path=value))
+    assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_truncated_gguf_is_refused_before_llama_cpp(tiny_gguf: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(tiny_gguf.read_bytes()[:200_000])
+    with pytest.raises(Exception) as e:
+        load_translator(MtConfig(model_path=str(cut)))
+    assert "truncated" in str(e.value).lower() or "incomplete" in str(e.value).lower()

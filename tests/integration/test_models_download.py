@@ -1,0 +1,318 @@
+"""The real download code against a fake hub on 127.0.0.1 (never the real hub)."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from subtitler.bench.random_model import PRESETS, build_random_llama
+from subtitler.models import download as dl
+from subtitler.models.catalog import CatalogEntry, ModelFile
+from subtitler.models.validate import check_translator, check_whisper_dir
+from tests.helpers.fake_hub import FakeHub, fake_whisper_files
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+MT_REPO = "test/tiny-gguf"
+ASR_REPO = "test/tiny-whisper"
+
+
+@pytest.fixture(scope="module")
+def gguf_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    out = tmp_path_factory.mktemp("src") / "tiny.gguf"
+    build_random_llama(out, PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=7)
+    return out.read_bytes()
+
+
+@pytest.fixture
+def hub(gguf_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    import huggingface_hub.constants
+
+    # tests/conftest.py turns the hub off globally; these tests talk to 127.0.0.1 only.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    h = FakeHub()
+    h.add(MT_REPO, "tiny.gguf", gguf_bytes)
+    for name, data in fake_whisper_files().items():
+        h.add(ASR_REPO, name, data, lfs=name == "model.bin")
+    h.start()
+    monkeypatch.setenv("HF_ENDPOINT", h.endpoint)
+    yield h
+    h.stop()
+
+
+def mt_entry(**kw: object) -> CatalogEntry:
+    args: dict[str, object] = dict(
+        id="tiny-mt", kind="mt", name="tiny", files=(ModelFile("tiny.gguf"),), size_mb=16,
+        memory_mb=50, licence="MIT", languages=("*",), speed="fast", repo=MT_REPO,
+        template="chatml",
+    )  # fmt: skip
+    args.update(kw)
+    return CatalogEntry(**args)  # type: ignore[arg-type]
+
+
+def asr_entry() -> CatalogEntry:
+    files = (
+        ModelFile("model.bin"),
+        ModelFile("config.json"),
+        ModelFile("tokenizer.json"),
+        ModelFile("vocabulary.txt", optional=True),
+        ModelFile("vocabulary.json", optional=True),
+    )
+    return CatalogEntry(
+        id="tiny-asr", kind="asr", name="tiny whisper", files=files, size_mb=1, memory_mb=10,
+        licence="MIT", languages=("*",), speed="fast", repo=ASR_REPO, size_name="tiny-test",
+    )  # fmt: skip
+
+
+def test_download_gguf_verifies_and_reports_progress(hub: FakeHub, tmp_path: Path) -> None:
+    seen: list[dl.DownloadProgress] = []
+    path = dl.download(mt_entry(), root=tmp_path, progress=seen.append)
+    assert path == tmp_path / "tiny-mt" / "tiny.gguf"
+    assert path.read_bytes() == hub.files[f"{MT_REPO}/tiny.gguf"]
+    assert check_translator(path).template == "gguf"
+    assert dl.status(mt_entry(), tmp_path) == "installed"
+    assert dl.verify(mt_entry(), tmp_path) == []
+    assert seen[-1].total == path.stat().st_size and seen[-1].done == seen[-1].total
+    assert seen[-1].phase == "verify"
+    assert all(a.done <= b.done for a, b in itertools.pairwise(seen))
+    # Installed: a second call does not touch the network.
+    n = len(hub.requests)
+    assert dl.download(mt_entry(), root=tmp_path) == path
+    assert len(hub.requests) == n
+
+
+def test_download_whisper_dir_skips_absent_optional_file(hub: FakeHub, tmp_path: Path) -> None:
+    path = dl.download(asr_entry(), root=tmp_path)
+    check_whisper_dir(path)
+    assert sorted(p.name for p in path.iterdir()) == sorted([*fake_whisper_files(), dl.MANIFEST])
+    assert dl.verify(asr_entry(), tmp_path) == []
+    # Small files carry the git blob sha1 as their ETag; that is what was checked.
+    man = dl.read_manifest(asr_entry(), tmp_path)
+    assert man is not None and len(man["files"]["config.json"]["etag"]) == 40
+
+
+def test_dropped_connection_resumes_with_range(hub: FakeHub, tmp_path: Path) -> None:
+    key = f"{MT_REPO}/tiny.gguf"
+    size = len(hub.files[key])
+    hub.drop_once_at[key] = size - 3_000_000  # after the first 10 MB chunk was written
+    path = dl.download(mt_entry(), root=tmp_path)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == hub.etag(key)
+    gets = [r for r in hub.requests if r.method == "GET"]
+    assert len(gets) == 2
+    assert gets[0].range is None
+    assert gets[1].range is not None and gets[1].range.startswith("bytes=")
+    assert 0 < int(gets[1].range[6:].rstrip("-")) < size
+
+
+def test_cancel_keeps_partial_file_and_next_call_resumes(hub: FakeHub, tmp_path: Path) -> None:
+    cancel = threading.Event()
+
+    def on_progress(p: dl.DownloadProgress) -> None:
+        if p.done > 0:
+            cancel.set()
+
+    with pytest.raises(dl.DownloadCancelled):
+        dl.download(mt_entry(), root=tmp_path, progress=on_progress, cancel=cancel)
+    part = tmp_path / "tiny-mt" / ("tiny.gguf" + dl.PART)
+    assert part.is_file() and part.stat().st_size > 0
+    assert dl.status(mt_entry(), tmp_path) == "partial"
+    kept = part.stat().st_size
+    path = dl.download(mt_entry(), root=tmp_path)
+    assert path.read_bytes() == hub.files[f"{MT_REPO}/tiny.gguf"]
+    assert hub.requests[-1].range == f"bytes={kept}-"
+    assert not part.exists()
+
+
+def test_corrupted_file_fails_integrity_check(hub: FakeHub, tmp_path: Path) -> None:
+    hub.corrupt.add(f"{MT_REPO}/tiny.gguf")
+    with pytest.raises(dl.IntegrityError) as e:
+        dl.download(mt_entry(), root=tmp_path)
+    msg = str(e.value)
+    assert "\n" not in msg and "sha256" in msg and "deleted" in msg
+    assert not (tmp_path / "tiny-mt" / "tiny.gguf").exists()
+    assert not (tmp_path / "tiny-mt" / ("tiny.gguf" + dl.PART)).exists()
+    assert dl.status(mt_entry(), tmp_path) != "installed"
+
+
+def test_catalog_sha256_is_checked_first(hub: FakeHub, tmp_path: Path) -> None:
+    wrong = ModelFile("tiny.gguf", sha256="0" * 64)
+    with pytest.raises(dl.IntegrityError, match="catalog"):
+        dl.download(mt_entry(files=(wrong,)), root=tmp_path)
+
+
+def test_missing_file_and_repository_give_one_line(hub: FakeHub, tmp_path: Path) -> None:
+    with pytest.raises(dl.DownloadError, match=r"^nope\.gguf not found in test/tiny-gguf@main$"):
+        dl.download(mt_entry(files=(ModelFile("nope.gguf"),)), root=tmp_path)
+
+
+def test_no_network_is_a_plain_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(dl.NetworkUnavailableError) as e:
+        dl.download(mt_entry(), root=tmp_path, endpoint=f"http://127.0.0.1:{port}")
+    msg = str(e.value)
+    assert msg.startswith("no network: cannot reach 127.0.0.1:") and "\n" not in msg
+    assert not any((tmp_path / "tiny-mt").glob("*.gguf*"))
+
+
+def test_offline_mode_is_a_plain_message(tmp_path: Path) -> None:
+    # HF_HUB_OFFLINE=1 from tests/conftest.py is in force here.
+    with pytest.raises(dl.NetworkUnavailableError, match="offline mode is on"):
+        dl.download(mt_entry(), root=tmp_path, endpoint="http://127.0.0.1:9")
+
+
+def test_remove_frees_the_directory(hub: FakeHub, tmp_path: Path) -> None:
+    dl.download(mt_entry(), root=tmp_path)
+    freed = dl.remove(mt_entry(), tmp_path)
+    assert freed >= len(hub.files[f"{MT_REPO}/tiny.gguf"])
+    assert dl.status(mt_entry(), tmp_path) == "missing"
+    with pytest.raises(dl.DownloadError, match="not downloaded"):
+        dl.remove(mt_entry(), tmp_path)
+
+
+def test_verify_detects_damage_after_download(hub: FakeHub, tmp_path: Path) -> None:
+    path = dl.download(mt_entry(), root=tmp_path)
+    with path.open("r+b") as f:
+        f.seek(100_000)
+        f.write(b"\0" * 16)
+    problems = dl.verify(mt_entry(), tmp_path)
+    assert problems == ["tiny.gguf: sha256 changed since download (file damaged)"]
+
+
+# -- the CLI, in-process -------------------------------------------------------------------
+
+
+CATALOG = f"""
+schema = 1
+[defaults.cpu]
+asr = "tiny-asr"
+mt = ["tiny-mt"]
+
+[[model]]
+id = "tiny-asr"
+kind = "asr"
+name = "tiny whisper"
+size_name = "tiny-test"
+repo = "{ASR_REPO}"
+size_mb = 1
+memory_mb = 10
+licence = "MIT"
+languages = ["*"]
+speed = "fast"
+files = [{{ path = "model.bin" }}, {{ path = "config.json" }}, {{ path = "tokenizer.json" }},
+         {{ path = "vocabulary.txt", optional = true }},
+         {{ path = "vocabulary.json", optional = true }}]
+
+[[model]]
+id = "tiny-mt"
+kind = "mt"
+name = "tiny translator"
+repo = "{MT_REPO}"
+template = "chatml"
+size_mb = 16
+memory_mb = 50
+licence = "MIT"
+languages = ["*"]
+speed = "fast"
+files = [{{ path = "tiny.gguf" }}]
+"""
+
+
+def cli(tmp_path: Path, *args: str) -> int:
+    from subtitler.models.cli import main
+
+    cat = tmp_path / "catalog.toml"
+    if not cat.exists():
+        cat.write_text(CATALOG, encoding="utf-8")
+    return main(["--catalog", str(cat), "--models-dir", str(tmp_path / "m"), *args])
+
+
+def test_cli_list_download_verify_remove(
+    hub: FakeHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    assert cli(tmp_path, "list") == 0
+    out = capsys.readouterr().out
+    assert "tiny-mt" in out and "missing" in out
+
+    assert cli(tmp_path, "download", "tiny-mt", "tiny-asr", "--no-progress") == 0
+    out = capsys.readouterr().out
+    assert f"tiny-mt: {tmp_path / 'm' / 'tiny-mt' / 'tiny.gguf'}" in out
+
+    assert cli(tmp_path, "list", "--json") == 0
+    rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["tiny-mt"]["status"] == rows["tiny-asr"]["status"] == "installed"
+
+    assert cli(tmp_path, "verify") == 0
+    out = capsys.readouterr().out
+    assert out.count("ok ") == 2
+
+    gguf = tmp_path / "m" / "tiny-mt" / "tiny.gguf"
+    with gguf.open("r+b") as f:
+        f.truncate(gguf.stat().st_size // 2)
+    assert cli(tmp_path, "verify", "tiny-mt") == 1
+    assert "FAIL tiny-mt: tiny.gguf: size" in capsys.readouterr().out
+
+    assert cli(tmp_path, "remove", "tiny-mt") == 0
+    assert "removed tiny-mt" in capsys.readouterr().out
+    assert not gguf.parent.exists()
+
+
+def test_cli_download_with_progress_bar(
+    hub: FakeHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(tmp_path, "download", "tiny-mt") == 0
+    err = capsys.readouterr().err
+    assert "tiny-mt" in err and "15.0M" in err  # tqdm's bar on stderr, in MiB
+
+
+def test_cli_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(tmp_path, "download", "nope") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown model 'nope'") and err.count("\n") == 1
+    assert cli(tmp_path, "remove", "tiny-mt") == 2
+    assert capsys.readouterr().err == "error: tiny-mt is not downloaded\n"
+    assert cli(tmp_path, "verify", str(tmp_path / "nothing")) == 2
+    assert capsys.readouterr().err.startswith("error: not a catalog model id or an existing path")
+    # HF_HUB_OFFLINE=1 (tests/conftest.py): a plain message, exit 2.
+    assert cli(tmp_path, "download", "tiny-mt", "--endpoint", "http://127.0.0.1:9") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: offline mode is on (HF_HUB_OFFLINE)") and err.count("\n") == 1
+
+
+def test_cli_verify_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "noise.gguf"
+    bad.write_bytes(b"\x00" * 1000)
+    notdir = tmp_path / "photos"
+    notdir.mkdir()
+    assert cli(tmp_path, "verify", str(bad), str(notdir)) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "FAIL noise.gguf: not a GGUF model file (bad header)",
+        "FAIL photos: not a CTranslate2 Whisper model folder (missing model.bin, config.json, "
+        "tokenizer.json, vocabulary.json or vocabulary.txt)",
+    ]
+
+
+def test_module_entry_point_runs() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "subtitler.models", "list", "--kind", "mt"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "qwen3-4b-q4_k_m" in out.stdout and "whisper" not in out.stdout

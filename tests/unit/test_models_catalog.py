@@ -1,0 +1,110 @@
+"""The packaged catalog parses, covers what issue 6 asks for, and bad data fails in one line."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from subtitler.models.catalog import CATALOG_FILE, CatalogError, load_catalog, parse_catalog
+
+
+def raw() -> dict[str, Any]:
+    with CATALOG_FILE.open("rb") as f:
+        return tomllib.load(f)
+
+
+def test_packaged_catalog_loads_and_covers_the_issue() -> None:
+    cat = load_catalog()
+    asr = {e.size_name for e in cat.of_kind("asr")}
+    assert {"tiny", "base", "small", "medium", "large-v3", "large-v3-turbo"} <= asr
+    assert any(n and n.startswith("distil") for n in asr)
+    mt = {e.id: e for e in cat.of_kind("mt")}
+    assert mt["tower-plus-2b-q4_k_m"].template == "tower"
+    assert mt["qwen3-4b-q4_k_m"].template == "qwen3"
+    sizes = sorted(e.size_mb for e in mt.values() if e.repo)
+    assert sizes[0] < mt["tower-plus-2b-q4_k_m"].size_mb < mt["qwen3-4b-q4_k_m"].size_mb
+    assert sizes[-1] > mt["qwen3-4b-q4_k_m"].size_mb  # a smaller and a larger choice exist
+    for e in cat:
+        assert e.size_mb > 0 and e.memory_mb > 0 and e.licence and e.languages and e.speed
+    assert set(cat.defaults) >= {"cpu", "cpu-small", "apple", "cuda"}
+
+
+def test_whisper_repos_match_faster_whisper() -> None:
+    from faster_whisper.utils import _MODELS
+
+    for e in load_catalog().of_kind("asr"):
+        assert e.size_name is not None
+        assert _MODELS[e.size_name] == e.repo
+
+
+def test_local_fixture_entry_only_when_the_file_exists() -> None:
+    full = load_catalog(include_missing_local=True)
+    fixture = full.get("fixture-translator")
+    present = fixture.local_path is not None and fixture.local_path.is_file()
+    assert ("fixture-translator" in {e.id for e in load_catalog()}) == present
+
+
+def test_lookup_by_size_name_and_unknown_id() -> None:
+    cat = load_catalog()
+    small = cat.by_size_name("small")
+    assert small is not None and small.id == "whisper-small"
+    assert cat.by_size_name("whisper-small") is small
+    with pytest.raises(KeyError) as e:
+        cat.get("nope")
+    assert str(e.value) == "unknown model 'nope' (see `subtitler models list` for the catalog)"
+
+
+def test_supports_languages() -> None:
+    cat = load_catalog()
+    tower = cat.get("tower-plus-2b-q4_k_m")
+    assert tower.supports("de") and tower.supports("pt-BR") and not tower.supports("th")
+    assert cat.get("qwen3-4b-q4_k_m").supports("th")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d["model"][0].pop("licence"), "model 'whisper-tiny': missing field 'licence'"),
+        (lambda d: d["model"][0].update(speed="warp"), "speed must be one of"),
+        (lambda d: d["model"][0].update(kind="tts"), "kind must be one of"),
+        (lambda d: d["model"][0].update(local="x"), "exactly one of 'repo' or 'local'"),
+        (lambda d: d["model"][0].update(size_mb="big"), "field 'size_mb' must be int"),
+        (lambda d: d["model"][0].update(colour="red"), "unknown field(s) colour"),
+        (lambda d: d["model"][1].update(id="whisper-tiny"), "duplicate model id(s): whisper-tiny"),
+        (lambda d: d["model"][0]["files"][0].update(sha256="xyz"), "not 64 hex digits"),
+        (lambda d: d["model"][0]["files"][0].update(path="../x"), "bad file path"),
+        (lambda d: d["defaults"]["cpu"].update(asr="qwen3-4b-q4_k_m"), "is not an asr model"),
+        (lambda d: d.update(schema=9), "unsupported catalog schema 9"),
+    ],
+)
+def test_bad_catalog_data_is_one_line(mutate: Any, message: str) -> None:
+    d = raw()
+    mutate(d)
+    with pytest.raises(CatalogError) as e:
+        parse_catalog(d)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_mt_entry_needs_a_template() -> None:
+    d = raw()
+    mt = next(m for m in d["model"] if m["kind"] == "mt")
+    mt.pop("template")
+    with pytest.raises(CatalogError, match="template must be one of"):
+        parse_catalog(d)
+
+
+def test_unreadable_catalog_file(tmp_path: Path) -> None:
+    bad = tmp_path / "c.toml"
+    bad.write_text("schema = [", encoding="utf-8")
+    with pytest.raises(CatalogError, match="not valid TOML"):
+        load_catalog(bad)
+    with pytest.raises(CatalogError, match="not found"):
+        load_catalog(tmp_path / "missing.toml")
+
+
+def test_catalog_is_package_data() -> None:
+    text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"models/*.toml"' in text

@@ -1,0 +1,204 @@
+"""Hardware tiers, thread split, memory checks and the Qt-free first-run plan."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from pathlib import Path
+
+import pytest
+
+from subtitler.config import AppConfig
+from subtitler.models import firstrun as fr
+from subtitler.models import hardware as hw_mod
+from subtitler.models.catalog import load_catalog
+from subtitler.models.hardware import GB, HardwareInfo, InsufficientMemoryError
+from tests.helpers.fake_hub import fake_whisper_files
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def machine(**kw: object) -> HardwareInfo:
+    base: dict[str, object] = dict(
+        system="Linux", machine="x86_64", cpu_count=8, total_memory=16 * GB,
+        available_memory=12 * GB, apple_silicon=False, llama_gpu_offload=False, cuda_devices=0,
+    )  # fmt: skip
+    base.update(kw)
+    return HardwareInfo(**base)  # type: ignore[arg-type]
+
+
+MAC = machine(system="Darwin", machine="arm64", apple_silicon=True, llama_gpu_offload=True)
+CUDA = machine(llama_gpu_offload=True, cuda_devices=1)
+SMALL = machine(cpu_count=2, total_memory=4 * GB, available_memory=2 * GB)
+
+
+def test_accelerator_and_tier() -> None:
+    assert (MAC.accelerator, hw_mod.tier(MAC)) == ("metal", "apple")
+    assert (CUDA.accelerator, hw_mod.tier(CUDA)) == ("cuda", "cuda")
+    assert (machine().accelerator, hw_mod.tier(machine())) == ("cpu", "cpu")
+    assert hw_mod.tier(SMALL) == "cpu-small"
+    # An Intel Mac: no Metal offload from llama.cpp's CPU build, CPU tier.
+    assert hw_mod.tier(machine(system="Darwin")) == "cpu"
+
+
+def test_runtime_plan() -> None:
+    mac = hw_mod.plan_runtime(MAC)
+    assert (mac.asr_device, mac.asr_compute_type, mac.mt_gpu_layers) == ("cpu", "int8", -1)
+    assert mac.asr_threads == 7 and mac.mt_threads == 1
+    cuda = hw_mod.plan_runtime(CUDA)
+    assert (cuda.asr_device, cuda.asr_compute_type, cuda.mt_gpu_layers) == ("cuda", "float16", -1)
+    cpu = hw_mod.plan_runtime(machine())
+    assert (cpu.asr_device, cpu.mt_gpu_layers, cpu.asr_threads, cpu.mt_threads) == ("cpu", 0, 3, 4)
+    assert any("CPU only" in line for line in cpu.describe())
+
+
+@pytest.mark.parametrize(
+    ("cores", "expected"), [(1, (1, 1)), (2, (1, 1)), (4, (1, 2)), (16, (7, 8)), (64, (8, 8))]
+)
+def test_split_threads_on_cpu(cores: int, expected: tuple[int, int]) -> None:
+    assert hw_mod.split_threads(cores, asr_on_gpu=False, mt_on_gpu=False) == expected
+
+
+def test_detect_runs_here() -> None:
+    info = hw_mod.detect(probe_backends=False)
+    assert info.cpu_count >= 1
+    assert info.total_memory is None or info.total_memory > 0
+
+
+def test_check_fits_gives_one_line() -> None:
+    hw_mod.check_fits([("Whisper small", 1 * GB)], machine())
+    with pytest.raises(InsufficientMemoryError) as e:
+        hw_mod.check_fits([("Whisper small", 1 * GB), ("Qwen3 8B", 6 * GB)], SMALL)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("not enough memory: Whisper small 1.0 GB + Qwen3 8B")
+    assert "2.0 GB available" in msg
+    hw_mod.check_fits([("x", 100 * GB)], machine(total_memory=None, available_memory=None))
+
+
+def test_gguf_memory_estimate(tmp_path: Path) -> None:
+    from subtitler.bench.random_model import PRESETS, build_random_llama
+
+    p = build_random_llama(tmp_path / "m.gguf", PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken")
+    need = hw_mod.gguf_memory_needed(p, n_ctx=1024)
+    s = PRESETS["tiny"]
+    kv = 2 * s.n_layer * 1024 * s.n_head_kv * (s.n_embd // s.n_head) * 2
+    assert need == p.stat().st_size + kv + 64 * hw_mod.MB
+
+
+# -- first run ---------------------------------------------------------------------------------
+
+
+def test_defaults_follow_the_machine(tmp_path: Path) -> None:
+    cat = load_catalog()
+    assert [e.id for e in fr.choose_defaults(cat, SMALL, "en", "de") if e] == [
+        "whisper-base", "qwen3-0.6b-q8_0",
+    ]  # fmt: skip
+    asr, mt = fr.choose_defaults(cat, machine(), "en", "de")
+    assert (asr.id, mt and mt.id) == ("whisper-small", "tower-plus-2b-q4_k_m")
+    _, mt = fr.choose_defaults(cat, machine(), "en", "th")  # Tower+ has no Thai
+    assert mt is not None and mt.id == "qwen3-4b-q4_k_m"
+    asr, mt = fr.choose_defaults(cat, CUDA, "en", "de")
+    assert (asr.id, mt and mt.id) == ("whisper-large-v3-turbo", "qwen3-4b-q4_k_m")
+    # Plenty of RAM on paper but little free: the small tier.
+    asr, _ = fr.choose_defaults(cat, machine(available_memory=2 * GB), "en", "de")
+    assert asr.id == "whisper-base"
+
+
+def test_fresh_install_offers_defaults(tmp_path: Path) -> None:
+    plan = fr.plan_first_run(AppConfig(), machine(), root=tmp_path, network=True)
+    assert not plan.ready and plan.can_download
+    assert [e.id for e in plan.offer] == ["whisper-small", "tower-plus-2b-q4_k_m"]
+    assert plan.asr.state == "missing" and plan.mt.state == "missing"
+    text = " ".join(plan.messages)
+    assert "non-commercial" in text and "Download 2.2 GB now" in text
+    assert all("\n" not in m for m in plan.messages)
+
+
+def test_no_network_says_so_plainly(tmp_path: Path) -> None:
+    plan = fr.plan_first_run(AppConfig(), SMALL, root=tmp_path, network=False)
+    assert not plan.can_download
+    assert plan.messages[-1].startswith("No network connection: models cannot be downloaded now.")
+    assert "replaying audio files" in plan.messages[-1]
+
+
+def test_local_files_are_ready_and_invalid_ones_explained(tmp_path: Path) -> None:
+    from subtitler.bench.random_model import PRESETS, build_random_llama
+
+    wdir = tmp_path / "whisper"
+    wdir.mkdir()
+    for name, data in fake_whisper_files().items():
+        (wdir / name).write_bytes(data)
+    gguf = build_random_llama(tmp_path / "t.gguf", PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken")
+    cfg = fr.with_models(AppConfig(), asr_path=wdir, mt_path=gguf)
+    plan = fr.plan_first_run(cfg, machine(), root=tmp_path / "models", network=None)
+    assert plan.ready and plan.offer == ()
+    assert plan.messages[0].startswith("Models ready:")
+
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(gguf.read_bytes()[:100_000])
+    bad = fr.with_models(cfg, mt_path=cut)
+    plan = fr.plan_first_run(bad, machine(), root=tmp_path / "models", network=None)
+    assert plan.asr.state == "ready" and plan.mt.state == "invalid"
+    assert "truncated GGUF" in plan.mt.reason
+    assert any(
+        m.startswith("The translation model cannot be used: cut.gguf: truncated")
+        for m in plan.messages
+    )
+    assert [e.id for e in plan.offer] == ["tower-plus-2b-q4_k_m"]
+
+
+def test_asr_states(tmp_path: Path) -> None:
+    cat = load_catalog()
+    assert fr.asr_state("no-such-size", cat, tmp_path).state == "invalid"
+    st = fr.asr_state(str(tmp_path / "nowhere"), cat, tmp_path)
+    assert st.state == "invalid" and "not found" in st.reason
+    st = fr.asr_state("medium", cat, tmp_path)
+    assert st.state == "missing" and st.entry is not None and st.entry.id == "whisper-medium"
+
+
+def test_chosen_catalog_model_is_offered_as_such(tmp_path: Path) -> None:
+    cfg = AppConfig()
+    cfg = dataclasses.replace(
+        cfg,
+        asr=dataclasses.replace(cfg.asr, model="medium"),
+        mt=dataclasses.replace(cfg.mt, model_path="qwen3-8b-q4_k_m"),
+    )
+    plan = fr.plan_first_run(cfg, machine(), root=tmp_path, network=True)
+    assert [e.id for e in plan.offer] == ["whisper-medium", "qwen3-8b-q4_k_m"]
+
+
+def test_with_models_and_runtime() -> None:
+    cat = load_catalog()
+    tower = cat.get("tower-plus-2b-q4_k_m")
+    cfg = fr.with_models(
+        AppConfig(), asr_path=Path("/m/w"), mt_path=Path("/m/t.gguf"), mt_entry=tower
+    )
+    assert (cfg.asr.model, cfg.mt.model_path, cfg.mt.template) == ("/m/w", "/m/t.gguf", "tower")
+    run = fr.with_runtime(cfg, hw_mod.plan_runtime(CUDA))
+    assert (run.asr.device, run.asr.compute_type, run.mt.gpu_layers) == ("cuda", "float16", -1)
+    assert AppConfig().asr.device == "auto"  # the input was not mutated
+
+
+def test_check_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    ok, msg = fr.check_network("http://127.0.0.1:9")
+    assert not ok and "offline mode" in msg  # tests/conftest.py sets HF_HUB_OFFLINE=1
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ok, msg = fr.check_network(f"http://127.0.0.1:{port}", timeout=1)
+    assert not ok and msg.startswith("no network: cannot reach 127.0.0.1")
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        ok, _ = fr.check_network(f"http://127.0.0.1:{srv.getsockname()[1]}", timeout=1)
+    assert ok
+
+
+def test_no_qt_in_models_package() -> None:
+    pkg = Path(__file__).resolve().parents[2] / "subtitler" / "models"
+    for f in pkg.glob("*.py"):
+        text = f.read_text(encoding="utf-8")
+        assert "PySide6" not in text and "subtitler.ui" not in text, f.name

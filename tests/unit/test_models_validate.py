@@ -1,0 +1,175 @@
+"""One-line reasons for bad model files (GGUF parsed by hand, CTranslate2 folders)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from subtitler.bench.random_model import PRESETS, build_random_llama
+from subtitler.models.validate import (
+    GGML_BLOCKS,
+    InvalidModelError,
+    check_model_path,
+    check_translator,
+    check_whisper_dir,
+    read_gguf,
+)
+from tests.helpers.fake_hub import fake_whisper_files
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("v") / "tiny.gguf"
+    return build_random_llama(out, PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=3)
+
+
+@pytest.fixture(scope="module")
+def gguf_no_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("v") / "plain.gguf"
+    return build_random_llama(
+        out, PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=3, chat_template=None
+    )
+
+
+def one_line(e: pytest.ExceptionInfo[InvalidModelError]) -> str:
+    msg = str(e.value)
+    assert msg and "\n" not in msg
+    return msg
+
+
+def test_good_gguf(gguf: Path) -> None:
+    info = read_gguf(gguf)
+    assert info.version == 3 and info.architecture == "llama"
+    assert info.n_tensors == 3 + 9 * PRESETS["tiny"].n_layer
+    assert info.data_end <= info.file_size < info.data_end + 64
+    assert info.arch_int("block_count") == PRESETS["tiny"].n_layer
+    assert check_translator(gguf).template == "gguf"
+    assert check_translator(gguf, "tower").template == "tower"
+    assert "template gguf" in check_model_path(gguf)
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.999])
+def test_truncated_gguf(gguf: Path, tmp_path: Path, keep: float) -> None:
+    data = gguf.read_bytes()
+    bad = tmp_path / "cut.gguf"
+    bad.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(InvalidModelError) as e:
+        read_gguf(bad)
+    assert one_line(e).startswith("cut.gguf: truncated GGUF (")
+
+
+def test_gguf_cut_inside_header(gguf: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "head.gguf"
+    bad.write_bytes(gguf.read_bytes()[:5000])
+    with pytest.raises(InvalidModelError) as e:
+        read_gguf(bad)
+    assert "ends inside its header" in one_line(e)
+
+
+def test_random_bytes(tmp_path: Path) -> None:
+    bad = tmp_path / "noise.gguf"
+    bad.write_bytes(os.urandom(100_000))
+    with pytest.raises(InvalidModelError) as e:
+        check_translator(bad)
+    assert one_line(e) == "noise.gguf: not a GGUF model file (bad header)"
+
+
+def test_corrupt_counts_after_magic(tmp_path: Path) -> None:
+    bad = tmp_path / "c.gguf"
+    bad.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + b"\xff" * 16 + os.urandom(1000))
+    with pytest.raises(InvalidModelError) as e:
+        read_gguf(bad)
+    assert "corrupt GGUF header" in one_line(e)
+
+
+def test_missing_empty_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(InvalidModelError, match="not found"):
+        read_gguf(tmp_path / "none.gguf")
+    (tmp_path / "empty.gguf").write_bytes(b"")
+    with pytest.raises(InvalidModelError, match="empty file"):
+        read_gguf(tmp_path / "empty.gguf")
+    with pytest.raises(InvalidModelError, match="is a directory"):
+        read_gguf(tmp_path)
+
+
+def test_gguf_without_chat_template(gguf_no_template: Path) -> None:
+    with pytest.raises(InvalidModelError) as e:
+        check_translator(gguf_no_template)
+    msg = one_line(e)
+    assert msg.startswith("plain.gguf: the model has no chat template")
+    with pytest.raises(InvalidModelError, match="no chat template"):
+        check_translator(gguf_no_template, "gguf")
+    # An explicit built-in template makes it usable.
+    assert check_translator(gguf_no_template, "chatml").template == "chatml"
+
+
+def test_block_table_matches_gguf_package() -> None:
+    from gguf.constants import GGML_QUANT_SIZES
+
+    for t, sizes in GGML_QUANT_SIZES.items():
+        assert GGML_BLOCKS[int(t)] == tuple(sizes), t
+
+
+def write_dir(d: Path, files: dict[str, bytes]) -> Path:
+    d.mkdir()
+    for name, data in files.items():
+        (d / name).write_bytes(data)
+    return d
+
+
+def test_whisper_dir_ok(tmp_path: Path) -> None:
+    d = write_dir(tmp_path / "w", fake_whisper_files())
+    assert check_whisper_dir(d) == d
+    assert check_model_path(d).startswith("Whisper model folder")
+
+
+def test_non_model_directory(tmp_path: Path) -> None:
+    d = write_dir(tmp_path / "photos", {"a.jpg": b"x"})
+    with pytest.raises(InvalidModelError) as e:
+        check_whisper_dir(d)
+    assert one_line(e) == (
+        "photos: not a CTranslate2 Whisper model folder (missing model.bin, config.json, "
+        "tokenizer.json, vocabulary.json or vocabulary.txt)"
+    )
+
+
+def test_whisper_dir_without_tokenizer(tmp_path: Path) -> None:
+    files = fake_whisper_files()
+    del files["tokenizer.json"]
+    d = write_dir(tmp_path / "w", files)
+    with pytest.raises(InvalidModelError, match=r"missing tokenizer\.json\)$"):
+        check_whisper_dir(d)
+
+
+def test_ct2_model_that_is_not_whisper(tmp_path: Path) -> None:
+    import struct
+
+    files = fake_whisper_files()
+    name = b"TransformerSpec\0"
+    files["model.bin"] = struct.pack("<IH", 6, len(name)) + name + b"\0" * 100
+    d = write_dir(tmp_path / "nllb", files)
+    with pytest.raises(InvalidModelError) as e:
+        check_whisper_dir(d)
+    assert one_line(e) == "nllb: a CTranslate2 TransformerSpec model, not Whisper"
+
+
+def test_whisper_path_that_is_a_file(tmp_path: Path) -> None:
+    f = tmp_path / "model.bin"
+    f.write_bytes(b"x")
+    with pytest.raises(InvalidModelError, match="is a folder"):
+        check_whisper_dir(f)
+
+
+def test_ct2_header_layout_matches_ctranslate2() -> None:
+    """Our reader follows ctranslate2's writer: uint32 version, uint16 length, name + NUL."""
+    import inspect
+
+    from ctranslate2.specs import model_spec
+
+    src = inspect.getsource(model_spec)
+    assert 'struct.pack("I", CURRENT_BINARY_VERSION)' in src
+    assert 'struct.pack("H", len(string) + 1)' in src
