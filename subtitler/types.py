@@ -21,6 +21,8 @@ class UpdateStats:
     prompt_s: float = 0.0  # prompt-only pass (0 when fused into the verify pass)
     verify_s: float = 0.0
     decode_s: float = 0.0
+    lookahead_drafted: int = 0  # tokens guessed past the draft (n-gram / resync)
+    lookahead_accepted: int = 0  # ... and kept
     ended_by_eos: bool = False
     aborted: bool = False
 

@@ -75,6 +75,11 @@ def parser() -> argparse.ArgumentParser:
         help="evaluate prompt tail and draft in one pass (the app's default); off by "
         "default so TPS excludes prompt evaluation, as in the paper",
     )
+    ap.add_argument(
+        "--beyond",
+        action="store_true",
+        help="also run n-gram lookahead, resync and SpecDec verification (issue 8)",
+    )
     ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--len-ratio", type=float, default=3.0, help="output cap per source token")
     ap.add_argument("--json", type=Path, default=None, help="write all results here")
@@ -105,7 +110,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     try:
         template = resolve_template(a.template, lm.metadata)
         prompts = PromptBuilder(template, src_lang, tgt_lang, formatter=lm)
-        specs = standard_specs(a.betas, a.ks, a.mask_beta)
+        specs = standard_specs(a.betas, a.ks, a.mask_beta, beyond=a.beyond)
         bar = None
         if not a.no_progress:
             from tqdm import tqdm

@@ -30,9 +30,15 @@ def score_runs(
         rows.append(
             {
                 "method": str(r.spec.method),
+                "label": r.spec.label,
                 "beta": r.spec.beta,
                 "mask": r.spec.mask,
                 "k": r.spec.k,
+                "lookahead": r.spec.lookahead,
+                "resync": r.spec.resync,
+                "verify": r.spec.verify,
+                "lookahead_drafted": t.lookahead_drafted,
+                "lookahead_accepted": t.lookahead_accepted,
                 "chrf": round(chrf, 2),
                 "bleu": round(bleu, 2),
                 "ne": round(r.ne(tgt_lang), 3),
@@ -72,6 +78,12 @@ def label(row: dict[str, Any]) -> str:
     if row["method"] != "SSBD":
         return str(row["method"])
     s = f"SSBD β={row['beta']:g}"
+    if row.get("verify") == "specdec":
+        s = "SpecDec top-3 τ=1"
+    if row.get("lookahead"):
+        s += f" + n-gram {row['lookahead']}"
+    if row.get("resync"):
+        s += " + resync"
     if row["mask"] == "output":
         return f"{s} + mask-{row['k']}"
     if row["mask"] == "display":

@@ -23,12 +23,23 @@ class RunSpec:
     beta: float | None = None
     mask: str = "none"  # "none" | "output" | "display"
     k: int = 0
+    lookahead: int = 0  # n-gram tokens guessed past the draft (issue 8)
+    resync: bool = False  # retry the old draft after a divergence
+    verify: str = "biased"  # or "specdec" (top-b within tau)
+    top_b: int = 3
+    tau: float = 1.0
 
     @property
     def label(self) -> str:
         if self.method is not Method.SSBD:
             return str(self.method)
         s = f"SSBD b={self.beta:g}"
+        if self.verify == "specdec":
+            s = f"SpecDec b={self.top_b} tau={self.tau:g}"
+        if self.lookahead:
+            s += f" +ngram{self.lookahead}"
+        if self.resync:
+            s += " +resync"
         return s if self.mask == "none" else f"{s} {self.mask} mask-{self.k}"
 
 
@@ -45,14 +56,32 @@ class RunResult:
 
 
 def standard_specs(
-    betas: Sequence[float], ks: Sequence[int], mask_beta: float = 0.2
+    betas: Sequence[float], ks: Sequence[int], mask_beta: float = 0.2, beyond: bool = False
 ) -> list[RunSpec]:
     specs = [RunSpec(Method.RT)]
     specs += [RunSpec(Method.SSBD, b) for b in betas]
     specs.append(RunSpec(Method.CD))
     specs += [RunSpec(Method.SSBD, mask_beta, "output", k) for k in ks]
     specs += [RunSpec(Method.SSBD, mask_beta, "display", k) for k in ks]
+    if beyond:
+        specs += beyond_specs(mask_beta)
     return specs
+
+
+def beyond_specs(beta: float = 0.2) -> list[RunSpec]:
+    """Issue 8's modes next to plain SSBD: exact (beta 0) and at the default beta."""
+    out = []
+    for b in (0.0, beta):
+        out += [
+            RunSpec(Method.SSBD, b, lookahead=8),
+            RunSpec(Method.SSBD, b, resync=True),
+            RunSpec(Method.SSBD, b, lookahead=8, resync=True),
+        ]
+    out += [
+        RunSpec(Method.SSBD, 0.0, verify="specdec"),
+        RunSpec(Method.SSBD, 0.0, verify="specdec", lookahead=8, resync=True),
+    ]
+    return out
 
 
 def run_all(
@@ -76,6 +105,11 @@ def run_all(
             beta=spec.beta if spec.beta is not None else 0.0,
             max_new_tokens=max_new_tokens,
             fuse_prompt=fuse_prompt,
+            verify=spec.verify,
+            top_b=spec.top_b,
+            tau=spec.tau,
+            lookahead=spec.lookahead,
+            resync=spec.resync,
         )
         k_out = spec.k if spec.mask == "output" else 0
         translators.append(StreamTranslator(lm, prompts, opts, output_mask_k=k_out, cap=cap))

@@ -50,6 +50,8 @@ class RunTotals:
     decode_steps: int = 0
     verified_tokens: int = 0
     prompt_tokens: int = 0
+    lookahead_drafted: int = 0
+    lookahead_accepted: int = 0
     prompt_s: float = 0.0
     verify_s: float = 0.0
     decode_s: float = 0.0
@@ -64,6 +66,8 @@ class RunTotals:
         self.decode_steps += st.decode_steps
         self.verified_tokens += st.verified_tokens
         self.prompt_tokens += st.prompt_tokens
+        self.lookahead_drafted += st.lookahead_drafted
+        self.lookahead_accepted += st.lookahead_accepted
         self.prompt_s += st.prompt_s
         self.verify_s += st.verify_s
         self.decode_s += st.decode_s

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from subtitler.mt.drafting import Chain, Proposer, Resync
 from subtitler.mt.lm import LanguageModel, Logits, common_prefix_len
 from subtitler.types import UpdateStats
 
@@ -43,6 +44,11 @@ class DecodeOptions:
     beta: float = 0.2  # bias towards the draft token in verification (SSBD only)
     max_new_tokens: int = 256  # length cap on the whole output, accepted + decoded
     fuse_prompt: bool = True  # evaluate prompt tail and draft in one pass (else two)
+    verify: str = "biased"  # "biased" (SSBD's beta rule) | "specdec" (top-b within tau)
+    top_b: int = 3  # specdec: the draft token must be among the b most likely
+    tau: float = 1.0  # specdec: ... and within this log-likelihood of the most likely
+    lookahead: int = 0  # tokens proposed past the draft per verify pass (0: off)
+    resync: bool = False  # after a divergence, try the rest of the old draft again
 
 
 @dataclass
@@ -75,6 +81,27 @@ def accepted_prefix(rows: Logits, draft: Sequence[int], beta: float) -> int:
     return m
 
 
+def specdec_prefix(rows: Logits, draft: Sequence[int], top_b: int, tau: float) -> int:
+    """SpecDec's verification (Eq. 8-9): y_i is kept while it ranks within the top b and
+    log p_max - log p(y_i) <= tau (log-probability gaps equal logit gaps)."""
+    m = len(draft)
+    if m == 0:
+        return 0
+    rows = rows[:m]
+    y = np.asarray(draft, dtype=np.intp)
+    ly = rows[np.arange(m), y]
+    rank = (rows > ly[:, None]).sum(axis=1)
+    ok = (rank < max(1, top_b)) & (rows.max(axis=1) - ly <= tau)
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) if bad.size else m
+
+
+def accept_count(rows: Logits, draft: Sequence[int], opts: DecodeOptions) -> int:
+    if opts.verify == "specdec":
+        return specdec_prefix(rows, draft, opts.top_b, opts.tau)
+    return accepted_prefix(rows, draft, opts.beta)
+
+
 def greedy(row: Logits) -> int:
     return int(np.argmax(row))
 
@@ -100,6 +127,7 @@ class Decoder:
         draft: Sequence[int],
         opts: DecodeOptions,
         should_abort: Callable[[], bool] | None = None,
+        proposer: Proposer | None = None,
     ) -> DecodeResult:
         if not prompt:
             raise ValueError("empty prompt")
@@ -142,7 +170,7 @@ class Decoder:
             if opts.method is Method.CD:
                 d, nxt_row = m, rows[0]
             else:
-                d = accepted_prefix(rows, draft, opts.beta)
+                d = accept_count(rows, draft, opts)
                 nxt_row = rows[d]
             if d < m:
                 self.lm.truncate(len(prompt) + d)
@@ -150,6 +178,11 @@ class Decoder:
         st.accepted = d
         out = list(draft[:d])
 
+        guess: Proposer | None = proposer if opts.lookahead > 0 else None
+        if opts.resync and d < m and opts.method is Method.SSBD:
+            sync = Resync(draft, d)
+            guess = sync if guess is None else Chain(sync, guess)
+        n_prompt = len(prompt)
         t0 = clock()
         while len(out) < cap:
             tok = greedy(nxt_row)
@@ -162,7 +195,21 @@ class Decoder:
             if should_abort is not None and should_abort():
                 st.aborted = True
                 break
-            nxt_row = self.lm.evaluate([tok], [0])[0]
+            k = max(opts.lookahead, 8 if opts.resync else 0)
+            extra = guess.propose(out, min(k, cap - len(out))) if guess is not None else []
+            extra = [t for t in extra if t not in eos][: cap - len(out)]
+            if extra:
+                # Verify the guesses with the token just chosen, in one pass, by the same rule.
+                rows = self.lm.evaluate([tok, *extra], list(range(len(extra) + 1)))
+                a = accept_count(rows, extra, opts)
+                out += extra[:a]
+                if a < len(extra):
+                    self.lm.truncate(n_prompt + len(out))
+                nxt_row = rows[a]
+                st.lookahead_drafted += len(extra)
+                st.lookahead_accepted += a
+            else:
+                nxt_row = self.lm.evaluate([tok], [0])[0]
             st.decode_steps += 1
         st.decode_s = clock() - t0
         st.output_len = len(out)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from subtitler.mt.drafting import NgramTable
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import output_mask
 from subtitler.mt.prompts import PromptBuilder
@@ -45,6 +47,8 @@ class StreamTranslator:
         self.decoder = Decoder(lm)
         self._segment: int | None = None
         self._draft: list[int] = []
+        # This meeting's finished translations, for n-gram lookahead past the draft.
+        self.ngrams = NgramTable(n=3)
 
     def prompt_tokens(self, source: str) -> list[int]:
         return self.lm.tokenize(self.prompts.build(source), add_bos=True, special=True)
@@ -57,13 +61,13 @@ class StreamTranslator:
     ) -> DecodeResult:
         """Translate ``source`` once with ``draft`` (stateless)."""
         n_src = len(self.lm.tokenize(" ".join(source.split()), add_bos=False, special=False))
-        opts = DecodeOptions(
-            method=self.options.method,
-            beta=self.options.beta,
+        opts = dataclasses.replace(
+            self.options,
             max_new_tokens=min(self.options.max_new_tokens, self.cap.for_source(n_src)),
-            fuse_prompt=self.options.fuse_prompt,
         )
-        return self.decoder.decode(self.prompt_tokens(source), draft, opts, should_abort)
+        return self.decoder.decode(
+            self.prompt_tokens(source), draft, opts, should_abort, proposer=self.ngrams
+        )
 
     def update(
         self,
@@ -80,6 +84,8 @@ class StreamTranslator:
             res.tokens if res.stats.aborted else output_mask(res.tokens, self.output_mask_k, final)
         )
         self._draft = list(tokens)
+        if final:
+            self.ngrams.add(tokens)
         text = self.lm.detokenize(tokens).decode("utf-8", errors="replace").strip()
         return Translation(segment_id, source, text, tuple(tokens), final, res.stats)
 

@@ -14,7 +14,7 @@ import numpy as np
 from subtitler.config import AsrConfig, AudioConfig, MtConfig
 from subtitler.pipeline.pipeline import Factories
 from subtitler.pipeline.stages import AudioSource, LoadedModel, Recognizer
-from subtitler.types import AudioBlock
+from subtitler.types import AudioBlock, Word
 
 log = logging.getLogger(__name__)
 RATE = 16000
@@ -112,13 +112,34 @@ class RealParts:
 
     oracle_words: Path | None = None  # play this word-timestamped transcript instead of ASR
     sounddevice: Any = None  # injected module (tests)
+    loop: int = 1  # play the file or transcript this many times (long soak runs)
+    loop_gap_s: float = 1.0  # silence between repetitions
+
+    def words(self) -> list[Word]:
+        """The oracle transcript, repeated ``loop`` times on one timeline."""
+        from subtitler.asr.oracle import read_words_tsv
+
+        assert self.oracle_words is not None
+        words = read_words_tsv(self.oracle_words)
+        if not words or self.loop <= 1:
+            return words
+        period = words[-1].end + self.loop_gap_s
+        return [
+            dataclasses.replace(w, start=w.start + i * period, end=w.end + i * period)
+            for i in range(self.loop)
+            for w in words
+        ]
+
+    def tile(self, audio: np.ndarray) -> np.ndarray:
+        if self.loop <= 1:
+            return audio
+        gap = np.zeros(int(self.loop_gap_s * RATE), np.float32)
+        return np.concatenate([x for _ in range(self.loop) for x in (audio, gap)])
 
 
 def make_audio(cfg: AudioConfig, clock: Callable[[], float], parts: RealParts) -> AudioSource:
     if parts.oracle_words is not None and cfg.source != "file":
-        from subtitler.asr.oracle import read_words_tsv
-
-        words = read_words_tsv(parts.oracle_words)
+        words = parts.words()
         seconds = (words[-1].end if words else 0.0) + 1.5
         # The oracle needs a timeline, not sound: silence as long as the talk.
         return PacedFileSource(
@@ -143,9 +164,9 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
 
     opts = StreamingOptions.from_config(cfg)
     if parts.oracle_words is not None:
-        from subtitler.asr.oracle import OracleBackend, OracleVad, read_words_tsv
+        from subtitler.asr.oracle import OracleBackend, OracleVad
 
-        words = read_words_tsv(parts.oracle_words)
+        words = parts.words()
         return StreamingRecognizer(OracleBackend(words), opts, vad=OracleVad(words))
     from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
     from subtitler.asr.vad import SileroStream

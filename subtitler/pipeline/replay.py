@@ -143,6 +143,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
     ap.add_argument("--mt-threads", type=int, default=1)
     ap.add_argument("--asr-threads", type=int, default=1)
+    ap.add_argument("--loop", type=int, default=1, help="play the input this many times")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many s")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--quiet", action="store_true")
@@ -176,7 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     cfg.mt.src_lang, cfg.mt.tgt_lang, cfg.mt.method, cfg.mt.beta = src, tgt, a.method, a.beta
     cfg.display.mask_k = a.k
     rec = Recorder(a.k)
-    pipe = Pipeline(cfg, rec, real_factories(RealParts(oracle_words=a.oracle)), speed=a.speed)
+    pipe = Pipeline(
+        cfg,
+        rec,
+        real_factories(RealParts(oracle_words=a.oracle, loop=max(1, a.loop))),
+        speed=a.speed,
+    )
     rss0 = rss_mb()
     t0 = time.monotonic()
     pipe.start()

@@ -24,7 +24,7 @@ def exact_lm(tiny_gguf: Path) -> Iterator[object]:
 
     lm = LlamaLM(
         LlamaSettings(
-            str(tiny_gguf), n_ctx=1024, n_batch=256, n_ubatch=32, n_threads=2, flash_attn=True
+            str(tiny_gguf), n_ctx=1024, n_batch=256, n_ubatch=32, n_threads=1, flash_attn=True
         )
     )
     yield lm

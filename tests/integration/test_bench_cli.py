@@ -50,7 +50,7 @@ def args(model: Path, src: Path, ref: Path, *extra: str) -> list[str]:
         "--ks",
         "3",
         "--threads",
-        "2",
+        "1",
         "--n-ubatch",
         "32",
         "--max-new-tokens",

@@ -185,3 +185,47 @@ def test_multibyte_text_is_never_split(exact_lm: Any) -> None:
             assert shown == kept.decode("utf-8", errors="ignore")[: len(shown)]
             assert len(kept) - len(shown.encode()) <= 3
     assert display_text(exact_lm.detokenize, toks, 4, final=True) == text
+
+
+@pytest.mark.parametrize(("lookahead", "resync"), [(8, False), (0, True), (8, True)])
+def test_lookahead_and_resync_keep_beta0_equal_to_rt(exact_lm: Any, lookahead: int,
+                                                      resync: bool) -> None:
+    """Issue 8's drafters only guess: at beta = 0 the output is still exactly RT's."""
+    prompts = PromptBuilder("qwen3", "en", "de")
+    rt = translator(exact_lm, Method.RT)
+    opts = DecodeOptions(method=Method.SSBD, beta=0.0, max_new_tokens=64, lookahead=lookahead,
+                         resync=resync)
+    ext = StreamTranslator(exact_lm, prompts, opts, cap=CAP)
+    guessed = 0
+    for i, stream in enumerate(STREAMS):
+        for j, src in enumerate(stream):
+            final = j == len(stream) - 1
+            a = rt.update(i, src, final)
+            b = ext.update(i, src, final)
+            assert a.tokens == b.tokens, f"stream {i} update {j}"
+            guessed += b.stats.lookahead_drafted
+    assert guessed > 0  # the guessing path really ran
+
+
+def test_specdec_verification_runs_on_the_real_backend(exact_lm: Any) -> None:
+    rec = Recorder(exact_lm)
+    prompts = PromptBuilder("qwen3", "en", "de")
+    opts = DecodeOptions(method=Method.SSBD, verify="specdec", top_b=3, tau=1.0,
+                         max_new_tokens=64)
+    tr = StreamTranslator(rec, prompts, opts, cap=CAP)
+    for i, stream in enumerate(STREAMS[:6]):
+        for j, src in enumerate(stream):
+            rec.log.clear()
+            t = tr.update(i, src, j == len(stream) - 1)
+            if not t.stats.draft_len:
+                continue
+            toks, at, rows = rec.log[0]
+            m = len(at) - 1
+            draft = toks[at[0] + 1 :]
+            # Independently: keep y_i while rank < 3 and max logit - logit(y_i) <= 1.
+            d = 0
+            for row, y in zip(rows[:m], draft, strict=True):
+                if (row > row[y]).sum() >= 3 or row.max() - row[y] > 1.0:
+                    break
+                d += 1
+            assert t.stats.accepted == d

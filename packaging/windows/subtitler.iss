@@ -1,0 +1,63 @@
+; Inno Setup 6 script: setup.exe for the PyInstaller bundle in dist\subtitler.
+;   iscc /DAppVersion=0.1.0 packaging\windows\subtitler.iss
+; (python packaging\build.py passes the version from pyproject.toml and the folders.)
+; Per-user install by default (no administrator prompt); the user may choose all users.
+
+#ifndef AppVersion
+  #define AppVersion "0.0.0"
+#endif
+#ifndef SourceDir
+  #define SourceDir "..\..\dist\subtitler"
+#endif
+#ifndef OutputDir
+  #define OutputDir "..\..\dist"
+#endif
+#define AppName "subtitler"
+#define AppExe "subtitler.exe"
+
+[Setup]
+; AppId identifies the app for upgrades and the uninstaller: never change it.
+AppId={{B28212B7-D7CD-4F36-A7B5-8270A5245672}
+AppName={#AppName}
+AppVersion={#AppVersion}
+AppVerName={#AppName} {#AppVersion}
+AppPublisher=subtitler contributors
+VersionInfoVersion={#AppVersion}
+DefaultDirName={autopf}\{#AppName}
+DefaultGroupName={#AppName}
+DisableProgramGroupPage=yes
+PrivilegesRequired=lowest
+PrivilegesRequiredOverridesAllowed=dialog
+ArchitecturesAllowed=x64compatible
+ArchitecturesInstallIn64BitMode=x64compatible
+OutputDir={#OutputDir}
+OutputBaseFilename={#AppName}-{#AppVersion}-windows-x64-setup
+SetupIconFile=..\..\assets\icon.ico
+UninstallDisplayIcon={app}\{#AppExe}
+UninstallDisplayName={#AppName}
+Compression=lzma2
+SolidCompression=yes
+WizardStyle=modern
+CloseApplications=yes
+
+[Languages]
+Name: "english"; MessagesFile: "compiler:Default.isl"
+
+[Tasks]
+Name: "desktopicon"; Description: "{cm:CreateDesktopIcon}"; GroupDescription: "{cm:AdditionalIcons}"; Flags: unchecked
+
+[Files]
+Source: "{#SourceDir}\*"; DestDir: "{app}"; Flags: ignoreversion recursesubdirs createallsubdirs
+
+[Icons]
+Name: "{group}\{#AppName}"; Filename: "{app}\{#AppExe}"
+Name: "{group}\{cm:UninstallProgram,{#AppName}}"; Filename: "{uninstallexe}"
+Name: "{autodesktop}\{#AppName}"; Filename: "{app}\{#AppExe}"; Tasks: desktopicon
+
+[Run]
+Filename: "{app}\{#AppExe}"; Description: "{cm:LaunchProgram,{#AppName}}"; Flags: nowait postinstall skipifsilent
+
+[UninstallDelete]
+; Files the app may write next to itself; settings, models and transcripts stay in the user's
+; profile (delete %LOCALAPPDATA%\subtitler by hand to remove them).
+Type: filesandordirs; Name: "{app}\_internal\__pycache__"

@@ -1,0 +1,1 @@
+"""Streaming speech recognition: backends, the LocalAgreement policy, VAD and sentence splits."""

@@ -1,0 +1,229 @@
+"""Replay a recording (or a word-timestamped transcript) through the streaming recogniser.
+
+    python -m subtitler.asr.replay FILE [--model small|DIR] [--json OUT.json] [--bench]
+    python -m subtitler.asr.replay --oracle WORDS.tsv [--json OUT.json] [--bench]
+
+By default the stream is simulated at 1x without waiting: audio "arrives" on its own clock,
+and every recogniser call advances that clock by its measured compute time, so the timings
+are those of a live run on this machine. ``--realtime`` instead plays the file at 1x through
+the capture path's drop-oldest queue with the wall clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, AsrError
+from subtitler.asr.metrics import StreamReport, summarize
+from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
+from subtitler.asr.vad import SpeechProbabilities
+from subtitler.audio.capture import DropOldestQueue
+from subtitler.audio.sources import AudioFileError, FileSource
+from subtitler.types import AsrUpdate, AudioBlock
+
+log = logging.getLogger("subtitler.asr.replay")
+
+
+@dataclass
+class ReplayResult:
+    updates: list[AsrUpdate]
+    report: StreamReport
+
+
+def simulate(blocks: list[AudioBlock], rec: StreamingRecognizer) -> ReplayResult:
+    """1x stream on a simulated clock advanced by the measured compute time."""
+    now = compute = 0.0
+    i = 0
+    updates: list[AsrUpdate] = []
+
+    def step(final: bool) -> None:
+        nonlocal now, compute
+        c0 = time.perf_counter()
+        ups = rec.finish(now) if final else rec.process(now)
+        spent = time.perf_counter() - c0
+        now += spent
+        compute += spent
+        updates.extend(replace(u, emitted_at=now) for u in ups)
+
+    while i < len(blocks):
+        arrival = blocks[i].t0 + blocks[i].duration
+        now = max(now, arrival)  # idle until the next block has been spoken
+        c0 = time.perf_counter()
+        while i < len(blocks) and blocks[i].t0 + blocks[i].duration <= now + 1e-9:
+            rec.insert_audio(blocks[i])  # everything that arrived while we were busy
+            i += 1
+        spent = time.perf_counter() - c0
+        now += spent
+        compute += spent
+        step(final=False)
+    step(final=True)
+    audio_s = sum(b.duration for b in blocks)
+    return ReplayResult(updates, summarize(updates, rec.runs, audio_s, compute))
+
+
+def realtime(source: FileSource, rec: StreamingRecognizer, queue_blocks: int) -> ReplayResult:
+    """1x with the wall clock: a feeder thread plays the file into a drop-oldest queue."""
+    q: DropOldestQueue[AudioBlock] = DropOldestQueue(queue_blocks)
+    done = threading.Event()
+    compute = 0.0
+    updates: list[AsrUpdate] = []
+
+    def feed() -> None:
+        for b in source.blocks():
+            q.put(b)
+        done.set()
+
+    t = threading.Thread(target=feed, name="replay-feed", daemon=True)
+    t.start()
+    while True:
+        b = q.get(timeout=0.05)
+        if b is None:
+            if done.is_set() and q.qsize() == 0:
+                break
+            continue
+        c0 = time.perf_counter()
+        while b is not None:
+            rec.insert_audio(b)
+            b = q.get(timeout=0)
+        ups = rec.process(source.clock() - source.started_at)
+        compute += time.perf_counter() - c0
+        updates += [replace(u, emitted_at=source.clock() - source.started_at) for u in ups]
+    t.join(timeout=1.0)
+    c0 = time.perf_counter()
+    ups = rec.finish(0.0)
+    compute += time.perf_counter() - c0
+    updates += [replace(u, emitted_at=source.clock() - source.started_at) for u in ups]
+    report = summarize(updates, rec.runs, source.duration, compute, q.dropped)
+    return ReplayResult(updates, report)
+
+
+def blocks_of(audio: np.ndarray[Any, Any], block_ms: int) -> list[AudioBlock]:
+    return list(FileSource(audio, realtime=False, block_ms=block_ms).blocks())
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m subtitler.asr.replay",
+        description="Replay audio or a word-timestamped transcript through streaming ASR.",
+    )
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("file", nargs="?", type=Path, help="any audio file PyAV can decode")
+    src.add_argument("--oracle", type=Path, help="WORDS.tsv: start<TAB>end<TAB>word per line")
+    ap.add_argument("--json", type=Path, help="write the updates and the summary here")
+    ap.add_argument("--bench", action="store_true", help="print only the benchmark summary")
+    ap.add_argument("--realtime", action="store_true", help="play at 1x with the wall clock")
+    g = ap.add_argument_group("recogniser (audio files)")
+    g.add_argument("--model", default="small", help="size name or CTranslate2 model dir")
+    g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    g.add_argument("--compute-type", default="auto")
+    g.add_argument("--threads", type=int, default=1)
+    g.add_argument("--beam-size", type=int, default=1)
+    g.add_argument("--max-new-tokens", type=int, help="cap per call (random test models)")
+    g = ap.add_argument_group("oracle")
+    g.add_argument("--flicker-p", type=float, default=0.5, help="chance a recent word changes")
+    g.add_argument("--flicker-s", type=float, default=0.5, help="how recent (s)")
+    g.add_argument("--seed", type=int, default=0)
+    g = ap.add_argument_group("policy")
+    d = StreamingOptions()
+    g.add_argument("--language", default=d.language, help="fixed language (default: detect)")
+    g.add_argument("--min-chunk", type=float, default=d.min_chunk_s)
+    g.add_argument("--buffer-trim", type=float, default=d.buffer_trim_s)
+    g.add_argument("--silence-end", type=float, default=d.silence_end_s)
+    g.add_argument("--no-vad", action="store_true", help="no VAD: one endless utterance")
+    g.add_argument("--block-ms", type=int, default=100)
+    g.add_argument("--queue-blocks", type=int, default=600)
+    return ap
+
+
+def _setup(a: argparse.Namespace) -> tuple[AsrBackend, SpeechProbabilities | None, Any]:
+    """Backend, VAD and audio for the arguments; raises AsrError/AudioFileError."""
+    if a.oracle is not None:
+        from subtitler.asr.oracle import OracleBackend, OracleVad, read_words_tsv
+
+        words = read_words_tsv(a.oracle)
+        oracle = OracleBackend(words, a.flicker_s, a.flicker_p, a.seed)
+        # Nothing to listen to: silent audio as long as the talk drives the clock.
+        audio = np.zeros(round((words[-1].end + 1.5) * SAMPLE_RATE), dtype=np.float32)
+        return oracle, OracleVad(words), audio
+    from subtitler.asr.faster_whisper import (
+        FasterWhisperBackend,
+        WhisperSettings,
+        decode_audio_file,
+        silero_session,
+    )
+    from subtitler.asr.vad import SileroStream
+
+    try:
+        audio = decode_audio_file(a.file)
+    except AsrError as e:
+        raise AudioFileError(str(e)) from None
+    backend = FasterWhisperBackend(
+        WhisperSettings(
+            model=a.model,
+            device=a.device,
+            compute_type=a.compute_type,
+            threads=a.threads,
+            beam_size=a.beam_size,
+            max_new_tokens=a.max_new_tokens,
+        )
+    )
+    return backend, SileroStream(silero_session()), audio
+
+
+def _print_update(u: AsrUpdate) -> None:
+    tag = "FINAL" if u.final else "     "
+    tail = f" | {u.tentative_text}" if u.tentative_text else ""
+    print(
+        f"{u.emitted_at:8.2f}s  seg {u.segment_id:3d} {tag} "
+        f"[{u.audio_t0:7.2f}-{u.audio_t1:7.2f}]  {u.committed_text}{tail}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        backend, vad, audio = _setup(a)
+    except (AsrError, AudioFileError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    options = StreamingOptions(
+        min_chunk_s=a.min_chunk,
+        buffer_trim_s=a.buffer_trim,
+        vad=not a.no_vad,
+        silence_end_s=a.silence_end,
+        language=a.language,
+    )
+    rec = StreamingRecognizer(backend, options, vad if options.vad else None)
+    if a.realtime:
+        src = FileSource(audio, realtime=True, block_ms=a.block_ms)
+        result = realtime(src, rec, a.queue_blocks)
+    else:
+        result = simulate(blocks_of(audio, a.block_ms), rec)
+    if not a.bench:
+        for u in result.updates:
+            _print_update(u)
+    for line in result.report.lines():
+        print(line)
+    if a.json:
+        payload = {
+            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(a).items()},
+            "summary": asdict(result.report),
+            "updates": [asdict(u) for u in result.updates],
+        }
+        a.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

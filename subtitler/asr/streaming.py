@@ -1,0 +1,342 @@
+"""The streaming policy: LocalAgreement-2 over a rolling buffer, pure and clock-free.
+
+Insert audio, then ask for updates, passing the stream-clock time as data; the same object
+serves the live ASR thread, the replay tool and the tests (after whisper_streaming's
+``OnlineASRProcessor``). Words are committed once two consecutive hypotheses agree on them;
+committed text is split into sentences, each sentence is one segment.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, Samples
+from subtitler.asr.sentences import ends_sentence, join_words
+from subtitler.asr.vad import SpeechProbabilities, UtteranceDetector, VadEvent, VadOptions
+from subtitler.config import AsrConfig
+from subtitler.types import AsrUpdate, AudioBlock, Word
+
+log = logging.getLogger(__name__)
+
+_GAP_S = 0.05  # a block starting this much after the previous one ends marks lost audio
+_MAX_OVERLAP_WORDS = 5  # longest re-recognised tail of committed text that is removed
+
+
+@dataclass(frozen=True)
+class StreamingOptions:
+    """Policy settings (a subset of AsrConfig, so tests can build them directly)."""
+
+    min_chunk_s: float = 1.0  # new audio needed before the recogniser runs again
+    buffer_trim_s: float = 15.0  # the recognised window never grows beyond this
+    vad: bool = True  # skip silence and end utterances with Silero VAD
+    silence_end_s: float = 0.8  # silence that ends an utterance
+    speech_pad_s: float = 0.2  # audio kept before speech starts and after it ends
+    language: str | None = None  # fixed language, or None to detect once per utterance
+    prompt_chars: int = 200  # committed text handed to the recogniser as its prompt
+
+    @classmethod
+    def from_config(cls, cfg: AsrConfig) -> StreamingOptions:
+        return cls(
+            min_chunk_s=cfg.min_chunk_s,
+            buffer_trim_s=cfg.buffer_trim_s,
+            vad=cfg.vad,
+            silence_end_s=cfg.silence_end_s,
+            speech_pad_s=cfg.speech_pad_s,
+            language=cfg.language,
+        )
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One recogniser call, for the benchmark."""
+
+    audio_end: float  # stream time the window reached
+    window_s: float  # length of the audio recognised
+    final: bool  # the pass that closed an utterance
+
+
+def _key(w: Word) -> str:
+    # Agreement is on the exact written word (punctuation included): a comma that comes and
+    # goes is a real change, and sentence ends are found from the punctuation.
+    return w.text.strip()
+
+
+def common_prefix(a: list[Word], b: list[Word]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if _key(x) != _key(y):
+            break
+        n += 1
+    return n
+
+
+@dataclass
+class _Segment:
+    words: list[Word] = field(default_factory=list)
+    emitted: tuple[str, str] | None = None  # (committed, tentative) last sent
+
+
+class StreamingRecognizer:
+    """LocalAgreement-2 with VAD-delimited utterances and sentence segments."""
+
+    def __init__(
+        self,
+        backend: AsrBackend,
+        options: StreamingOptions | None = None,
+        vad: SpeechProbabilities | None = None,
+    ) -> None:
+        self.backend = backend
+        self.opt = options or StreamingOptions()
+        if self.opt.vad and vad is None:
+            raise ValueError("options.vad is set: pass a speech-probability source")
+        self._probs = vad if self.opt.vad else None
+        self._detector = UtteranceDetector(VadOptions(silence_end_s=self.opt.silence_end_s))
+        self.runs: list[RunInfo] = []
+        # Audio: samples from _buf_t0 to _t_end (only what a pending or open utterance needs).
+        # Positions are sample counts from the stream origin, so times do not drift.
+        self._buf = np.zeros(0, dtype=np.float32)
+        self._origin: float | None = None  # stream time of sample 0
+        self._n_buf0 = 0  # sample index of _buf[0]
+        self._outbox: list[AsrUpdate] = []  # updates made inside insert_audio (at a gap)
+        # Utterances: those ended but not yet recognised, and the open one.
+        self._pending: list[tuple[float, float, bool]] = []  # (start, end, too_short)
+        self._open: float | None = None  # start of the open utterance
+        self._begin(0.0)
+        self._segment_id = 0
+        self._seg = _Segment()
+        self._history: list[Word] = []  # committed words, for the prompt
+
+    # -- input -------------------------------------------------------------------------------
+
+    def insert_audio(self, block: AudioBlock) -> None:
+        """Append a block (16 kHz mono float32) of the stream."""
+        if block.sample_rate != SAMPLE_RATE:
+            raise ValueError(f"expected {SAMPLE_RATE} Hz audio, got {block.sample_rate} Hz")
+        samples = np.asarray(block.samples, dtype=np.float32).reshape(-1)
+        if self._origin is None:
+            self._start_stream(block.t0)
+        elif block.t0 > self._t_end + _GAP_S:
+            # Audio was lost (device gone, queue overflow): recognise what was being said
+            # now, while its audio is here, and start afresh so times stay right.
+            log.info("gap in audio %.2f..%.2f s: ending the utterance", self._t_end, block.t0)
+            self._end_open(self._t_end)
+            self._outbox += self._drain_pending(self._t_end)
+            self._start_stream(block.t0)
+        self._buf = np.concatenate([self._buf, samples])
+        if self._probs is None:
+            if self._open is None:  # without VAD the whole stream is one utterance
+                self._open = self._buf_t0
+                self._begin(self._buf_t0)
+        else:
+            for ev in self._detector.feed(self._probs(samples)):
+                self._on_vad(ev)
+        self._drop_unneeded_audio()
+
+    @property
+    def _buf_t0(self) -> float:
+        return (self._origin or 0.0) + self._n_buf0 / SAMPLE_RATE
+
+    @property
+    def _t_end(self) -> float:
+        return (self._origin or 0.0) + (self._n_buf0 + len(self._buf)) / SAMPLE_RATE
+
+    def _start_stream(self, t0: float) -> None:
+        self._buf = np.zeros(0, dtype=np.float32)
+        self._origin, self._n_buf0 = t0, 0
+        self._detector.restart(t0)
+        if self._probs is not None:
+            self._probs.reset()
+
+    def _on_vad(self, ev: VadEvent) -> None:
+        if ev.kind == "start":
+            self._open = ev.t
+            if not self._pending:  # else it begins once the pending ones are recognised
+                self._begin(ev.t)
+        elif self._open is not None:
+            self._pending.append((self._open, ev.t + self.opt.speech_pad_s, ev.short))
+            self._open = None
+
+    def _end_open(self, t: float) -> None:
+        if self._probs is not None:
+            for ev in self._detector.close():
+                self._on_vad(ev)
+        elif self._open is not None:
+            self._pending.append((self._open, t, False))
+            self._open = None
+
+    def _drop_unneeded_audio(self) -> None:
+        """Keep only audio a pending/open utterance needs, plus pre-roll for the next one."""
+        if self._pending:
+            keep_from = min(self._win_t0, self._pending[0][0] - self.opt.speech_pad_s)
+        elif self._open is not None:
+            keep_from = self._win_t0
+        else:
+            # Silence: the VAD reports a start up to ~a frame late, keep a second of pre-roll.
+            keep_from = self._t_end - self.opt.speech_pad_s - 1.0
+        cut = round((keep_from - self._buf_t0) * SAMPLE_RATE)
+        if cut > 0:
+            self._buf = self._buf[cut:]
+            self._n_buf0 += cut
+
+    def _audio(self, t0: float, t1: float) -> Samples:
+        i0 = max(0, round((t0 - self._buf_t0) * SAMPLE_RATE))
+        i1 = max(i0, round((t1 - self._buf_t0) * SAMPLE_RATE))
+        return self._buf[i0:i1]
+
+    # -- output ------------------------------------------------------------------------------
+
+    @property
+    def buffer_s(self) -> float:
+        """Length of the window the recogniser would see now (s)."""
+        if self._open is None:
+            return 0.0
+        return max(0.0, self._t_end - self._win_t0)
+
+    def process(self, now: float) -> list[AsrUpdate]:
+        """Recognise if due; ``now`` (stream clock) stamps the updates."""
+        out = [replace(u, emitted_at=now) for u in self._outbox]
+        self._outbox = []
+        out += self._drain_pending(now)
+        if self._open is not None and self._t_end - self._last_run >= self.opt.min_chunk_s - 1e-9:
+            out += self._run(self._t_end, now, final=False)
+        self._drop_unneeded_audio()
+        return out
+
+    def finish(self, now: float) -> list[AsrUpdate]:
+        """End of stream: close the open utterance and recognise everything left."""
+        if self._origin is not None:
+            self._end_open(self._t_end)
+        return self.process(now)
+
+    def _drain_pending(self, now: float) -> list[AsrUpdate]:
+        out: list[AsrUpdate] = []
+        while self._pending:
+            start, end, short = self._pending.pop(0)
+            out += self._finish_utterance(start, end, short, now)
+        return out
+
+    # -- the policy --------------------------------------------------------------------------
+
+    def _begin(self, start: float) -> None:
+        """Fresh recogniser state for an utterance whose speech starts at ``start``."""
+        self._win_t0 = max(self._buf_t0, start - self.opt.speech_pad_s)
+        self._last_run = start  # the first run waits for min_chunk_s of speech
+        self._tail: list[Word] = []  # previous hypothesis after the committed words
+        self._last_commit_end = -1.0
+        self._language: str | None = None
+
+    def _finish_utterance(
+        self, start: float, end: float, short: bool, now: float
+    ) -> list[AsrUpdate]:
+        out: list[AsrUpdate] = []
+        if not short or self._seg.words or self._tail:
+            out = self._run(end, now, final=True)
+        out += self._close_segment(now, end)
+        following = self._pending[0][0] if self._pending else self._open
+        self._begin(following if following is not None else end)
+        return out
+
+    def _prompt(self) -> str:
+        # Only text whose audio left the window: words still inside it are recognised again.
+        done = [w.text for w in self._history if w.end <= self._win_t0 + 1e-6]
+        return join_words(done)[-self.opt.prompt_chars :].lstrip()
+
+    def _run(self, t1: float, now: float, final: bool) -> list[AsrUpdate]:
+        t0 = self._win_t0
+        audio = self._audio(t0, t1)
+        self._last_run = t1
+        language = self.opt.language or self._language
+        hyp = self.backend.transcribe(audio, t0=t0, prompt=self._prompt(), language=language)
+        self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final))
+        if self.opt.language is None and self._language is None and hyp.language:
+            self._language = hyp.language  # detected once, kept for the utterance
+        words = self._new_words(
+            [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
+        )
+        n = len(words) if final else common_prefix(self._tail, words)
+        self._tail = words[n:]
+        out = self._commit(words[:n], now, t1)
+        out += self._trim(now, t1, final)
+        if not final:
+            upd = self._update(now, t1, final=False)
+            if upd is not None:
+                out.append(upd)
+        return out
+
+    def _new_words(self, words: list[Word]) -> list[Word]:
+        """Drop what was committed already: by time, then by matching the committed tail."""
+        words = [w for w in words if w.start > self._last_commit_end - 0.1 and w.text.strip()]
+        if words and self._history and abs(words[0].start - self._last_commit_end) < 1.0:
+            tail = [_key(w) for w in self._history[-_MAX_OVERLAP_WORDS:]]
+            for k in range(min(len(tail), len(words)), 0, -1):
+                if tail[-k:] == [_key(w) for w in words[:k]]:
+                    return words[k:]
+        return words
+
+    def _commit(self, words: list[Word], now: float, t1: float) -> list[AsrUpdate]:
+        out: list[AsrUpdate] = []
+        for w in words:
+            self._seg.words.append(w)
+            self._history.append(w)
+            self._last_commit_end = w.end
+            if ends_sentence(w.text):
+                out += self._close_segment(now, t1, trim_at=w.end)
+        if len(self._history) > 400:
+            del self._history[:-200]
+        return out
+
+    def _trim(self, now: float, t1: float, final: bool) -> list[AsrUpdate]:
+        """Keep the window under buffer_trim_s even inside a long unpunctuated sentence."""
+        # Cut a chunk early: the next run adds up to min_chunk_s before it can cut again.
+        if final or t1 - self._win_t0 <= self.opt.buffer_trim_s - self.opt.min_chunk_s:
+            return []
+        out: list[AsrUpdate] = []
+        if self._last_commit_end <= self._win_t0:
+            # Nothing committed inside the window: commit the tentative words heard long
+            # enough ago (a min_chunk before the end) so there is a place to cut.
+            old = [w for w in self._tail if w.end <= t1 - self.opt.min_chunk_s]
+            self._tail = self._tail[len(old) :]
+            out += self._commit(old, now, t1)
+        if self._last_commit_end > self._win_t0:
+            self._win_t0 = self._last_commit_end
+        return out
+
+    def _close_segment(
+        self, now: float, t1: float, trim_at: float | None = None
+    ) -> list[AsrUpdate]:
+        out: list[AsrUpdate] = []
+        if self._seg.words or self._seg.emitted is not None:
+            upd = self._update(now, t1, final=True)
+            assert upd is not None
+            out.append(upd)
+            self._segment_id += 1
+        self._seg = _Segment()
+        if trim_at is not None and trim_at > self._win_t0:
+            self._win_t0 = trim_at  # the sentence is done: its audio is not needed any more
+        return out
+
+    def _update(self, now: float, t1: float, final: bool) -> AsrUpdate | None:
+        seg = self._seg
+        committed = join_words([w.text for w in seg.words])
+        tentative = "" if final else join_words([w.text for w in self._tail])
+        if not final and seg.emitted == (committed, tentative):
+            return None
+        if not final and seg.emitted is None and not (committed or tentative):
+            return None  # nothing heard yet; an emptied segment is still reported
+        seg.emitted = (committed, tentative)
+        first = seg.words or self._tail
+        t0 = first[0].start if first else self._win_t0
+        return AsrUpdate(
+            segment_id=self._segment_id,
+            committed_text=committed,
+            tentative_text=tentative,
+            final=final,
+            audio_t0=t0,
+            audio_t1=t1,
+            emitted_at=now,
+            committed_words=tuple(seg.words),
+            language=self.opt.language or self._language,
+        )

@@ -1,0 +1,148 @@
+"""Voice activity: streaming Silero probabilities and an utterance detector over them.
+
+Silero's ONNX model ships inside faster-whisper; ``subtitler.asr.faster_whisper.silero_session``
+loads it (that module is the only one importing faster_whisper). The detector is pure: it turns
+per-frame speech probabilities into utterance start/end times on the stream clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from subtitler.asr.backend import SAMPLE_RATE, Samples
+
+FRAME = 512  # Silero v5/v6 window at 16 kHz (32 ms)
+_CONTEXT = 64  # samples of the previous window the model sees in front of each window
+FRAME_S = FRAME / SAMPLE_RATE
+
+
+class SpeechProbabilities(Protocol):
+    """Streaming speech probability per complete 512-sample frame; partial frames are kept."""
+
+    def __call__(self, samples: Samples) -> npt.NDArray[np.float32]: ...
+
+    def reset(self) -> None: ...
+
+
+class SileroStream:
+    """Silero VAD run incrementally: LSTM state and context carry over between calls.
+
+    faster-whisper's own wrapper restarts the state on every call; carrying it makes the
+    probabilities independent of how the audio is cut into blocks (checked bit-exact).
+    """
+
+    def __init__(self, session: Any) -> None:
+        self._session = session  # onnxruntime.InferenceSession of silero_vad_v6.onnx
+        self.reset()
+
+    def reset(self) -> None:
+        self._h = np.zeros((1, 1, 128), dtype=np.float32)
+        self._c = np.zeros((1, 1, 128), dtype=np.float32)
+        self._context = np.zeros(_CONTEXT, dtype=np.float32)
+        self._rest = np.zeros(0, dtype=np.float32)
+
+    def __call__(self, samples: Samples) -> npt.NDArray[np.float32]:
+        audio = np.concatenate([self._rest, np.asarray(samples, dtype=np.float32)])
+        n = len(audio) // FRAME
+        self._rest = audio[n * FRAME :]
+        if n == 0:
+            return np.zeros(0, dtype=np.float32)
+        windows = audio[: n * FRAME].reshape(n, FRAME)
+        contexts = np.concatenate([self._context[None, :], windows[:-1, -_CONTEXT:]], axis=0)
+        batch = np.concatenate([contexts, windows], axis=1)
+        out, self._h, self._c = self._session.run(
+            None, {"input": batch, "h": self._h, "c": self._c}
+        )
+        self._context = windows[-1, -_CONTEXT:].copy()
+        return np.asarray(out, dtype=np.float32).reshape(-1)
+
+
+@dataclass(frozen=True)
+class VadOptions:
+    """Thresholds of the utterance detector (Silero's recommended hysteresis)."""
+
+    threshold: float = 0.5  # a frame at or above this is speech
+    neg_threshold: float = 0.35  # below this it is silence; in between keeps the current state
+    silence_end_s: float = 0.8  # silence after the last speech frame that ends an utterance
+    min_speech_s: float = 0.25  # shorter utterances are reported as too short (clicks, coughs)
+
+
+@dataclass(frozen=True)
+class VadEvent:
+    kind: str  # "start" | "end"
+    t: float  # speech start, or end of the last speech frame (stream clock, s)
+    short: bool = False  # an "end" whose utterance was shorter than min_speech_s
+
+
+@dataclass
+class UtteranceDetector:
+    """Frame probabilities in, utterance boundaries out. Pure: time is the frame index."""
+
+    options: VadOptions = field(default_factory=VadOptions)
+    origin: float = 0.0  # stream time of frame 0
+    _frames: int = 0
+    _speaking: bool = False
+    _prev_speech: bool = False
+    _start: float = 0.0
+    _last_speech_end: float = 0.0
+
+    @property
+    def speaking(self) -> bool:
+        return self._speaking
+
+    @property
+    def time(self) -> float:
+        """Stream time up to which probabilities have been seen."""
+        return self.origin + self._frames * FRAME_S
+
+    def restart(self, origin: float) -> None:
+        """Forget everything; frame 0 is now at ``origin`` (after a gap in the stream)."""
+        self.origin, self._frames = origin, 0
+        self._speaking = self._prev_speech = False
+
+    def feed(self, probs: npt.NDArray[np.float32]) -> list[VadEvent]:
+        o = self.options
+        events: list[VadEvent] = []
+        for p in probs.tolist():
+            t = self.origin + self._frames * FRAME_S
+            self._frames += 1
+            speech = p >= o.threshold or (self._prev_speech and p >= o.neg_threshold)
+            self._prev_speech = speech
+            if speech:
+                if not self._speaking:
+                    self._speaking, self._start = True, t
+                    events.append(VadEvent("start", t))
+                self._last_speech_end = t + FRAME_S
+            elif self._speaking and t + FRAME_S - self._last_speech_end >= o.silence_end_s:
+                self._speaking = False
+                short = self._last_speech_end - self._start < o.min_speech_s
+                events.append(VadEvent("end", self._last_speech_end, short))
+        return events
+
+    def close(self) -> list[VadEvent]:
+        """End of stream: close an open utterance at its last speech frame."""
+        if not self._speaking:
+            return []
+        self._speaking = self._prev_speech = False
+        short = self._last_speech_end - self._start < self.options.min_speech_s
+        return [VadEvent("end", self._last_speech_end, short)]
+
+
+def find_utterances(
+    probs_source: SpeechProbabilities, audio: Samples, options: VadOptions | None = None
+) -> list[tuple[float, float]]:
+    """Utterances (start, end) in a whole recording, skipping ones shorter than min_speech_s."""
+    det = UtteranceDetector(options or VadOptions())
+    events = det.feed(probs_source(audio)) + det.close()
+    out: list[tuple[float, float]] = []
+    start = 0.0
+    for ev in events:
+        if ev.kind == "start":
+            start = ev.t
+        elif not ev.short:
+            out.append((start, ev.t))
+    return out

@@ -1,0 +1,304 @@
+"""Microphone / loopback capture with sounddevice: callback -> bounded queue -> 16 kHz blocks.
+
+The sounddevice module is injected (tests pass a fake that plays a real clip through the real
+callback). The callback only copies into a bounded queue, dropping the oldest block when the
+consumer falls behind; mixing down, resampling and the level meter run in ``read``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from subtitler.audio.resample import Samples, StreamResampler
+from subtitler.config import AudioConfig
+from subtitler.types import AudioBlock
+
+log = logging.getLogger(__name__)
+
+RATE = 16000
+T = TypeVar("T")
+
+
+class AudioDeviceError(RuntimeError):
+    """No usable input device; the message is meant for the user as is."""
+
+
+class DropOldestQueue(Generic[T]):
+    """A bounded queue whose ``put`` never blocks: when full, the oldest item goes."""
+
+    def __init__(self, maxsize: int) -> None:
+        self._q: queue.Queue[T] = queue.Queue(maxsize=max(1, maxsize))
+        self.dropped = 0
+
+    def put(self, item: T) -> None:
+        while True:
+            try:
+                self._q.put_nowait(item)
+                return
+            except queue.Full:
+                try:
+                    self._q.get_nowait()
+                    self.dropped += 1
+                except queue.Empty:  # the consumer emptied it meanwhile
+                    pass
+
+    def get(self, timeout: float | None = None) -> T | None:
+        try:
+            return self._q.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def qsize(self) -> int:
+        return self._q.qsize()
+
+
+@dataclass(frozen=True)
+class InputDevice:
+    """An input the user can pick (a microphone, or a loopback/monitor of an output)."""
+
+    index: int
+    name: str
+    hostapi: str
+    channels: int
+    default_samplerate: float
+    loopback: bool  # captures what the computer plays (PulseAudio .monitor, WASAPI loopback)
+    is_default: bool = False
+
+
+def _is_loopback(name: str) -> bool:
+    n = name.lower()
+    return n.endswith(".monitor") or n.startswith("monitor of") or "loopback" in n
+
+
+def list_input_devices(sd: Any) -> list[InputDevice]:
+    """Every device with input channels, loopback sources included where the platform has them."""
+    hostapis = [h["name"] for h in sd.query_hostapis()]
+    default_in = _default_input(sd)
+    out = []
+    for i, d in enumerate(sd.query_devices()):
+        if int(d["max_input_channels"]) <= 0:
+            continue
+        api = d.get("hostapi", 0)
+        out.append(
+            InputDevice(
+                index=i,
+                name=str(d["name"]),
+                hostapi=hostapis[api] if 0 <= api < len(hostapis) else "",
+                channels=int(d["max_input_channels"]),
+                default_samplerate=float(d["default_samplerate"]),
+                loopback=_is_loopback(str(d["name"])),
+                is_default=i == default_in,
+            )
+        )
+    return out
+
+
+def _default_input(sd: Any) -> int:
+    try:
+        dev = sd.default.device
+        idx = dev[0] if isinstance(dev, list | tuple) else dev
+        return int(idx) if idx is not None else -1
+    except (TypeError, ValueError, AttributeError):
+        return -1
+
+
+def find_input_device(sd: Any, wanted: str | int | None) -> InputDevice:
+    """The device for a config value: None = default, an index, or (part of) a name."""
+    devices = list_input_devices(sd)
+    if not devices:
+        raise AudioDeviceError("no audio input device found (is a microphone connected?)")
+    if wanted is None or wanted == "":
+        return next((d for d in devices if d.is_default), devices[0])
+    if isinstance(wanted, int) or str(wanted).isdigit():
+        for d in devices:
+            if d.index == int(wanted):
+                return d
+        raise AudioDeviceError(f"audio input device #{wanted} not found")
+    exact = [d for d in devices if d.name == wanted]
+    partial = [d for d in devices if str(wanted).lower() in d.name.lower()]
+    if exact or partial:
+        return (exact or partial)[0]
+    names = ", ".join(d.name for d in devices)
+    raise AudioDeviceError(f"audio input device {wanted!r} not found (available: {names})")
+
+
+def level_dbfs(samples: Samples) -> float:
+    """RMS level in dBFS (-100 for silence): what a level meter shows."""
+    if len(samples) == 0:
+        return -100.0
+    rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64))))
+    return max(-100.0, 20 * math.log10(rms)) if rms > 0 else -100.0
+
+
+class MicrophoneCapture:
+    """Capture from one input device; ``read`` returns 16 kHz mono blocks on the stream clock.
+
+    The stream clock starts at 0 when ``start`` is called. Block times come from sample counts
+    (drift-free); a dropped block or a lost device leaves a gap that the ASR sees as such.
+    When the device disappears, ``read`` keeps trying to re-open it every ``reopen_s``.
+    """
+
+    def __init__(
+        self,
+        config: AudioConfig | None = None,
+        sd: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+        reopen_s: float = 1.0,
+    ) -> None:
+        self.config = config or AudioConfig()
+        if sd is None:
+            import sounddevice
+
+            sd = sounddevice
+        self._sd = sd
+        self._clock = clock
+        self.reopen_s = reopen_s
+        self._queue: DropOldestQueue[tuple[int, int, Samples]] = DropOldestQueue(
+            self.config.queue_blocks
+        )
+        self._stream: Any = None
+        self._t_start = 0.0
+        self._stopping = False
+        self._lost = threading.Event()
+        self._next_retry = 0.0
+        self._generation = 0  # increments on each (re)open: stale blocks are recognised
+        self._rate = RATE
+        self._in_pos = 0  # device samples since this stream opened
+        self._origin = 0.0  # stream time of this stream's first sample
+        self._out_pos = 0  # 16 kHz samples handed out since this stream opened
+        self._resampler = StreamResampler(RATE)
+        self.device: InputDevice | None = None
+        self.level = -100.0  # dBFS of the last block read
+        self.state = "stopped"  # "running" | "lost" | "stopped"
+        self.error = ""  # why the device is lost, for the UI
+
+    @property
+    def dropped(self) -> int:
+        """Blocks thrown away because the consumer fell behind."""
+        return self._queue.dropped
+
+    def start(self) -> None:
+        """Open the configured device; raises AudioDeviceError with a user-facing message."""
+        self._t_start = self._clock()
+        self._stopping = False
+        self._open(origin=0.0)
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._close()
+        self.state = "stopped"
+
+    def _open(self, origin: float) -> None:
+        sd = self._sd
+        dev = find_input_device(sd, self.config.device)
+        rate = RATE
+        try:
+            sd.check_input_settings(device=dev.index, channels=1, dtype="float32", samplerate=RATE)
+        except Exception:  # PortAudio says "Invalid sample rate" in several ways
+            rate = int(dev.default_samplerate)
+            log.info("%s cannot capture at 16 kHz; resampling from %d Hz", dev.name, rate)
+        self._rate = rate
+        self._resampler = StreamResampler(rate, RATE)
+        self._generation += 1
+        self._in_pos = self._out_pos = 0
+        self._origin = origin
+        gen = self._generation
+
+        def callback(indata: Any, frames: int, time_info: Any, status: Any) -> None:
+            # Real-time thread: copy and enqueue, nothing else (no locks, no resampling).
+            self._queue.put((gen, self._in_pos, np.array(indata, dtype=np.float32)))
+            self._in_pos += frames
+
+        self._lost.clear()  # before start: the device may vanish the moment it starts
+        try:
+            stream = sd.InputStream(
+                device=dev.index,
+                channels=1,
+                samplerate=rate,
+                dtype="float32",
+                blocksize=max(1, rate * self.config.block_ms // 1000),
+                callback=callback,
+                finished_callback=lambda: self._on_finished(gen),
+            )
+            stream.start()
+        except Exception as e:
+            raise AudioDeviceError(f"cannot open audio input {dev.name!r}: {e}") from e
+        self._stream, self.device = stream, dev
+        self.state, self.error = "running", ""
+        log.info("capturing from %s at %d Hz", dev.name, rate)
+
+    def _on_finished(self, gen: int) -> None:
+        # PortAudio ends the stream when the device goes away; a stop() we asked for is fine.
+        if not self._stopping and gen == self._generation:
+            self._lost.set()
+
+    def _close(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:
+                stream.stop()
+                stream.close()
+            except Exception as e:  # a vanished device can fail to close; nothing to save
+                log.debug("closing the audio stream failed: %s", e)
+
+    def _check_device(self) -> None:
+        # Blocks captured before the loss are good audio: hand them out first.
+        if self._lost.is_set() and self.state == "running" and self._queue.qsize() == 0:
+            name = self.device.name if self.device else "?"
+            self.state, self.error = "lost", f"audio input {name!r} disappeared; retrying"
+            log.warning(self.error)
+            self._close()
+            self._next_retry = self._clock()
+        if self.state == "lost" and self._clock() >= self._next_retry:
+            try:
+                self._rescan()
+                self._open(origin=self._clock() - self._t_start)
+                log.info("audio input re-opened")
+            except AudioDeviceError as e:
+                self.error = f"{e}; retrying"
+                self._next_retry = self._clock() + self.reopen_s
+
+    def _rescan(self) -> None:
+        # PortAudio lists devices once per initialisation: re-initialise to see a device
+        # that came back (sounddevice has no public call for it).
+        terminate = getattr(self._sd, "_terminate", None)
+        initialize = getattr(self._sd, "_initialize", None)
+        if terminate is not None and initialize is not None:
+            try:
+                terminate()
+                initialize()
+            except Exception as e:  # an old PortAudio may refuse; the old list still works
+                log.debug("PortAudio re-initialisation failed: %s", e)
+
+    def read(self, timeout: float = 0.1) -> AudioBlock | None:
+        """The next 16 kHz block, or None if none came within ``timeout`` seconds."""
+        self._check_device()
+        while True:
+            item = self._queue.get(timeout=timeout)
+            if item is None:
+                self._check_device()
+                return None
+            gen, pos, data = item
+            if gen == self._generation:
+                break  # blocks of a stream closed since are stale
+        mono = data.mean(axis=1) if data.ndim == 2 else data.reshape(-1)
+        # A dropped block shows as a jump in the device sample position: restart the
+        # resampler there so the block's time stays exact.
+        expected_in = round(self._out_pos * self._rate / RATE)
+        if abs(pos - expected_in) > self._rate // 100:
+            self._resampler = StreamResampler(self._rate, RATE)
+            self._out_pos = round(pos * RATE / self._rate)
+        out = self._resampler(mono.astype(np.float32))
+        t0 = self._origin + self._out_pos / RATE
+        self._out_pos += len(out)
+        self.level = level_dbfs(out)
+        return AudioBlock(out, t0, RATE)

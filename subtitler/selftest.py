@@ -1,0 +1,229 @@
+"""``subtitler --self-test``: load every native part of the app and run the tiny models once.
+
+Checks, one output line each (``ok   name: detail`` or ``FAIL name: reason``):
+
+- qt: the overlay renders a subtitle offscreen and its text reaches the pixels;
+- audio: sounddevice finds PortAudio and lists the input devices (none is fine: CI machines
+  have no sound card; the count is reported);
+- vad: faster-whisper's bundled Silero model loads and finds speech in the bundled clip;
+- whisper: the tiny Whisper model in assets/selftest loads and transcribes the clip;
+- llama: the tiny GGUF loads in llama.cpp and the StreamTranslator (SSBD) produces tokens.
+
+It exits non-zero when any check fails and never hangs: each check after Qt runs in a worker
+thread with its own time limit, and a watchdog ends the process if the whole run overruns.
+The models have random weights: the checks prove the libraries load and run, not quality.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from subtitler import __version__
+from subtitler.resources import asset_path
+
+CHECK_TIMEOUT_S = 90.0  # one check (the first llama.cpp / CTranslate2 load can be slow)
+TOTAL_TIMEOUT_S = 240.0  # the whole run, Qt included
+CLIP = "LJ001-0002.flac"  # "in being comparatively modern." (LJSpeech, 1.9 s)
+WHISPER_DIR = "whisper-random"
+LLAMA_FILE = "llama-random-q8_0.gguf"
+
+
+def selftest_dir() -> Path:
+    return asset_path("selftest")
+
+
+def _required(name: str) -> Path:
+    p = selftest_dir() / name
+    if not p.exists():
+        raise FileNotFoundError(f"self-test asset missing: {p}")
+    return p
+
+
+def _clip() -> Any:
+    from subtitler.audio.sources import load_audio
+
+    return load_audio(_required(CLIP))
+
+
+def check_qt() -> str:
+    # An entry point like app.py: it may start UI code (lazily, so other checks run without Qt).
+    from subtitler.ui.selfcheck import check_qt as qt_check
+
+    return qt_check()
+
+
+def check_audio() -> str:
+    import sounddevice as sd
+
+    from subtitler.audio.capture import list_input_devices
+
+    version = str(sd.get_portaudio_version()[1]).split(",")[0]
+    devices = list_input_devices(sd)
+    apis = sorted({d.hostapi for d in devices if d.hostapi})
+    where = f" ({', '.join(apis)})" if apis else ""
+    return f"{version}, {len(devices)} input device(s){where}"
+
+
+def check_vad() -> str:
+    import numpy as np
+
+    from subtitler.asr.faster_whisper import silero_session
+    from subtitler.asr.vad import SileroStream, find_utterances
+
+    audio = _clip()
+    stream = SileroStream(silero_session())
+    spans = find_utterances(stream, audio)
+    stream.reset()
+    peak = float(np.max(stream(audio), initial=0.0))
+    if not spans:
+        raise RuntimeError(f"no speech found in {CLIP} (peak speech probability {peak:.2f})")
+    speech = sum(b - a for a, b in spans)
+    return f"Silero found {speech:.1f} s of speech in {len(audio) / 16000:.1f} s (peak {peak:.2f})"
+
+
+def check_whisper() -> str:
+    from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings
+
+    model = _required(WHISPER_DIR)
+    audio = _clip()
+    t0 = time.perf_counter()
+    backend = FasterWhisperBackend(
+        WhisperSettings(str(model), device="cpu", threads=1, max_new_tokens=4)
+    )
+    hyp = backend.transcribe(audio, t0=0.0, prompt="", language="en")
+    if not hyp.words:
+        raise RuntimeError("the tiny Whisper model produced no words")
+    return (
+        f"tiny model on {backend.device} ({backend.compute_type}): {len(hyp.words)} word(s) "
+        f"in {time.perf_counter() - t0:.1f} s"
+    )
+
+
+def check_llama() -> str:
+    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+    from subtitler.mt.prompts import PromptBuilder
+    from subtitler.mt.ssbd import DecodeOptions, Method
+    from subtitler.mt.translator import StreamTranslator
+
+    path = _required(LLAMA_FILE)
+    lm = LlamaLM(LlamaSettings(str(path), n_ctx=512, n_batch=128, n_ubatch=32, n_threads=1))
+    try:
+        tr = StreamTranslator(
+            lm,
+            PromptBuilder("chatml", "en", "de"),
+            DecodeOptions(method=Method.SSBD, beta=0.2, max_new_tokens=12),
+        )
+        first = tr.update(0, "in being comparatively", final=False)
+        last = tr.update(0, "in being comparatively modern.", final=True)
+        if not last.tokens:
+            raise RuntimeError("llama.cpp produced no tokens")
+        stats = last.stats
+        accel = "GPU offload" if lm.gpu_offload else "CPU"
+        return (
+            f"tiny GGUF on {accel}: {len(first.tokens)} then {len(last.tokens)} token(s), "
+            f"draft {stats.draft_len} accepted {stats.accepted}"
+        )
+    finally:
+        lm.close()
+
+
+CHECKS: list[tuple[str, Callable[[], str]]] = [
+    ("audio", check_audio),
+    ("vad", check_vad),
+    ("whisper", check_whisper),
+    ("llama", check_llama),
+]
+
+
+def _line(ok: bool, name: str, detail: str) -> None:
+    status = "ok" if ok else "FAIL"
+    print(f"{status:<5}{name}: {' '.join(detail.split())}", flush=True)
+
+
+def _error(e: BaseException) -> str:
+    text = str(e).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__
+
+
+def _run_in_thread(fn: Callable[[], str], timeout: float) -> tuple[bool, str, bool]:
+    """(ok, detail, finished): runs ``fn`` in a daemon thread, waiting at most ``timeout``."""
+    box: dict[str, tuple[bool, str]] = {}
+
+    def target() -> None:
+        try:
+            box["r"] = (True, fn())
+        except BaseException as e:  # a check must report, never take the run down
+            box["r"] = (False, _error(e))
+
+    th = threading.Thread(target=target, name="selftest", daemon=True)
+    th.start()
+    th.join(timeout)
+    if th.is_alive():
+        return False, f"timed out after {timeout:g} s", False
+    return (*box["r"], True)
+
+
+def _watchdog(seconds: float) -> threading.Timer:
+    def fire() -> None:
+        print(f"FAIL self-test: no result after {seconds:.0f} s, giving up", flush=True)
+        os._exit(3)
+
+    t = threading.Timer(seconds, fire)
+    t.daemon = True
+    t.start()
+    return t
+
+
+def run_self_test(
+    checks: list[tuple[str, Callable[[], str]]] | None = None,
+    *,
+    check_timeout: float = CHECK_TIMEOUT_S,
+    total_timeout: float = TOTAL_TIMEOUT_S,
+) -> int:
+    """Run every check, print one line each; 0 when all passed, 1 otherwise."""
+    if sys.stdout is None:  # a windowed Windows build has no console: the exit code still tells
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+    # No window system is needed (or wanted): render offscreen unless told otherwise.
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the self-test never downloads
+    frozen = "bundle" if getattr(sys, "frozen", False) else "source"
+    print(
+        f"subtitler {__version__} self-test ({frozen}, {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()})",
+        flush=True,
+    )
+    watchdog = _watchdog(total_timeout)
+    failed: list[str] = []
+    stuck = False
+    todo = CHECKS if checks is None else checks
+    if checks is None:
+        # Qt stays on the main thread (a QApplication must live there); it runs no event loop.
+        try:
+            _line(True, "qt", check_qt())
+        except BaseException as e:
+            _line(False, "qt", _error(e))
+            failed.append("qt")
+    for name, fn in todo:
+        ok, detail, finished = _run_in_thread(fn, check_timeout)
+        _line(ok, name, detail)
+        if not ok:
+            failed.append(name)
+        stuck = stuck or not finished
+    watchdog.cancel()
+    if failed:
+        print(f"self-test FAILED: {', '.join(failed)}", flush=True)
+    else:
+        print(f"self-test passed ({len(todo) + (1 if checks is None else 0)} checks)", flush=True)
+    code = 1 if failed else 0
+    if stuck:  # a native call is still running in a thread: do not wait for it at exit
+        sys.stderr.flush()
+        os._exit(code)
+    return code

@@ -1,0 +1,136 @@
+"""--self-test from source, its failure handling, and (slow) the PyInstaller bundle's self-test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "packaging" / "subtitler.spec"
+CHECKS = ("qt", "audio", "vad", "whisper", "llama")
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
+
+
+def _assert_passed(out: subprocess.CompletedProcess[str]) -> None:
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text
+    lines = out.stdout.splitlines()
+    for name in CHECKS:
+        assert any(ln.startswith(f"ok   {name}: ") for ln in lines), text
+    assert not any(ln.startswith("FAIL") for ln in lines), text
+    assert lines[-1].startswith("self-test passed"), text
+
+
+def test_self_test_from_source() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--self-test"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=ROOT,
+    )
+    _assert_passed(out)
+    assert "(source," in out.stdout.splitlines()[0]
+
+
+def test_failures_and_hangs_are_reported_not_waited_for() -> None:
+    code = (
+        "import time\n"
+        "from subtitler.selftest import run_self_test\n"
+        "def hang(): time.sleep(60); return ''\n"
+        "def boom(): raise ValueError('bad thing')\n"
+        "raise SystemExit(run_self_test([('fine', lambda: 'yes'), ('hang', hang),"
+        " ('boom', boom)], check_timeout=0.5))\n"
+    )
+    t0 = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(),
+        cwd=ROOT,
+    )
+    assert time.monotonic() - t0 < 30  # the hanging check did not hold the process
+    assert out.returncode == 1, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert "ok   fine: yes" in lines
+    assert "FAIL hang: timed out after 0.5 s" in lines
+    assert "FAIL boom: ValueError: bad thing" in lines
+    assert lines[-1] == "self-test FAILED: hang, boom"
+
+
+def test_watchdog_ends_a_stuck_run() -> None:
+    code = (
+        "import time\n"
+        "from subtitler.selftest import run_self_test\n"
+        "run_self_test([('slow', lambda: time.sleep(60) or '')], check_timeout=30,"
+        " total_timeout=0.5)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(),
+        cwd=ROOT,
+    )
+    assert out.returncode == 3
+    assert "FAIL self-test: no result after" in out.stdout
+
+
+@pytest.mark.slow
+def test_pyinstaller_bundle_runs_its_self_test(tmp_path: Path) -> None:
+    """Build the onedir bundle and run it: a missing hidden import or data file fails here."""
+    pytest.importorskip("PyInstaller")
+    # PyInstaller's analysis cache makes rebuilds with unchanged inputs much faster.
+    work = Path(tempfile.gettempdir()) / "subtitler-pyinstaller-work"
+    dist = tmp_path / "dist"
+    t0 = time.monotonic()
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "PyInstaller",
+            "--noconfirm",
+            "--log-level",
+            "WARN",
+            "--distpath",
+            str(dist),
+            "--workpath",
+            str(work),
+            str(SPEC),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+    built_s = time.monotonic() - t0
+    exe = dist / "subtitler" / ("subtitler-cli.exe" if sys.platform == "win32" else "subtitler")
+    if sys.platform == "darwin":
+        exe = dist / "subtitler.app" / "Contents" / "MacOS" / "subtitler"
+    assert exe.is_file()
+    assert (exe.parent / "_internal" / "assets" / "selftest").is_dir() or sys.platform == "darwin"
+    out = subprocess.run(
+        [str(exe), "--self-test"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=tmp_path,
+    )
+    _assert_passed(out)
+    assert "(bundle," in out.stdout.splitlines()[0]
+    print(f"bundle built in {built_s:.0f} s")

@@ -1,0 +1,52 @@
+"""The headless replay command end to end: oracle transcript -> real policy -> real llama.cpp."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from subtitler.asr.oracle import read_words_tsv
+from subtitler.pipeline.replay import main
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def write_words(path: Path, n_words: int) -> Path:
+    words = read_words_tsv(DATA / "ljspeech_talk.words.tsv")[:n_words]
+    path.write_text("".join(f"{w.start}\t{w.end}\t{w.text.strip()}\n" for w in words))
+    return path
+
+
+def test_replay_oracle_translates_and_reports(tiny_gguf: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    words = write_words(tmp_path / "w.tsv", 40)
+    out = tmp_path / "out.json"
+    rc = main(["--oracle", str(words), "--mt-model", str(tiny_gguf), "--speed", "8",
+               "--loop", "2", "--json", str(out), "--quiet", "--timeout", "120"])
+    assert rc == 0
+    d = json.loads(out.read_text())
+    m = d["metrics"]
+    src = " ".join(s["source"] for s in d["segments"])
+    # Both repetitions arrive, every segment finished with a translation and its metrics.
+    assert src.count("Printing") == 2
+    assert d["segments"] and all(s["translation"] for s in d["segments"])
+    assert m["segments_final"] == m["segments_with_metrics"] == len(d["segments"])
+    assert m["dropped_blocks"] == 0
+    assert m["commit_delay_median_s"] is not None and m["translation_latency_median_s"] > 0
+    assert d["displayed"] and d["run"]["rss_end_mb"] > 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["--oracle", "/no/such.tsv"], ["x.wav", "--oracle", "y.tsv"],
+     ["--oracle", "{words}", "--tgt-lang", "xx"]],
+)
+def test_replay_usage_errors(argv: list[str], tmp_path: Path,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    words = write_words(tmp_path / "w.tsv", 5)
+    argv = [a.replace("{words}", str(words)) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ")

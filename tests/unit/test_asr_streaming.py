@@ -1,0 +1,277 @@
+"""The LocalAgreement-2 policy against a scripted recogniser: exact commits, trims and finals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from subtitler.asr.backend import Hypothesis, Samples
+from subtitler.asr.oracle import OracleVad
+from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer, common_prefix
+from subtitler.types import AsrUpdate, AudioBlock, Word
+
+SR = 16000
+
+
+@dataclass
+class Call:
+    t0: float
+    t1: float
+    prompt: str
+    language: str | None
+
+
+@dataclass
+class ScriptedBackend:
+    """Returns the given hypotheses in order; words are given in stream time."""
+
+    script: list[list[tuple[str, float, float]]]
+    languages: list[str] = field(default_factory=lambda: ["en"])
+    calls: list[Call] = field(default_factory=list)
+
+    def transcribe(
+        self, audio: Samples, *, t0: float, prompt: str, language: str | None
+    ) -> Hypothesis:
+        t1 = round(t0 + len(audio) / SR, 3)
+        self.calls.append(Call(round(t0, 3), t1, prompt, language))
+        words = self.script[len(self.calls) - 1] if len(self.calls) <= len(self.script) else []
+        lang = self.languages[min(len(self.calls), len(self.languages)) - 1]
+        return Hypothesis(tuple(Word(" " + w, s - t0, e - t0) for w, s, e in words), lang)
+
+
+def feed(
+    rec: StreamingRecognizer, t_from: float, t_to: float, block_s: float = 0.1
+) -> list[AsrUpdate]:
+    """Insert silence-valued blocks and ask for updates after each, like the live thread."""
+    out: list[AsrUpdate] = []
+    n = round((t_to - t_from) / block_s)
+    for k in range(n):
+        t0 = t_from + k * block_s
+        rec.insert_audio(AudioBlock(np.zeros(round(block_s * SR), np.float32), t0))
+        out += rec.process(now=round(t0 + block_s, 3))
+    return out
+
+
+def view(ups: list[AsrUpdate]) -> list[tuple[float, int, str, str, bool]]:
+    return [(u.emitted_at, u.segment_id, u.committed_text, u.tentative_text, u.final) for u in ups]
+
+
+def no_vad(**kw: object) -> StreamingOptions:
+    return StreamingOptions(vad=False, **kw)  # type: ignore[arg-type]
+
+
+def test_common_prefix_compares_written_words() -> None:
+    a = [Word(" the", 0, 1), Word(" cat,", 1, 2), Word(" sat", 2, 3)]
+    b = [Word("the", 0, 1), Word(" cat,", 1, 2), Word(" sat.", 2, 3)]
+    assert common_prefix(a, b) == 2
+    assert common_prefix(a, []) == 0
+
+
+def test_commits_longest_common_prefix_of_last_two_hypotheses() -> None:
+    be = ScriptedBackend(
+        [
+            [("hello", 0.1, 0.4), ("world", 0.5, 0.8), ("thi", 0.85, 1.0)],
+            [("hello", 0.1, 0.4), ("world", 0.5, 0.8), ("this", 0.85, 1.1), ("is", 1.2, 1.4)],
+            [
+                ("hello", 0.1, 0.4),
+                ("world", 0.5, 0.8),
+                ("this", 0.85, 1.1),
+                ("is", 1.2, 1.4),
+                ("a", 1.5, 1.6),
+                ("test", 1.7, 2.0),
+            ],
+        ]
+    )
+    rec = StreamingRecognizer(be, no_vad(min_chunk_s=1.0))
+    ups = feed(rec, 0.0, 3.0)
+    assert view(ups) == [
+        (1.0, 0, "", "hello world thi", False),
+        (2.0, 0, "hello world", "this is", False),
+        (3.0, 0, "hello world this is", "a test", False),
+    ]
+    # The recogniser ran once per second of new audio, always on the whole window.
+    assert [(c.t0, c.t1) for c in be.calls] == [(0.0, 1.0), (0.0, 2.0), (0.0, 3.0)]
+    assert ups[-1].committed_words[-1] == Word(" is", 1.2, 1.4)
+    assert ups[-1].audio_t0 == 0.1 and ups[-1].audio_t1 == 3.0
+    # End of stream: everything in the last hypothesis is committed and the segment is final.
+    be.script.append([(w.text.strip(), w.start, w.end) for w in ups[-1].committed_words])
+    be.script[-1] += [("a", 1.5, 1.6), ("test", 1.7, 2.0)]
+    fin = rec.finish(now=3.5)
+    assert view(fin) == [(3.5, 0, "hello world this is a test", "", True)]
+
+
+def test_sentence_end_finalises_segment_trims_buffer_and_removes_overlap() -> None:
+    be = ScriptedBackend(
+        [
+            [("One", 0.1, 0.3), ("two", 0.35, 0.6), ("three.", 0.65, 0.9)],
+            [("One", 0.1, 0.3), ("two", 0.35, 0.6), ("three.", 0.65, 0.9), ("Four", 1.2, 1.5)],
+            # The trimmed window starts at 0.9 s; Whisper hears the tail of "three." again.
+            [("three.", 0.85, 0.95), ("Four", 1.2, 1.5), ("five", 1.6, 1.9)],
+            [("Four", 1.2, 1.5), ("five", 1.6, 1.9), ("six", 2.0, 2.3)],
+        ]
+    )
+    rec = StreamingRecognizer(be, no_vad())
+    ups = feed(rec, 0.0, 4.0)
+    assert view(ups) == [
+        (1.0, 0, "", "One two three.", False),
+        (2.0, 0, "One two three.", "", True),
+        (2.0, 1, "", "Four", False),
+        (3.0, 1, "Four", "five", False),
+        (4.0, 1, "Four five", "six", False),
+    ]
+    assert [(c.t0, c.t1) for c in be.calls] == [(0.0, 1.0), (0.0, 2.0), (0.9, 3.0), (0.9, 4.0)]
+    # Text whose audio left the window becomes the prompt.
+    assert [c.prompt for c in be.calls] == ["", "", "One two three.", "One two three."]
+    assert ups[1].committed_words[-1].end == 0.9 and ups[3].audio_t0 == 1.2
+
+
+def test_several_sentences_in_one_commit_each_become_a_final_segment() -> None:
+    words = [("Yes.", 0.1, 0.3), ("No!", 0.4, 0.6), ("Maybe", 0.7, 0.9)]
+    be = ScriptedBackend([words, [*words, ("so", 1.1, 1.3)]])
+    rec = StreamingRecognizer(be, no_vad())
+    ups = feed(rec, 0.0, 2.0)
+    assert view(ups) == [
+        (1.0, 0, "", "Yes. No! Maybe", False),
+        (2.0, 0, "Yes.", "", True),
+        (2.0, 1, "No!", "", True),
+        (2.0, 2, "Maybe", "so", False),
+    ]
+
+
+def test_window_stays_under_trim_limit_without_punctuation() -> None:
+    # A 40 s monologue without sentence ends: one word every 0.5 s; the newest word flickers.
+    def hyp(t0: float, t1: float) -> list[tuple[str, float, float]]:
+        out = []
+        for k in range(int(t1 / 0.5)):
+            s, e = k * 0.5 + 0.05, k * 0.5 + 0.45
+            if e <= t1 and s >= t0 - 0.05:
+                out.append((f"w{k}" if e < t1 - 0.5 else f"x{k}", s, e))
+        return out
+
+    class Monologue(ScriptedBackend):
+        def transcribe(
+            self, audio: Samples, *, t0: float, prompt: str, language: str | None
+        ) -> Hypothesis:
+            self.script.append(hyp(t0, t0 + len(audio) / SR))
+            return super().transcribe(audio, t0=t0, prompt=prompt, language=language)
+
+    be = Monologue([])
+    rec = StreamingRecognizer(be, no_vad(buffer_trim_s=15.0))
+    ups = feed(rec, 0.0, 40.0)
+    assert max(r.window_s for r in rec.runs) <= 15.0 + 1e-6
+    assert max(c.t1 - c.t0 for c in be.calls) <= 15.0 + 1e-6
+    assert be.calls[-1].t0 > 20.0  # the window really moved
+    committed = [w.text.strip() for w in ups[-1].committed_words]
+    assert committed == [f"w{k}" for k in range(len(committed))]  # in order, none lost
+    assert len(committed) >= 75
+
+
+def speech_probs(spans: list[tuple[float, float]]) -> OracleVad:
+    return OracleVad([Word("x", s, e) for s, e in spans])
+
+
+def test_vad_skips_silence_and_ends_the_utterance() -> None:
+    be = ScriptedBackend(
+        [
+            [("Good", 0.5, 0.8), ("morn", 0.9, 1.4)],  # first run: 1.0 s after speech began
+            [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all", 1.8, 2.4)],
+            [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all", 1.8, 2.5)],  # utterance end
+            [("Bonjour", 5.0, 5.6)],  # second utterance: a regular run at 6.0 s ...
+            [("Bonjour", 5.0, 5.6)],  # ... and the final pass at the end of the stream
+        ],
+        languages=["en", "en", "en", "fr", "fr"],
+    )
+    vad = speech_probs([(0.5, 2.5), (5.0, 5.6)])
+    rec = StreamingRecognizer(be, StreamingOptions(silence_end_s=0.8, speech_pad_s=0.2), vad)
+    ups = feed(rec, 0.0, 6.0)
+    ups += rec.finish(now=6.0)
+    assert view(ups) == [
+        (1.5, 0, "", "Good morn", False),
+        (2.5, 0, "Good", "morning all", False),
+        (3.4, 0, "Good morning all", "", True),  # 0.8 s after the last speech frame
+        (6.0, 1, "", "Bonjour", False),
+        (6.0, 1, "Bonjour", "", True),
+    ]
+    # Silence never reached the recogniser: windows are speech plus 0.2 s of padding, on the
+    # VAD's 32 ms frame grid (speech frames 0.480-2.528 s and 4.992-5.600 s).
+    assert [(c.t0, c.t1) for c in be.calls] == [
+        (0.28, 1.5),
+        (0.28, 2.5),
+        (0.28, 2.728),
+        (4.792, 6.0),
+        (4.792, 5.8),
+    ]
+    # The language was detected anew for each utterance and kept within it.
+    assert [c.language for c in be.calls] == [None, "en", "en", None, "fr"]
+    assert [u.language for u in ups] == ["en", "en", "en", "fr", "fr"]
+    assert ups[1].audio_t0 == 0.5
+
+
+def test_fixed_language_is_always_passed() -> None:
+    be = ScriptedBackend([[("hola", 0.1, 0.5)]] * 3, languages=["es"])
+    rec = StreamingRecognizer(be, no_vad(language="es"))
+    feed(rec, 0.0, 2.0)
+    assert [c.language for c in be.calls] == ["es", "es"]
+
+
+def test_too_short_blip_is_not_recognised() -> None:
+    be = ScriptedBackend([[("uh", 1.0, 1.1)]])
+    rec = StreamingRecognizer(be, StreamingOptions(), speech_probs([(1.0, 1.1)]))
+    ups = feed(rec, 0.0, 3.0) + rec.finish(now=3.0)
+    assert ups == [] and be.calls == []
+
+
+def test_gap_in_the_audio_closes_the_utterance() -> None:
+    be = ScriptedBackend([[("before", 0.1, 0.6)], [("before", 0.1, 0.6)], [("after", 5.2, 5.6)]])
+    rec = StreamingRecognizer(be, no_vad())
+    ups = feed(rec, 0.0, 1.0)
+    ups += feed(rec, 5.0, 6.0)  # four seconds were lost (device gone, queue overflow)
+    assert view(ups) == [
+        (1.0, 0, "", "before", False),
+        (5.1, 0, "before", "", True),
+        (6.0, 1, "", "after", False),
+    ]
+    assert [(c.t0, c.t1) for c in be.calls] == [(0.0, 1.0), (0.0, 1.0), (5.0, 6.0)]
+
+
+def test_retracted_words_are_reported_and_repeats_are_not() -> None:
+    be = ScriptedBackend([[("uhm", 0.1, 0.5)], [], []])
+    rec = StreamingRecognizer(be, no_vad())
+    ups = feed(rec, 0.0, 3.0)
+    # Run 2 no longer hears "uhm": the segment is emptied; run 3 changes nothing: no update.
+    assert view(ups) == [(1.0, 0, "", "uhm", False), (2.0, 0, "", "", False)]
+    assert len(be.calls) == 3
+
+
+def test_vad_required_when_enabled() -> None:
+    with pytest.raises(ValueError, match="speech-probability"):
+        StreamingRecognizer(ScriptedBackend([]), StreamingOptions(vad=True))
+    with pytest.raises(ValueError, match="16000 Hz"):
+        StreamingRecognizer(ScriptedBackend([]), no_vad()).insert_audio(
+            AudioBlock(np.zeros(10, np.float32), 0.0, 8000)
+        )
+
+
+def test_window_is_cut_even_when_hypotheses_never_agree() -> None:
+    # Every run hears different words (a hopeless recogniser): nothing agrees, so before the
+    # window passes the limit the words heard a chunk ago are committed to make a cut.
+    class Babble(ScriptedBackend):
+        def transcribe(
+            self, audio: Samples, *, t0: float, prompt: str, language: str | None
+        ) -> Hypothesis:
+            t1 = t0 + len(audio) / SR
+            n = len(self.calls)
+            words = [(f"b{n}_{k}", t0 + k, t0 + k + 0.5) for k in range(int(t1 - t0))]
+            self.script.append(words)
+            return super().transcribe(audio, t0=t0, prompt=prompt, language=language)
+
+    be = Babble([])
+    rec = StreamingRecognizer(be, no_vad(buffer_trim_s=5.0))
+    ups = feed(rec, 0.0, 12.0)
+    assert max(c.t1 - c.t0 for c in be.calls) <= 5.0 + 1e-6
+    # Run 5 (window 0-5 s) passed trim_s - min_chunk_s: the words that ended by 4 s were
+    # committed and the window now starts at the last one's end.
+    assert [c.t0 for c in be.calls][:7] == [0.0, 0.0, 0.0, 0.0, 0.0, 3.5, 3.5]
+    assert (ups[4].committed_text, ups[4].tentative_text) == ("b4_0 b4_1 b4_2 b4_3", "b4_4")

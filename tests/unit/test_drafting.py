@@ -1,0 +1,88 @@
+"""Issue 8 modes on the scripted LM: n-gram lookahead, resynchronisation, SpecDec verification."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from subtitler.mt.drafting import Chain, NgramTable, Resync
+from subtitler.mt.ssbd import DecodeOptions, Decoder, Method, specdec_prefix
+from tests.helpers.fake_lm import ScriptedLM, peaked
+
+V, EOS = 50, 0
+PROMPT = [10, 11, 12]
+TARGET = [5, 6, 7, 8, 9, 20, 21, 22, 23, 24]  # what the model now says, then EOS
+
+
+def target_lm() -> ScriptedLM:
+    def fn(ctx: tuple[int, ...]) -> np.ndarray:
+        out = ctx[len(PROMPT) :]
+        n = len(out)
+        if list(out) == TARGET[:n] and n < len(TARGET):
+            return peaked(V, {TARGET[n]: 0.9})
+        return peaked(V, {EOS: 0.9})
+
+    return ScriptedLM(V, EOS, fn)
+
+
+def test_ngram_table() -> None:
+    t = NgramTable(n=2, max_entries=4)
+    t.add([1, 2, 3, 4, 5])
+    assert t.propose([9, 2, 3], 2) == [4, 5]
+    assert t.propose([3], 2) == [] and t.propose([7, 7], 2) == []
+    t.add([2, 3, 9])  # the newest continuation wins
+    assert t.propose([2, 3], 3) == [9]
+    t.add(list(range(30, 40)))
+    assert len(t) == 4  # bounded
+
+
+def test_resync_finds_the_old_draft_again() -> None:
+    old = [5, 6, 99, 8, 9, 20, 21]
+    r = Resync(old, d=2)
+    assert r.propose([5, 6, 7], 3) == [8, 9, 20]  # right after the correction: a substitution
+    assert r.propose([5, 6, 7, 1, 8, 9], 3) == [20, 21]  # "7 1" replaced "99": resume after 8 9
+    assert r.propose([5, 6, 7, 1, 2], 3) == []
+    assert Chain(Resync(old, 2), NgramTable()).propose([5, 6, 7, 0, 8, 9], 1) == [20]
+
+
+def test_specdec_rule() -> None:
+    row = np.log(np.array([[0.5, 0.3, 0.15, 0.05] + [1e-9] * (V - 4)], dtype=np.float64))
+    row = row.astype(np.float32)
+    assert specdec_prefix(row, [1], top_b=3, tau=1.0) == 1  # rank 2, gap log(5/3) < 1
+    assert specdec_prefix(row, [2], top_b=3, tau=1.0) == 0  # rank 3, but gap log(10/3) = 1.2
+    assert specdec_prefix(row, [2], top_b=3, tau=1.3) == 1
+    assert specdec_prefix(row, [3], top_b=3, tau=10.0) == 0  # rank 4 > b
+    assert specdec_prefix(row, [0], top_b=1, tau=0.0) == 1  # b=1, tau=0 is greedy
+
+
+def decode(lm: ScriptedLM, draft: list[int], dec: Decoder | None = None, **kw: object):  # type: ignore[no-untyped-def]
+    opts = DecodeOptions(method=Method.SSBD, beta=0.0, max_new_tokens=30, **kw)  # type: ignore[arg-type]
+    table = NgramTable(n=2)
+    table.add([7, 8, 9, 20, 21, 22, 23, 24])  # an earlier translation of this meeting
+    return (dec or Decoder(lm)).decode(PROMPT, draft, opts, proposer=table)
+
+
+def test_lookahead_keeps_greedy_output_and_saves_steps() -> None:
+    plain = decode(target_lm(), [5, 6])
+    ahead = decode(target_lm(), [5, 6], lookahead=6)
+    assert plain.tokens == ahead.tokens == TARGET
+    assert ahead.stats.lookahead_accepted > 0
+    assert ahead.stats.decode_steps < plain.stats.decode_steps
+
+
+def test_resync_keeps_greedy_output_and_saves_steps() -> None:
+    old = [5, 6, 99, 8, 9, 20, 21, 22, 23]  # one wrong token in the middle
+    plain = decode(target_lm(), old)
+    sync = decode(target_lm(), old, resync=True)
+    assert plain.tokens == sync.tokens == TARGET
+    assert sync.stats.accepted == 2 and sync.stats.lookahead_accepted == 6
+    assert sync.stats.decode_steps < plain.stats.decode_steps
+
+
+def test_wrong_guesses_are_cut_from_the_cache() -> None:
+    lm = target_lm()
+    table = NgramTable(n=1)
+    table.add([5, 40, 41, 42])  # after 5 it guesses 40.. which the model rejects
+    opts = DecodeOptions(method=Method.SSBD, beta=0.0, max_new_tokens=30, lookahead=3)
+    r = Decoder(lm).decode(PROMPT, [], opts, proposer=table)
+    assert r.tokens == TARGET and r.stats.lookahead_drafted >= 3
+    assert list(lm.cached)[: len(PROMPT) + len(TARGET) - 1] == PROMPT + TARGET[:-1]
