@@ -18,16 +18,23 @@ def parser() -> argparse.ArgumentParser:
         "Also: 'subtitler models list|download|verify|remove'.",
     )
     ap.add_argument("--version", action="version", version=f"subtitler {__version__}")
-    ap.add_argument("--replay", type=Path, metavar="FILE",
-                    help="play an audio file through the pipeline in real time (no microphone)")
+    ap.add_argument(
+        "--replay",
+        type=Path,
+        metavar="FILE",
+        help="play an audio file through the pipeline in real time (no microphone)",
+    )
     ap.add_argument("--speed", type=float, default=1.0, help="replay speed")
     ap.add_argument("--config", type=Path, default=None, help="settings file (default: user's)")
     ap.add_argument("--asr-model", default=None, help="Whisper size or model folder (this run)")
     ap.add_argument("--mt-model", default=None, help="GGUF translation model (this run)")
     ap.add_argument("--tgt-lang", default=None, help="target language code (this run)")
     ap.add_argument("--data-dir", type=Path, default=None, help="where transcripts are kept")
-    ap.add_argument("--self-test", action="store_true",
-                    help="check Qt, audio, faster-whisper and llama.cpp, then exit")
+    ap.add_argument(
+        "--self-test",
+        action="store_true",
+        help="check Qt, audio, faster-whisper and llama.cpp, then exit",
+    )
     ap.add_argument("--log-level", default="INFO")
     return ap
 
@@ -41,8 +48,9 @@ def setup_logging(level: str, data_dir: Path) -> None:
     root.addHandler(err)
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
-        fh = logging.handlers.RotatingFileHandler(data_dir / "subtitler.log", maxBytes=2_000_000,
-                                                  backupCount=2, encoding="utf-8")
+        fh = logging.handlers.RotatingFileHandler(
+            data_dir / "subtitler.log", maxBytes=2_000_000, backupCount=2, encoding="utf-8"
+        )
         fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(fh)
     except OSError:

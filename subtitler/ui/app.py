@@ -279,11 +279,14 @@ def run_app(args: Any, data_dir: Path) -> int:
         overrides["asr"] = dataclasses.replace(cfg.asr, model=args.asr_model)
     if args.mt_model or args.tgt_lang:
         overrides["mt"] = dataclasses.replace(
-            cfg.mt, model_path=args.mt_model or cfg.mt.model_path,
-            tgt_lang=args.tgt_lang or cfg.mt.tgt_lang)
+            cfg.mt,
+            model_path=args.mt_model or cfg.mt.model_path,
+            tgt_lang=args.tgt_lang or cfg.mt.tgt_lang,
+        )
     if args.replay:
-        overrides["audio"] = dataclasses.replace(cfg.audio, source="file",
-                                                 file_path=str(args.replay), realtime=True)
+        overrides["audio"] = dataclasses.replace(
+            cfg.audio, source="file", file_path=str(args.replay), realtime=True
+        )
     cfg = dataclasses.replace(cfg, **overrides)
     devices, audio_notice = input_devices() if not args.replay else ([], "")
     if audio_notice:
@@ -291,8 +294,9 @@ def run_app(args: Any, data_dir: Path) -> int:
     catalog = load_catalog()
     choices = Choices(
         input_devices=lambda: devices,
-        translation_models=[(f"{e.name} ({e.size_mb / 1000:.1f} GB)", e.id)
-                            for e in catalog.of_kind("mt")],
+        translation_models=[
+            (f"{e.name} ({e.size_mb / 1000:.1f} GB)", e.id) for e in catalog.of_kind("mt")
+        ],
         asr_models=[e.size_name or e.id for e in catalog.of_kind("asr")],
         hardware=hardware_line(hw),
     )
@@ -308,8 +312,14 @@ def run_app(args: Any, data_dir: Path) -> int:
             cfg = dlg.result_config
             if not overrides:
                 settings_store.save(cfg, config_path)
-    app = SubtitlerApp(cfg, real_factories(), config_path=None if overrides else config_path,
-                       data_dir=data_dir, choices=choices, speed=args.speed,
-                       notice=" ".join(notices))
+    app = SubtitlerApp(
+        cfg,
+        real_factories(),
+        config_path=None if overrides else config_path,
+        data_dir=data_dir,
+        choices=choices,
+        speed=args.speed,
+        notice=" ".join(notices),
+    )
     app.start()
     return int(qapp.exec())

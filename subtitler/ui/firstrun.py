@@ -31,8 +31,13 @@ class _Relay(QObject):
 class FirstRunDialog(QDialog):
     """Returns (via ``result_config``) the settings with the models the user ended up with."""
 
-    def __init__(self, cfg: AppConfig, plan: FirstRunPlan, parent: QWidget | None = None,
-                 root: Path | None = None) -> None:
+    def __init__(
+        self,
+        cfg: AppConfig,
+        plan: FirstRunPlan,
+        parent: QWidget | None = None,
+        root: Path | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("subtitler: models")
         self.cfg, self.plan, self.root = cfg, plan, root
@@ -81,13 +86,14 @@ class FirstRunDialog(QDialog):
             got: dict[str, Path] = {}
             try:
                 for e in entries:
+
                     def report(p: dl.DownloadProgress, e: CatalogEntry = e) -> None:
                         f = p.fraction
-                        self._relay.progress.emit(f"{e.name}: {p.phase} {p.file}",
-                                                  -1.0 if f is None else f)
+                        self._relay.progress.emit(
+                            f"{e.name}: {p.phase} {p.file}", -1.0 if f is None else f
+                        )
 
-                    got[e.id] = dl.download(e, root=self.root, progress=report,
-                                            cancel=self._cancel)
+                    got[e.id] = dl.download(e, root=self.root, progress=report, cancel=self._cancel)
             except dl.DownloadError as err:
                 self._relay.finished.emit(None, str(err))
                 return
@@ -131,8 +137,9 @@ class FirstRunDialog(QDialog):
         )
 
         cfg = self.cfg
-        gguf, _ = QFileDialog.getOpenFileName(self, "Translation model (.gguf)", "",
-                                              "GGUF (*.gguf)")
+        gguf, _ = QFileDialog.getOpenFileName(
+            self, "Translation model (.gguf)", "", "GGUF (*.gguf)"
+        )
         folder = QFileDialog.getExistingDirectory(self, "Whisper model folder (CTranslate2)")
         try:
             if gguf:

@@ -19,12 +19,28 @@ def write_words(path: Path, n_words: int) -> Path:
     return path
 
 
-def test_replay_oracle_translates_and_reports(tiny_gguf: Path, tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_oracle_translates_and_reports(
+    tiny_gguf: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     words = write_words(tmp_path / "w.tsv", 40)
     out = tmp_path / "out.json"
-    rc = main(["--oracle", str(words), "--mt-model", str(tiny_gguf), "--speed", "8",
-               "--loop", "2", "--json", str(out), "--quiet", "--timeout", "120"])
+    rc = main(
+        [
+            "--oracle",
+            str(words),
+            "--mt-model",
+            str(tiny_gguf),
+            "--speed",
+            "8",
+            "--loop",
+            "2",
+            "--json",
+            str(out),
+            "--quiet",
+            "--timeout",
+            "120",
+        ]
+    )
     assert rc == 0
     d = json.loads(out.read_text())
     m = d["metrics"]
@@ -40,11 +56,16 @@ def test_replay_oracle_translates_and_reports(tiny_gguf: Path, tmp_path: Path,
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["--oracle", "/no/such.tsv"], ["x.wav", "--oracle", "y.tsv"],
-     ["--oracle", "{words}", "--tgt-lang", "xx"]],
+    [
+        [],
+        ["--oracle", "/no/such.tsv"],
+        ["x.wav", "--oracle", "y.tsv"],
+        ["--oracle", "{words}", "--tgt-lang", "xx"],
+    ],
 )
-def test_replay_usage_errors(argv: list[str], tmp_path: Path,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_usage_errors(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     words = write_words(tmp_path / "w.tsv", 5)
     argv = [a.replace("{words}", str(words)) for a in argv]
     assert main(argv) == 2

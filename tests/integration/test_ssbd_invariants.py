@@ -188,13 +188,15 @@ def test_multibyte_text_is_never_split(exact_lm: Any) -> None:
 
 
 @pytest.mark.parametrize(("lookahead", "resync"), [(8, False), (0, True), (8, True)])
-def test_lookahead_and_resync_keep_beta0_equal_to_rt(exact_lm: Any, lookahead: int,
-                                                      resync: bool) -> None:
+def test_lookahead_and_resync_keep_beta0_equal_to_rt(
+    exact_lm: Any, lookahead: int, resync: bool
+) -> None:
     """Issue 8's drafters only guess: at beta = 0 the output is still exactly RT's."""
     prompts = PromptBuilder("qwen3", "en", "de")
     rt = translator(exact_lm, Method.RT)
-    opts = DecodeOptions(method=Method.SSBD, beta=0.0, max_new_tokens=64, lookahead=lookahead,
-                         resync=resync)
+    opts = DecodeOptions(
+        method=Method.SSBD, beta=0.0, max_new_tokens=64, lookahead=lookahead, resync=resync
+    )
     ext = StreamTranslator(exact_lm, prompts, opts, cap=CAP)
     guessed = 0
     for i, stream in enumerate(STREAMS):
@@ -210,8 +212,7 @@ def test_lookahead_and_resync_keep_beta0_equal_to_rt(exact_lm: Any, lookahead: i
 def test_specdec_verification_runs_on_the_real_backend(exact_lm: Any) -> None:
     rec = Recorder(exact_lm)
     prompts = PromptBuilder("qwen3", "en", "de")
-    opts = DecodeOptions(method=Method.SSBD, verify="specdec", top_b=3, tau=1.0,
-                         max_new_tokens=64)
+    opts = DecodeOptions(method=Method.SSBD, verify="specdec", top_b=3, tau=1.0, max_new_tokens=64)
     tr = StreamTranslator(rec, prompts, opts, cap=CAP)
     for i, stream in enumerate(STREAMS[:6]):
         for j, src in enumerate(stream):

@@ -21,15 +21,20 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIP = ROOT / "tests" / "data" / "LJ001-0008.flac"
 
 # CI installs Debian's xvfb (.ci/run) and must run this; elsewhere it needs Xvfb on PATH.
-pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None and os.environ.get("CI") != "true",
-                                reason="Xvfb is not installed")
+pytestmark = pytest.mark.skipif(
+    shutil.which("Xvfb") is None and os.environ.get("CI") != "true", reason="Xvfb is not installed"
+)
 
 
 @pytest.fixture()
 def xvfb():  # type: ignore[no-untyped-def]
     r, w = os.pipe()
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24"],
+        pass_fds=(w,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     os.close(w)
     with os.fdopen(r) as f:
         display = f.readline().strip()
@@ -42,13 +47,31 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path) -> None:
     whisper = build_tiny_whisper(tmp_path / "whisper")
     gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
     shot = tmp_path / "overlay.png"
-    env = {**os.environ, "DISPLAY": xvfb, "QT_QPA_PLATFORM": "xcb",
-           "SUBTITLER_SCREENSHOT": str(shot)}
-    cmd = [sys.executable, str(ROOT / "main.py"), "--replay", str(CLIP), "--asr-model",
-           str(whisper), "--mt-model", str(gguf), "--data-dir", str(tmp_path / "data"),
-           "--config", str(tmp_path / "config.toml"), "--speed", "2"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    env = {
+        **os.environ,
+        "DISPLAY": xvfb,
+        "QT_QPA_PLATFORM": "xcb",
+        "SUBTITLER_SCREENSHOT": str(shot),
+    }
+    cmd = [
+        sys.executable,
+        str(ROOT / "main.py"),
+        "--replay",
+        str(CLIP),
+        "--asr-model",
+        str(whisper),
+        "--mt-model",
+        str(gguf),
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--config",
+        str(tmp_path / "config.toml"),
+        "--speed",
+        "2",
+    ]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         deadline = time.monotonic() + 90
         transcripts = tmp_path / "data" / "transcripts"
@@ -62,13 +85,17 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path) -> None:
             pytest.fail("no subtitles within 90 s")
     finally:
         proc.terminate()
-        out, _ = proc.communicate(timeout=10)
+        proc.communicate(timeout=10)
     rec = json.loads(done[0].read_text().splitlines()[0])
     assert rec["source"] and rec["translation"] and rec["tgt_lang"] == "de"
     img = QImage(str(shot))
     assert img.hasAlphaChannel() and img.width() > 200
     alphas = {QColor.fromRgba(img.pixel(x, 4)).alpha() for x in range(20, img.width() - 20, 7)}
     assert all(0 < a < 255 for a in alphas), alphas  # the background is translucent
-    bright = sum(1 for x in range(0, img.width(), 2) for y in range(0, img.height(), 2)
-                 if QColor.fromRgba(img.pixel(x, y)).lightness() > 200)
+    bright = sum(
+        1
+        for x in range(0, img.width(), 2)
+        for y in range(0, img.height(), 2)
+        if QColor.fromRgba(img.pixel(x, y)).lightness() > 200
+    )
     assert bright > 100, "subtitle text is drawn"
