@@ -1,0 +1,42 @@
+"""The app's command line: version, bad arguments, the models subcommand, the script entry."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from subtitler import __version__
+from subtitler.app import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"subtitler {__version__}"
+
+
+def test_version_comes_from_pyproject() -> None:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert meta["project"]["version"] == __version__
+    assert meta["project"]["scripts"]["subtitler"] == "subtitler.app:main"
+
+
+def test_missing_replay_file_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(["--replay", str(tmp_path / "nope.wav"), "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err == [f"error: audio file not found: {tmp_path / 'nope.wav'}"]
+
+
+def test_models_subcommand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SUBTITLER_MODELS_DIR", str(tmp_path))
+    assert main(["models", "list", "--kind", "mt"]) == 0
+    out = capsys.readouterr().out
+    assert "qwen3-4b-q4_k_m" in out and "whisper-small" not in out
