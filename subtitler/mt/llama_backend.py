@@ -126,6 +126,11 @@ class LlamaLM:
         return self._eos
 
     @property
+    def n_ctx(self) -> int:
+        """Context length in tokens (prompt + output must fit)."""
+        return self._n_ctx
+
+    @property
     def cached(self) -> Sequence[int]:
         return self._cached
 

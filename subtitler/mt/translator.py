@@ -61,13 +61,14 @@ class StreamTranslator:
     ) -> DecodeResult:
         """Translate ``source`` once with ``draft`` (stateless)."""
         n_src = len(self.lm.tokenize(" ".join(source.split()), add_bos=False, special=False))
-        opts = dataclasses.replace(
-            self.options,
-            max_new_tokens=min(self.options.max_new_tokens, self.cap.for_source(n_src)),
-        )
-        return self.decoder.decode(
-            self.prompt_tokens(source), draft, opts, should_abort, proposer=self.ngrams
-        )
+        prompt = self.prompt_tokens(source)
+        cap = min(self.options.max_new_tokens, self.cap.for_source(n_src))
+        n_ctx = getattr(self.lm, "n_ctx", None)
+        if isinstance(n_ctx, int):
+            # Prompt and output share the context: never ask for more than fits.
+            cap = max(0, min(cap, n_ctx - len(prompt) - 1))
+        opts = dataclasses.replace(self.options, max_new_tokens=cap)
+        return self.decoder.decode(prompt, draft, opts, should_abort, proposer=self.ngrams)
 
     def update(
         self,

@@ -191,6 +191,7 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     from subtitler.models import hardware
     from subtitler.models.catalog import load_catalog
     from subtitler.models.firstrun import mt_state
+    from subtitler.models.validate import read_gguf
     from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
     from subtitler.mt.prompts import resolve_template
 
@@ -206,12 +207,16 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     if template == "auto" and st.entry is not None and st.entry.template:
         template = st.entry.template
     path = str(st.path)
+    info = read_gguf(path)
+    trained = info.metadata.get(f"{info.architecture}.context_length")
+    # A context longer than the model was trained on gives nothing but a llama.cpp warning.
+    n_ctx = min(mt.n_ctx, int(trained)) if isinstance(trained, int) and trained > 0 else mt.n_ctx
     hw = hardware.detect(probe_backends=False)
-    hardware.check_fits([(st.path.name, hardware.gguf_memory_needed(path, mt.n_ctx))], hw)
+    hardware.check_fits([(st.path.name, hardware.gguf_memory_needed(path, n_ctx))], hw)
     lm = LlamaLM(
         LlamaSettings(
             model_path=path,
-            n_ctx=mt.n_ctx,
+            n_ctx=n_ctx,
             n_ubatch=mt.n_ubatch,
             n_threads=mt.threads,
             n_gpu_layers=mt.gpu_layers,

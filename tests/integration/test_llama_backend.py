@@ -92,3 +92,21 @@ def test_truncated_gguf_is_refused(tiny_gguf: Path, tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError, match="could not load") as e:
         LlamaLM(LlamaSettings(str(p)))
     assert "\n" not in str(e.value)
+
+
+def test_output_never_overflows_the_context(tiny_gguf: Path) -> None:
+    from subtitler.mt.prompts import PromptBuilder
+    from subtitler.mt.ssbd import DecodeOptions, Method
+    from subtitler.mt.translator import LengthCap, StreamTranslator
+
+    with LlamaLM(LlamaSettings(str(tiny_gguf), n_ctx=96, n_threads=1)) as lm:
+        tr = StreamTranslator(
+            lm,
+            PromptBuilder("qwen3", "en", "de"),
+            DecodeOptions(method=Method.RT, max_new_tokens=1000),
+            cap=LengthCap(ratio=40.0, hard=1000),
+        )
+        t = tr.update(0, "a long sentence about the budget of next quarter", final=True)
+        n_prompt = len(tr.prompt_tokens("a long sentence about the budget of next quarter"))
+        # llama.cpp may round the context up; the cap follows the real one.
+        assert 0 < len(t.tokens) <= lm.n_ctx - n_prompt - 1 < 256
