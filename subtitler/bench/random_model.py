@@ -16,6 +16,7 @@ import argparse
 import base64
 import logging
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,11 +121,17 @@ def build_random_llama(
     name: str = "random-llama",
     chat_template: str | None = CHATML,
     logit_std: float = 10.0,
+    extra_tokens: Sequence[str] = (),
 ) -> Path:
-    """Write a random llama GGUF; returns ``out``."""
+    """Write a random llama GGUF; returns ``out``. ``extra_tokens`` are appended to the
+    vocabulary (after EOS) as normal tokens, e.g. to test long pieces."""
     import gguf
 
     tokens, types, merges, eos = gpt2_vocab(tiktoken)
+    b2u = bytes_to_unicode()
+    for t in extra_tokens:
+        tokens.append("".join(b2u[x] for x in t.encode("utf-8")))
+        types.append(1)
     n_vocab = len(tokens)
     hd = shape.n_embd // shape.n_head
     rng = np.random.default_rng(seed)

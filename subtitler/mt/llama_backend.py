@@ -103,6 +103,7 @@ class LlamaLM:
         self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self._cached: list[int] = []
+        self._pieces: dict[int, bytes] = {}
         self._eos = frozenset(
             t for t in range(self._n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, t)
         )
@@ -138,9 +139,27 @@ class LlamaLM:
         return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
 
     def detokenize(self, tokens: Sequence[int]) -> bytes:
-        if not tokens:
-            return b""
-        return bytes(self._llm.detokenize(list(tokens)))
+        return b"".join(self.piece(t) for t in tokens)
+
+    def piece(self, token: int) -> bytes:
+        """The bytes of one token (special tokens render as nothing), cached.
+
+        llama-cpp-python's own detokenizer uses a 32-byte buffer and returns b"" for longer
+        pieces (long CJK merges); this one grows the buffer to what llama.cpp asks for.
+        """
+        got = self._pieces.get(token)
+        if got is not None:
+            return got
+        size = 64
+        while True:
+            buf = ctypes.create_string_buffer(size)
+            n = self._lib.llama_token_to_piece(self._vocab, token, buf, size, 0, False)
+            if n >= 0:
+                got = buf.raw[:n]
+                break
+            size = -n  # a negative result is the size needed
+        self._pieces[token] = got
+        return got
 
     def evaluate(self, tokens: Sequence[int], logits_at: Sequence[int]) -> Logits:
         n = len(tokens)

@@ -187,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     pipe.start()
     rss_samples = [rss0]
+    rss_times = [0.0]
     while not rec.done.wait(2.0):
         rss_samples.append(rss_mb())
+        rss_times.append(time.monotonic() - t0)
         if a.timeout and time.monotonic() - t0 > a.timeout:
             log.warning("timeout: stopping")
             break
@@ -199,11 +201,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = summarize(rec, tgt, pipe)
     rss_samples.append(rss_mb())
+    rss_times.append(wall)
+    # Growth in the steady state: from the first sample after 10% of the run (models loaded,
+    # caches warm) to the end.
+    warm = next(
+        (r for t, r in zip(rss_times, rss_samples, strict=True) if t >= 0.1 * wall), rss_samples[-1]
+    )
     out["run"] = {
         "wall_s": round(wall, 2),
         "speed": a.speed,
         "rss_start_mb": round(rss0, 1),
         "rss_end_mb": round(rss_samples[-1], 1),
+        "rss_after_warmup_mb": round(warm, 1),
+        "rss_growth_mb": round(rss_samples[-1] - warm, 1),
         "rss_max_mb": round(max(rss_samples), 1),
         "mt_model": a.mt_model,
         "pair": f"{src}-{tgt}",

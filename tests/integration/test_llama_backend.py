@@ -110,3 +110,16 @@ def test_output_never_overflows_the_context(tiny_gguf: Path) -> None:
         n_prompt = len(tr.prompt_tokens("a long sentence about the budget of next quarter"))
         # llama.cpp may round the context up; the cap follows the real one.
         assert 0 < len(t.tokens) <= lm.n_ctx - n_prompt - 1 < 256
+
+
+def test_long_token_pieces_are_not_lost(tmp_path: Path) -> None:
+    """A vocabulary with a token longer than 32 bytes (llama-cpp-python's own detokenizer
+    returns b"" for it) still detokenizes to the right bytes."""
+    from subtitler.bench.random_model import PRESETS, build_random_llama
+
+    long_piece = "非常に長い日本語の単語です"  # 13 characters, 39 bytes
+    p = build_random_llama(tmp_path / "m.gguf", PRESETS["tiny"], seed=3, extra_tokens=[long_piece])
+    with LlamaLM(LlamaSettings(str(p), n_ctx=256, n_threads=1)) as lm:
+        tok = lm.n_vocab - 1
+        assert lm.detokenize([tok]).decode() == long_piece
+        assert lm.detokenize([15496, tok]).decode() == "Hello" + long_piece
