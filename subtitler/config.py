@@ -55,6 +55,12 @@ class MtConfig:
     flash_attn: bool = True
     gpu_layers: int | None = None  # None: all when the build offloads (Metal/CUDA), else 0
     context_sentences: int = 0  # previous sentences given to the prompt as context
+    # Advanced (issue 8; measured in docs/BENCHMARKS.md, off by default: they did not win)
+    lookahead: int = 0  # tokens guessed past the draft from this meeting's n-grams, 0..16
+    resync: bool = False  # after a divergence, try the rest of the old draft again
+    verify: str = "biased"  # "biased" (SSBD's beta) | "specdec" (top-b within tau)
+    top_b: int = 3  # specdec: draft token must be among the b most likely
+    tau: float = 1.0  # specdec: ... and within this log-likelihood of the best
 
 
 @dataclass

@@ -54,6 +54,12 @@ def validate(cfg: AppConfig) -> list[str]:
             errs.append(f"unknown speech language {asr.language!r}")
     if mt.template not in ("auto", "tower", "qwen3", "chatml", "gguf"):
         errs.append(f"unknown prompt template {mt.template!r}")
+    if not 0 <= mt.lookahead <= 16:
+        errs.append(f"lookahead must be 0..16 tokens (is {mt.lookahead})")
+    if mt.verify not in ("biased", "specdec"):
+        errs.append(f"verification must be 'biased' or 'specdec' (is {mt.verify!r})")
+    if mt.top_b < 1 or mt.tau < 0:
+        errs.append("SpecDec needs top-b >= 1 and tau >= 0")
     if not 1 <= d.lines <= 6:
         errs.append(f"lines shown must be 1..6 (is {d.lines})")
     if not 8 <= d.font_size <= 120:

@@ -206,7 +206,14 @@ class TranslationStage(threading.Thread):
         src = u.language or mt.src_lang
         prompts = PromptBuilder(self._model.template, src, mt.tgt_lang, self._model.formatter)
         opts = DecodeOptions(
-            method=Method(mt.method), beta=mt.beta, max_new_tokens=mt.max_new_tokens
+            method=Method(mt.method),
+            beta=mt.beta,
+            max_new_tokens=mt.max_new_tokens,
+            verify=mt.verify,
+            top_b=mt.top_b,
+            tau=mt.tau,
+            lookahead=mt.lookahead,
+            resync=mt.resync,
         )
         tr = self._translator
         if tr is None or tr.lm is not self._model.lm:

@@ -87,6 +87,7 @@ class SettingsPane(QDialog):
         tabs.addTab(self._speech_tab(), "Speech")
         tabs.addTab(self._look_tab(), "Appearance")
         tabs.addTab(self._keys_tab(), "Hotkeys")
+        tabs.addTab(self._advanced_tab(), "Advanced")
         self.tabs = tabs
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828")
@@ -242,6 +243,37 @@ class SettingsPane(QDialog):
         f.addRow(note)
         return w
 
+    def _advanced_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        note = QLabel(
+            "Other ways to cut decoding cost (see docs/BENCHMARKS.md). On the models "
+            "measured so far none beat plain SSBD, so they are off by default."
+        )
+        note.setWordWrap(True)
+        self.lookahead = QSpinBox()
+        self.lookahead.setRange(0, 16)
+        self.lookahead.setToolTip(
+            "Guess this many tokens past the previous translation from "
+            "phrases already translated in this meeting (0: off)"
+        )
+        self.resync = QCheckBox("After a change, try the rest of the previous translation again")
+        self.verify = QComboBox()
+        self.verify.addItem("SSBD bias β", "biased")
+        self.verify.addItem("SpecDec: top-b within τ", "specdec")
+        self.top_b = QSpinBox()
+        self.top_b.setRange(1, 20)
+        self.tau = QDoubleSpinBox()
+        self.tau.setRange(0.0, 10.0)
+        self.tau.setSingleStep(0.1)
+        f.addRow(note)
+        f.addRow("N-gram lookahead", self.lookahead)
+        f.addRow("", self.resync)
+        f.addRow("Draft verification", self.verify)
+        f.addRow("SpecDec top-b", self.top_b)
+        f.addRow("SpecDec τ", self.tau)
+        return w
+
     # -- values ----------------------------------------------------------------------------
     @staticmethod
     def _select(combo: QComboBox, value: object) -> None:
@@ -282,6 +314,11 @@ class SettingsPane(QDialog):
         self.lines.setValue(d.lines)
         self.bilingual.setChecked(d.bilingual)
         self.click_through.setChecked(d.click_through)
+        self.lookahead.setValue(mt.lookahead)
+        self.resync.setChecked(mt.resync)
+        self._select(self.verify, mt.verify)
+        self.top_b.setValue(mt.top_b)
+        self.tau.setValue(mt.tau)
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
 
@@ -315,6 +352,11 @@ class SettingsPane(QDialog):
         d.lines = self.lines.value()
         d.bilingual = self.bilingual.isChecked()
         d.click_through = self.click_through.isChecked()
+        mt.lookahead = self.lookahead.value()
+        mt.resync = self.resync.isChecked()
+        mt.verify = self.verify.currentData()
+        mt.top_b = self.top_b.value()
+        mt.tau = round(self.tau.value(), 2)
         d.hotkey_click_through = self.key_click.keySequence().toString()
         d.hotkey_pause = self.key_pause.keySequence().toString()
         return cfg
