@@ -54,6 +54,8 @@ def validate(cfg: AppConfig) -> list[str]:
             errs.append(f"unknown speech language {asr.language!r}")
     if mt.template not in ("auto", "tower", "qwen3", "chatml", "gguf"):
         errs.append(f"unknown prompt template {mt.template!r}")
+    if not 0 <= mt.context_sentences <= 3:
+        errs.append(f"context sentences must be 0..3 (is {mt.context_sentences})")
     if not 0 <= mt.lookahead <= 16:
         errs.append(f"lookahead must be 0..16 tokens (is {mt.lookahead})")
     if mt.verify not in ("biased", "specdec"):

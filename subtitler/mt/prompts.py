@@ -31,6 +31,7 @@ CHATML = (
 )
 BUILTIN: dict[str, str] = {"tower": TOWER, "qwen3": QWEN3, "chatml": CHATML}
 TEMPLATE_NAMES = ("auto", "tower", "qwen3", "chatml", "gguf")
+CONTEXT_LINE = "(Previous {src} sentence, for context only, do not translate: {context})"
 # A GGUF may name its prompt template in this metadata key (our own models do).
 TEMPLATE_KEY = "subtitler.prompt_template"
 
@@ -62,9 +63,16 @@ class PromptBuilder:
         language_name(self.src_lang)
         language_name(self.tgt_lang)
 
-    def build(self, text: str) -> str:
+    def build(self, text: str, context: str = "") -> str:
+        """The prompt for ``text``; ``context`` (the previous sentence, already translated) is
+        shown to the model before the source line, marked as context only."""
         src, tgt = language_name(self.src_lang), language_name(self.tgt_lang)
         text = " ".join(text.split())
+        context = " ".join(context.split())
+        if context:
+            # The context line sits inside the user turn, before the text to translate, so the
+            # shared prefix (and its KV cache) stays the same for every update of a segment.
+            text = f"{CONTEXT_LINE.format(src=src, context=context)}\n{text}"
         if self.template in BUILTIN:
             return BUILTIN[self.template].format(src=src, tgt=tgt, text=text)
         assert self.formatter is not None

@@ -49,9 +49,13 @@ class StreamTranslator:
         self._draft: list[int] = []
         # This meeting's finished translations, for n-gram lookahead past the draft.
         self.ngrams = NgramTable(n=3)
+        self.context = ""  # previous sentence(s), shown to the model as context
+        self.context_sentences = 0  # how many finished sources become the next context
+        self._history: list[str] = []
 
     def prompt_tokens(self, source: str) -> list[int]:
-        return self.lm.tokenize(self.prompts.build(source), add_bos=True, special=True)
+        text = self.prompts.build(source, self.context)
+        return self.lm.tokenize(text, add_bos=True, special=True)
 
     def decode(
         self,
@@ -87,6 +91,9 @@ class StreamTranslator:
         self._draft = list(tokens)
         if final:
             self.ngrams.add(tokens)
+            self._history = [*self._history, source][-max(1, self.context_sentences) :]
+            if self.context_sentences > 0:
+                self.context = " ".join(self._history[-self.context_sentences :])
         text = self.lm.detokenize(tokens).decode("utf-8", errors="replace").strip()
         return Translation(segment_id, source, text, tuple(tokens), final, res.stats)
 

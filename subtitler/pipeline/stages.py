@@ -226,6 +226,9 @@ class TranslationStage(threading.Thread):
             self._translator = tr
         else:
             tr.prompts, tr.options = prompts, opts
+        tr.context_sentences = mt.context_sentences
+        if mt.context_sentences == 0:
+            tr.context = ""
         return tr
 
     def _emit_final(self, u: AsrUpdate, translation: str) -> None:

@@ -156,6 +156,9 @@ class SettingsPane(QDialog):
             self.template.addItem(t, t)
         self.mt_threads = QSpinBox()
         self.mt_threads.setRange(1, 64)
+        self.context = QSpinBox()
+        self.context.setRange(0, 3)
+        self.context.setToolTip("Show the model this many previous sentences as context")
         f.addRow("Speech language", self.src_lang)
         f.addRow("Translate into", self.tgt_lang)
         f.addRow("Decoding", self.mode)
@@ -164,6 +167,7 @@ class SettingsPane(QDialog):
         f.addRow("Translation model", model_row)
         f.addRow("Prompt template", self.template)
         f.addRow("Translation threads", self.mt_threads)
+        f.addRow("Previous sentences as context", self.context)
         return w
 
     def _audio_tab(self) -> QWidget:
@@ -297,6 +301,7 @@ class SettingsPane(QDialog):
             self.mt_model.setEditText(mt.model_path)
         self._select(self.template, mt.template)
         self.mt_threads.setValue(mt.threads)
+        self.context.setValue(mt.context_sentences)
         self._select(self.device, cfg.audio.device)
         i = self.asr_model.findText(asr.model)
         if i >= 0:
@@ -339,6 +344,7 @@ class SettingsPane(QDialog):
         )
         mt.template = self.template.currentData()
         mt.threads = self.mt_threads.value()
+        mt.context_sentences = self.context.value()
         cfg.audio.device = self.device.currentData()
         asr.model = self.asr_model.currentText().strip()
         asr.device = self.asr_device.currentData()

@@ -183,6 +183,7 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
         ("mt", "model_path"): lambda: pane.mt_model.setEditText("/x.gguf"),
         ("mt", "template"): lambda: pane.template.setCurrentIndex(pane.template.findData("tower")),
         ("mt", "threads"): lambda: pane.mt_threads.setValue(3),
+        ("mt", "context_sentences"): lambda: pane.context.setValue(1),
         ("mt", "lookahead"): lambda: pane.lookahead.setValue(8),
         ("mt", "resync"): lambda: pane.resync.setChecked(True),
         ("mt", "verify"): lambda: pane.verify.setCurrentIndex(pane.verify.findData("specdec")),

@@ -86,3 +86,24 @@ def test_wrong_guesses_are_cut_from_the_cache() -> None:
     r = Decoder(lm).decode(PROMPT, [], opts, proposer=table)
     assert r.tokens == TARGET and r.stats.lookahead_drafted >= 3
     assert list(lm.cached)[: len(PROMPT) + len(TARGET) - 1] == PROMPT + TARGET[:-1]
+
+
+def test_previous_sentence_becomes_context_when_enabled() -> None:
+    from subtitler.mt.prompts import PromptBuilder
+    from subtitler.mt.translator import StreamTranslator
+
+    tr = StreamTranslator(
+        target_lm(),
+        PromptBuilder("chatml", "en", "de"),
+        DecodeOptions(method=Method.RT, max_new_tokens=5),
+    )
+    tr.update(0, "It rained.", final=True)
+    assert tr.context == ""  # off by default
+    tr.context_sentences = 1
+    tr.update(1, "We stayed in.", final=True)
+    assert tr.context == "We stayed in."
+    lm = tr.lm
+    with_ctx = tr.prompt_tokens("Then?")
+    tr.context = ""
+    assert len(with_ctx) > len(tr.prompt_tokens("Then?"))
+    assert lm.tokenize("We stayed in.")[0] in with_ctx

@@ -106,6 +106,14 @@ class TestPrompts:
             "\n\nChinese:"
         )
 
+    def test_context_line(self) -> None:
+        p = PromptBuilder("chatml", "en", "de").build("And then?", context="It rained.")
+        assert p == (
+            "<|im_start|>system\nTranslate English to German.<|im_end|>\n<|im_start|>user\n"
+            "(Previous English sentence, for context only, do not translate: It rained.)\n"
+            "And then?<|im_end|>\n<|im_start|>assistant\n"
+        )
+
     def test_gguf_template_goes_through_formatter(self) -> None:
         class Fmt:
             def apply_chat_template(self, messages: list[dict[str, str]]) -> str:
