@@ -1,0 +1,89 @@
+"""The first-run dialog: downloads through the real code from a fake hub on 127.0.0.1, and
+says plainly when there is no network."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from subtitler.config import AppConfig
+from subtitler.models.firstrun import FirstRunPlan, ModelState
+from subtitler.ui.firstrun import FirstRunDialog
+from tests.helpers.fake_hub import FakeHub, fake_whisper_files
+from tests.integration.test_models_download import ASR_REPO, MT_REPO, asr_entry, mt_entry
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture
+def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
+    import huggingface_hub.constants
+
+    from subtitler.bench.random_model import PRESETS, build_random_llama
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    gguf = build_random_llama(
+        tmp_path / "src.gguf", PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=7
+    )
+    h = FakeHub()
+    h.add(MT_REPO, "tiny.gguf", gguf.read_bytes())
+    for name, data in fake_whisper_files().items():
+        h.add(ASR_REPO, name, data, lfs=name == "model.bin")
+    h.start()
+    monkeypatch.setenv("HF_ENDPOINT", h.endpoint)
+    yield h
+    h.stop()
+
+
+def plan(network: bool | None) -> FirstRunPlan:
+    missing_asr = ModelState("asr", "missing", None, asr_entry(), "not downloaded")
+    missing_mt = ModelState("mt", "missing", None, mt_entry(), "not downloaded")
+    msgs = ("This computer: CPU only.",)
+    if network is False:
+        msgs += ("No network connection: models cannot be downloaded now.",)
+    return FirstRunPlan(
+        "small", missing_asr, missing_mt, (asr_entry(), mt_entry()), 17_000_000, network, msgs
+    )
+
+
+def test_download_from_the_dialog(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    dlg = FirstRunDialog(AppConfig(), plan(True), root=tmp_path / "models")
+    qtbot.addWidget(dlg)
+    assert dlg.download_btn.isEnabled()
+    with qtbot.waitSignal(dlg.accepted, timeout=30_000):
+        dlg.download_btn.click()
+    cfg = dlg.result_config
+    assert Path(cfg.mt.model_path) == tmp_path / "models" / "tiny-mt" / "tiny.gguf"
+    assert Path(cfg.mt.model_path).read_bytes() == hub.files[f"{MT_REPO}/tiny.gguf"]
+    assert cfg.mt.template == "chatml"  # the catalog's template for that entry
+    assert (Path(cfg.asr.model) / "model.bin").exists()
+    assert dlg.status.text() == "Models ready."
+
+
+def test_no_network_is_said_plainly(qtbot) -> None:  # type: ignore[no-untyped-def]
+    dlg = FirstRunDialog(AppConfig(), plan(False))
+    qtbot.addWidget(dlg)
+    assert not dlg.download_btn.isEnabled()
+    assert "No network connection" in dlg.text.text()
+    assert dlg.local_btn.isEnabled()
+
+
+def test_download_failure_keeps_the_dialog_usable(
+    qtbot,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    dlg = FirstRunDialog(AppConfig(), plan(True), root=tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.download_btn.click()
+    qtbot.waitUntil(lambda: dlg.download_btn.isEnabled(), timeout=30_000)
+    assert dlg.status.text().startswith("Download stopped:")
+    assert dlg.result_config == AppConfig()
