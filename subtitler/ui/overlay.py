@@ -240,9 +240,11 @@ class SubtitleOverlay(QWidget):
     def place(self) -> None:
         """Restore the saved geometry for the last screen, else bottom-centre of the primary."""
         screens = {s.name(): s for s in QGuiApplication.screens()}
-        name = self.display.screen if self.display.screen in screens else ""
-        saved = self.display.geometry.get(name) if name else None
-        scr = screens.get(name) or QGuiApplication.primaryScreen()
+        name = self.display.screen
+        # The screen it was last on, if still plugged in (names can be "" on some platforms).
+        known = name in screens and name in self.display.geometry
+        saved = self.display.geometry[name] if known else None
+        scr = screens[name] if name in screens else QGuiApplication.primaryScreen()
         if saved and len(saved) == 4:
             x, y, w, h = saved
             rect = QRect(x, y, w, h)

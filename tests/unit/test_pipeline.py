@@ -206,3 +206,29 @@ def test_config_objects_are_plain_data() -> None:
     assert dataclasses.asdict(cfg)["mt"]["beta"] == 0.2
     with pytest.raises(TypeError):
         replace_mt(cfg, no_such_field=1)
+
+
+def test_audio_source_change_while_running(tmp_path: Path) -> None:
+    first, second = FakeSource(30.0, speed=5.0), FakeSource(30.0, speed=5.0)
+    sources = iter([first, second])
+    cfg = AppConfig(mt=MtConfig(model_path="x", max_new_tokens=8))
+    ev = Events()
+    rec = ScriptedRecognizer([Step(0.3, 0, ["hello"]), Step(0.6, 0, ["hello", "there."], True)])
+    p = Pipeline(
+        cfg, ev, Factories(lambda a, c: next(sources), lambda a: rec, loader_for(echo_lm()))
+    )
+    p.start()
+    deadline = time.monotonic() + 5
+    while not ev.of(SubtitleEvent) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    new = dataclasses.replace(cfg, audio=dataclasses.replace(cfg.audio, device="USB mic"))
+    p.apply_config(new)
+    while not second.running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert second.running and not first.running  # swapped without a restart
+    assert rec.finished >= 1  # the open segment was closed on the old timeline
+    n = second.i
+    while second.i == n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert second.i > n  # the new source is being read
+    assert p.stop()

@@ -1,0 +1,63 @@
+"""The app shell: geometry remembered per screen, settings applied live, notices shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QRect
+from PySide6.QtGui import QGuiApplication
+
+from subtitler import settings_store
+from subtitler.config import AppConfig, MtConfig
+from subtitler.pipeline.pipeline import Factories
+from subtitler.ui.app import SubtitlerApp
+from subtitler.ui.overlay import SubtitleOverlay
+from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
+
+
+def make_app(tmp_path: Path, notice: str = "") -> SubtitlerApp:
+    cfg = AppConfig(mt=MtConfig(model_path="x"))
+    f = Factories(
+        lambda a, c: FakeSource(2.0, speed=5.0),
+        lambda a: ScriptedRecognizer([Step(0.5, 0, ["hi."], True)]),
+        loader_for(echo_lm()),
+    )
+    return SubtitlerApp(
+        cfg, f, config_path=tmp_path / "config.toml", data_dir=tmp_path, notice=notice
+    )
+
+
+def test_geometry_is_remembered_per_screen(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    screen = QGuiApplication.primaryScreen().name()
+    app.remember_geometry(screen, QRect(40, 50, 600, 110))
+    saved = settings_store.load(tmp_path / "config.toml").config
+    assert saved.display.geometry[screen] == [40, 50, 600, 110] and saved.display.screen == screen
+    again = SubtitleOverlay(saved.display)
+    qtbot.addWidget(again)
+    again.place()
+    assert again.geometry() == QRect(40, 50, 600, 110)
+    # An unknown (unplugged) screen falls back to the primary one.
+    saved.display.screen = "gone"
+    third = SubtitleOverlay(saved.display)
+    qtbot.addWidget(third)
+    third.place()
+    assert QGuiApplication.primaryScreen().availableGeometry().intersects(third.geometry())
+
+
+def test_run_replay_and_live_settings(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(tmp_path, notice="Your settings file could not be read")
+    qtbot.addWidget(app.overlay)
+    assert "could not be read" in app.overlay._notice  # the corrupt-config notice is visible
+    app.start()
+    qtbot.waitUntil(lambda: any(ln.translation for ln in app.overlay.lines()), timeout=10_000)
+    cfg = AppConfig(mt=MtConfig(model_path="x", beta=0.5))
+    cfg.display.mask_k = 7
+    app.apply_settings(cfg)
+    assert app.overlay.display.mask_k == 7
+    assert settings_store.load(tmp_path / "config.toml").config.mt.beta == 0.5
+    app.toggle_run()  # pause or restart, whatever state the short replay is in
+    assert app.pipeline is not None
+    app.pipeline.stop()
+    assert list((tmp_path / "transcripts").glob("*.jsonl"))
