@@ -179,6 +179,11 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
     # A downloaded catalog model or a local folder loads offline; a bare size name is left to
     # faster-whisper (its own download, which needs the network).
     model = str(st.path) if st.state == "ready" and st.path is not None else cfg.model
+    if st.state == "ready" and st.path is not None and st.path.is_dir():
+        from subtitler.models import hardware
+
+        need = hardware.whisper_memory_needed(st.path, cfg.compute_type)
+        hardware.check_fits([(st.path.name, need)], hardware.detect(probe_backends=False))
     settings = WhisperSettings.from_config(dataclasses.replace(cfg, model=model))
     backend = FasterWhisperBackend(settings)
     vad = SileroStream(silero_session()) if cfg.vad else None

@@ -41,3 +41,21 @@ def test_truncated_gguf_is_refused_before_llama_cpp(tiny_gguf: Path, tmp_path: P
     with pytest.raises(Exception) as e:
         load_translator(MtConfig(model_path=str(cut)))
     assert "truncated" in str(e.value).lower() or "incomplete" in str(e.value).lower()
+
+
+def test_models_that_do_not_fit_are_refused_before_loading(
+    tiny_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subtitler.asr.tiny_model import build_tiny_whisper
+    from subtitler.config import AsrConfig
+    from subtitler.models import hardware
+    from subtitler.pipeline.factories import RealParts, make_recognizer
+
+    small = hardware.HardwareInfo("Linux", "x86_64", 2, 64 * 2**20, 16 * 2**20, False, False, 0)
+    monkeypatch.setattr(hardware, "detect", lambda probe_backends=True: small)
+    with pytest.raises(hardware.InsufficientMemoryError) as e:
+        load_translator(MtConfig(model_path=str(tiny_gguf)))
+    assert "\n" not in str(e.value)
+    whisper = build_tiny_whisper(tmp_path / "w")
+    with pytest.raises(hardware.InsufficientMemoryError):
+        make_recognizer(AsrConfig(model=str(whisper)), RealParts())
