@@ -352,55 +352,24 @@ def _names(model: Any) -> dict[str, str]:
 def export_gguf(
     model: Any, tok: Any, out: Path, *, qtype: str = "q8_0", name: str = "subtitler-translator"
 ) -> Path:
-    import gguf
+    from subtitler.bench.gguf_llama import BpeVocab, Shape, add_weight, finish, llama_writer
 
     cfg: Config = model.cfg
     tokens, types, merges = tokenizer_tables(tok)
     if len(tokens) != cfg.n_vocab:
         raise ValueError(f"tokenizer has {len(tokens)} tokens, model {cfg.n_vocab}")
-    q = {
-        "q8_0": gguf.GGMLQuantizationType.Q8_0,
-        "f16": gguf.GGMLQuantizationType.F16,
-        "f32": gguf.GGMLQuantizationType.F32,
-    }[qtype]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    w = gguf.GGUFWriter(str(out), "llama")
-    w.add_name(name)
-    w.add_context_length(cfg.n_ctx)
-    w.add_embedding_length(cfg.d)
-    w.add_block_count(cfg.n_layer)
-    w.add_feed_forward_length(cfg.n_ff)
-    w.add_head_count(cfg.n_head)
-    w.add_head_count_kv(cfg.n_head)
-    w.add_layer_norm_rms_eps(cfg.eps)
-    w.add_rope_dimension_count(cfg.d // cfg.n_head)
-    w.add_rope_freq_base(cfg.rope_base)
-    w.add_vocab_size(cfg.n_vocab)
-    w.add_file_type({"q8_0": 7, "f16": 1, "f32": 0}[qtype])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("gpt-2")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(IM_START)
-    w.add_eos_token_id(IM_END)
+    shape = Shape(cfg.n_layer, cfg.d, cfg.n_head, cfg.n_head, cfg.n_ff, cfg.n_ctx)
+    vocab = BpeVocab(tokens, types, merges, bos=IM_START, eos=IM_END)
+    w = llama_writer(
+        out, shape, vocab, name=name, qtype=qtype, eps=cfg.eps, rope_base=cfg.rope_base
+    )
     w.add_pad_token_id(PAD)
-    w.add_add_bos_token(False)
     w.add_add_eos_token(False)
     w.add_chat_template(CHATML_JINJA)
     w.add_string("subtitler.prompt_template", "chatml")
     for k, a in state_arrays(model).items():
-        a = np.ascontiguousarray(a, dtype=np.float32)
-        if a.ndim == 1 or q == gguf.GGMLQuantizationType.F32:
-            w.add_tensor(k, a)
-        elif q == gguf.GGMLQuantizationType.F16:
-            w.add_tensor(k, a.astype(np.float16))
-        else:
-            w.add_tensor(k, gguf.quants.quantize(a, q), raw_dtype=q)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+        add_weight(w, k, a, qtype)
+    finish(w)
     return out
 
 

@@ -17,10 +17,11 @@ import base64
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from subtitler.bench.gguf_llama import BpeVocab, Shape, add_weight, finish, llama_writer
 
 log = logging.getLogger(__name__)
 
@@ -30,16 +31,6 @@ CHATML = (
     "{{ message['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-
-
-@dataclass(frozen=True)
-class Shape:
-    n_layer: int
-    n_embd: int
-    n_head: int
-    n_head_kv: int
-    n_ff: int
-    n_ctx: int = 4096
 
 
 PRESETS: dict[str, Shape] = {
@@ -125,8 +116,6 @@ def build_random_llama(
 ) -> Path:
     """Write a random llama GGUF; returns ``out``. ``extra_tokens`` are appended to the
     vocabulary (after EOS) as normal tokens, e.g. to test long pieces."""
-    import gguf
-
     tokens, types, merges, eos = gpt2_vocab(tiktoken)
     b2u = bytes_to_unicode()
     for t in extra_tokens:
@@ -135,43 +124,13 @@ def build_random_llama(
     n_vocab = len(tokens)
     hd = shape.n_embd // shape.n_head
     rng = np.random.default_rng(seed)
-    q = {
-        "q8_0": gguf.GGMLQuantizationType.Q8_0,
-        "q4_0": gguf.GGMLQuantizationType.Q4_0,
-        "f32": gguf.GGMLQuantizationType.F32,
-        "f16": gguf.GGMLQuantizationType.F16,
-    }[qtype]
-    ftype = {"q8_0": 7, "q4_0": 2, "f32": 0, "f16": 1}[qtype]
-
-    w = gguf.GGUFWriter(str(out), "llama")
-    w.add_name(name)
-    w.add_context_length(shape.n_ctx)
-    w.add_embedding_length(shape.n_embd)
-    w.add_block_count(shape.n_layer)
-    w.add_feed_forward_length(shape.n_ff)
-    w.add_head_count(shape.n_head)
-    w.add_head_count_kv(shape.n_head_kv)
-    w.add_layer_norm_rms_eps(1e-5)
-    w.add_rope_dimension_count(hd)
-    w.add_rope_freq_base(10000.0)
-    w.add_file_type(ftype)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("gpt-2")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(eos)
-    w.add_eos_token_id(eos)
-    w.add_add_bos_token(False)
+    vocab = BpeVocab(tokens, types, merges, bos=eos, eos=eos)
+    w = llama_writer(out, shape, vocab, name=name, qtype=qtype)
     if chat_template:
         w.add_chat_template(chat_template)
 
     def mat(name: str, rows: int, cols: int, std: float) -> None:
-        a = (rng.standard_normal((rows, cols), dtype=np.float32) * std).astype(np.float32)
-        if q in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16):
-            w.add_tensor(name, gguf.quants.quantize(a, q))
-        else:
-            w.add_tensor(name, gguf.quants.quantize(a, q), raw_dtype=q)
+        add_weight(w, name, rng.standard_normal((rows, cols), dtype=np.float32) * std, qtype)
 
     def norm(name: str) -> None:
         w.add_tensor(name, np.ones(shape.n_embd, dtype=np.float32))
@@ -193,10 +152,7 @@ def build_random_llama(
     # Logit spread: ~3 gives flat distributions, ~10 peaked ones with occasional close seconds.
     mat("output.weight", n_vocab, e, logit_std / np.sqrt(e))
 
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish(w)
     return out
 
 
