@@ -270,6 +270,14 @@ class SettingsPane(QDialog):
         self.tau = QDoubleSpinBox()
         self.tau.setRange(0.0, 10.0)
         self.tau.setSingleStep(0.1)
+
+        def specdec_fields(_i: int = 0) -> None:
+            on = self.verify.currentData() == "specdec"
+            self.top_b.setEnabled(on)
+            self.tau.setEnabled(on)
+
+        self.verify.currentIndexChanged.connect(specdec_fields)
+        specdec_fields()
         f.addRow(note)
         f.addRow("N-gram lookahead", self.lookahead)
         f.addRow("", self.resync)

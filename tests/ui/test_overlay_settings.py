@@ -213,3 +213,11 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
         ]
         assert changed == [(section, name)], (section, name, changed)
     pane.load(copy.deepcopy(base))
+
+
+def test_specdec_fields_follow_the_verification_rule(qtbot) -> None:  # type: ignore[no-untyped-def]
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    assert not pane.top_b.isEnabled() and not pane.tau.isEnabled()
+    pane.verify.setCurrentIndex(pane.verify.findData("specdec"))
+    assert pane.top_b.isEnabled() and pane.tau.isEnabled()
