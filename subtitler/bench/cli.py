@@ -97,9 +97,14 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     if a.step < 1:
         raise UsageError("--step must be at least 1")
     sources, refs = read_parallel(a.source, a.reference, a.limit)
+    from subtitler.models.validate import read_gguf
+
+    info = read_gguf(a.model)  # a missing, truncated or corrupt file: one line, exit 2
+    trained = info.metadata.get(f"{info.architecture}.context_length")
+    n_ctx = min(a.n_ctx, trained) if isinstance(trained, int) and trained > 0 else a.n_ctx
     settings = LlamaSettings(
         model_path=str(a.model),
-        n_ctx=a.n_ctx,
+        n_ctx=n_ctx,
         n_batch=a.n_batch,
         n_ubatch=a.n_ubatch,
         n_threads=a.threads,
@@ -155,11 +160,12 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     a = parser().parse_args(argv)
+    from subtitler.models.validate import InvalidModelError
     from subtitler.mt.llama_backend import ModelLoadError
 
     try:
         out = run(a)
-    except (UsageError, CorpusError, ModelLoadError, TemplateError) as e:
+    except (UsageError, CorpusError, ModelLoadError, TemplateError, InvalidModelError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     rows = out["runs"]
