@@ -100,11 +100,9 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     from subtitler.models.validate import read_gguf
 
     info = read_gguf(a.model)  # a missing, truncated or corrupt file: one line, exit 2
-    trained = info.metadata.get(f"{info.architecture}.context_length")
-    n_ctx = min(a.n_ctx, trained) if isinstance(trained, int) and trained > 0 else a.n_ctx
     settings = LlamaSettings(
         model_path=str(a.model),
-        n_ctx=n_ctx,
+        n_ctx=info.usable_context(a.n_ctx),
         n_batch=a.n_batch,
         n_ubatch=a.n_ubatch,
         n_threads=a.threads,

@@ -13,7 +13,10 @@ import platform
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from subtitler.models.validate import GgufInfo
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +217,11 @@ def gguf_memory_needed(path: str | os.PathLike[str], n_ctx: int = 2048) -> int:
     """Weights (the file) plus an f16 KV cache for ``n_ctx`` tokens plus compute buffers."""
     from subtitler.models.validate import read_gguf
 
-    info = read_gguf(path)
+    return gguf_memory_for(read_gguf(path), n_ctx)
+
+
+def gguf_memory_for(info: GgufInfo, n_ctx: int = 2048) -> int:
+    """:func:`gguf_memory_needed` for a header already read."""
     n_layer = info.arch_int("block_count") or 0
     n_embd = info.arch_int("embedding_length") or 0
     n_head = info.arch_int("attention.head_count") or 1

@@ -94,6 +94,12 @@ class GgufInfo:
         v = self.metadata.get(f"{self.architecture}.{key}")
         return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
 
+    def usable_context(self, n_ctx: int) -> int:
+        """``n_ctx`` capped at the context the model was trained on (longer gives nothing but
+        a llama.cpp warning)."""
+        trained = self.arch_int("context_length")
+        return min(n_ctx, trained) if trained else n_ctx
+
 
 class _Truncated(Exception):
     pass

@@ -213,11 +213,9 @@ def load_translator(mt: MtConfig) -> LoadedModel:
         template = st.entry.template
     path = str(st.path)
     info = read_gguf(path)
-    trained = info.metadata.get(f"{info.architecture}.context_length")
-    # A context longer than the model was trained on gives nothing but a llama.cpp warning.
-    n_ctx = min(mt.n_ctx, int(trained)) if isinstance(trained, int) and trained > 0 else mt.n_ctx
+    n_ctx = info.usable_context(mt.n_ctx)
     hw = hardware.detect(probe_backends=False)
-    hardware.check_fits([(st.path.name, hardware.gguf_memory_needed(path, n_ctx))], hw)
+    hardware.check_fits([(st.path.name, hardware.gguf_memory_for(info, n_ctx))], hw)
     lm = LlamaLM(
         LlamaSettings(
             model_path=path,

@@ -69,7 +69,7 @@ class Pipeline:
         self._asr: AsrStage | None = None
         self._mt = TranslationStage(
             self.mailbox,
-            self.emit,
+            self._emit_and_watch,
             self.clock,
             self.metrics,
             self._stop,
@@ -107,35 +107,33 @@ class Pipeline:
             return
         try:
             recognizer = self.factories.recognizer(cfg.asr)
+        except Exception as e:
+            return self._fail("asr", e)
+        try:
             source = self.factories.audio(cfg.audio, self.clock)
         except Exception as e:
-            log.warning("start failed: %s", e)
-            self.emit(
-                ErrorEvent(
-                    "audio" if "audio" in type(e).__name__.lower() else "asr", str(e), fatal=True
-                )
-            )
-            self._set_state("stopped", str(e))
-            self.finished.set()
-            return
+            return self._fail("audio", e)
         if self._stop.is_set():
-            return
+            return None
         self._asr = AsrStage(
             source, recognizer, self.mailbox, self.emit, self.clock, self.metrics, self._stop
         )
         self._mt.asr_done = self._asr.done
-        self._mt.emit = self._emit_and_watch
         try:
             self.clock.reset()
             source.start()
         except Exception as e:
-            self.emit(ErrorEvent("audio", str(e), fatal=True))
-            self._set_state("stopped", str(e))
-            self.finished.set()
-            return
+            return self._fail("audio", e)
         self._mt.start()
         self._asr.start()
         self._set_state("running")
+
+    def _fail(self, where: str, e: Exception) -> None:
+        """A part could not start: tell the user, and stop (the app stays up)."""
+        log.warning("start failed (%s): %s", where, e)
+        self.emit(ErrorEvent(where, str(e), fatal=True))
+        self._set_state("stopped", str(e))
+        self.finished.set()
 
     def _emit_and_watch(self, ev: Event) -> None:
         self.emit(ev)

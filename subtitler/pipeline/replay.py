@@ -35,7 +35,6 @@ from subtitler.pipeline.events import (
     SubtitleEvent,
 )
 from subtitler.pipeline.factories import RealParts, real_factories
-from subtitler.pipeline.metrics import median_p90
 from subtitler.pipeline.pipeline import Pipeline
 
 log = logging.getLogger("subtitler.replay")
@@ -109,12 +108,8 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
     ]
     m = pipeline.metrics.summary()
     metrics = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()}
-    lat = [e.emitted_at - e.asr_emitted_at for e in subs]
-    lm, lp = median_p90(lat)
     metrics.update(
         {
-            "translation_latency_median_s": None if lm is None else round(lm, 4),
-            "translation_latency_p90_s": None if lp is None else round(lp, 4),
             "ne_displayed": round(normalized_erasure(list(shown.values()), tgt_lang), 4),
             "max_lag_updates": max(lags, default=0),
             "asr_updates": len(asr),
