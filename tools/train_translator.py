@@ -655,6 +655,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heads", type=int, default=Config.n_head)
     ap.add_argument("--ff", type=int, default=Config.n_ff)
     ap.add_argument("--limit-pairs", type=int, default=0, help="train on the first N pairs only")
+    ap.add_argument(
+        "--tokenizer",
+        type=Path,
+        default=None,
+        help="start a new run with this tokenizer.json instead of training one (a draft model "
+        "must share its target's vocabulary)",
+    )
     ap.add_argument("--export", type=Path, default=None, help="write the GGUF here and stop")
     ap.add_argument("--qtype", choices=["q8_0", "f16", "f32"], default="q8_0")
     ap.add_argument("--eval", type=Path, default=None, help="chrF of this GGUF, then stop")
@@ -692,9 +699,14 @@ def main(argv: list[str] | None = None) -> int:
         tok = Tokenizer.from_file(str(tok_path))
         cfg = Config(**json.loads(meta_path.read_text())["config"])
     else:
-        texts = [en for _, en, _ in pairs] + [tg for _, _, tg in pairs]
-        texts += [prompt("", lang) for lang in TARGETS] * 100
-        tok = train_tokenizer(texts, a.vocab)
+        if a.tokenizer is not None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(a.tokenizer))
+        else:
+            texts = [en for _, en, _ in pairs] + [tg for _, _, tg in pairs]
+            texts += [prompt("", lang) for lang in TARGETS] * 100
+            tok = train_tokenizer(texts, a.vocab)
         cfg = Config(
             n_vocab=tok.get_vocab_size(),
             d=a.d,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -11,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from subtitler.bench.report import cost_table, quality_table, score_runs
-from subtitler.bench.runner import run_all, standard_specs
+from subtitler.bench.runner import draft_model_specs, run_all, standard_specs
 from subtitler.bench.streams import CorpusError, read_parallel
+from subtitler.mt.drafting import VocabularyMismatchError, check_same_vocabulary
 from subtitler.mt.languages import UnknownLanguageError, language_name, normalize_code
 from subtitler.mt.prompts import PromptBuilder, TemplateError, resolve_template
 from subtitler.mt.translator import LengthCap
@@ -80,6 +82,15 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run n-gram lookahead, resync and SpecDec verification (issue 8)",
     )
+    ap.add_argument(
+        "--draft-model",
+        type=Path,
+        default=None,
+        help="a smaller GGUF with the same vocabulary: also run it guessing past the draft",
+    )
+    ap.add_argument(
+        "--draft-tokens", type=int, default=4, help="tokens the draft model guesses per pass"
+    )
     ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--len-ratio", type=float, default=3.0, help="output cap per source token")
     ap.add_argument("--json", type=Path, default=None, help="write all results here")
@@ -109,11 +120,33 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         n_gpu_layers=a.gpu_layers,
         flash_attn=not a.no_flash_attn,
     )
-    lm = LlamaLM(settings)
+    if a.draft_tokens < 1:
+        raise UsageError("--draft-tokens must be at least 1")
+    draft_lm = None
+    if a.draft_model is not None:
+        dinfo = read_gguf(a.draft_model)
+        draft_lm = LlamaLM(
+            dataclasses.replace(
+                settings, model_path=str(a.draft_model), n_ctx=dinfo.usable_context(a.n_ctx)
+            )
+        )
     try:
+        lm = LlamaLM(settings)
+    except Exception:
+        if draft_lm is not None:
+            draft_lm.close()
+        raise
+    try:
+        if draft_lm is not None:
+            try:
+                check_same_vocabulary(lm, draft_lm)
+            except VocabularyMismatchError as e:
+                raise UsageError(f"--draft-model: {e}") from None
         template = resolve_template(a.template, lm.metadata)
         prompts = PromptBuilder(template, src_lang, tgt_lang, formatter=lm)
         specs = standard_specs(a.betas, a.ks, a.mask_beta, beyond=a.beyond)
+        if draft_lm is not None:
+            specs += draft_model_specs(a.draft_tokens, a.mask_beta)
         bar = None
         if not a.no_progress:
             from tqdm import tqdm
@@ -131,12 +164,15 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
             fuse_prompt=a.fuse_prompt,
             max_new_tokens=a.max_new_tokens,
             on_sentence=(lambda _i: bar.update(1)) if bar else None,
+            draft_lm=draft_lm,
         )
         wall = time.perf_counter() - t0
         if bar is not None:
             bar.close()
     finally:
         lm.close()
+        if draft_lm is not None:
+            draft_lm.close()
     rows = score_runs(results, refs, tgt_lang)
     return {
         "model": str(a.model),
@@ -150,6 +186,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         "flash_attn": settings.flash_attn,
         "fuse_prompt": a.fuse_prompt,
         "gpu_offload": lm.gpu_offload,
+        "draft_model": None if a.draft_model is None else str(a.draft_model),
         "wall_s": round(wall, 1),
         "runs": rows,
     }

@@ -19,7 +19,9 @@ def score_runs(
 ) -> list[dict[str, Any]]:
     import sacrebleu
 
-    rt_tps = next((r.totals.tps for r in results if r.spec.method == "RT"), 0.0)
+    rt_tps = next(
+        (r.totals.tps for r in results if r.spec.method == "RT" and not r.spec.draft_tokens), 0.0
+    )
     rows: list[dict[str, Any]] = []
     for r in results:
         chrf = sacrebleu.corpus_chrf(r.finals, [list(references)]).score
@@ -37,6 +39,7 @@ def score_runs(
                 "lookahead": r.spec.lookahead,
                 "resync": r.spec.resync,
                 "verify": r.spec.verify,
+                "draft_model_tokens": r.spec.draft_tokens,
                 "lookahead_drafted": t.lookahead_drafted,
                 "lookahead_accepted": t.lookahead_accepted,
                 "chrf": round(chrf, 2),
@@ -75,8 +78,9 @@ def _f(x: object, fmt: str = "{:.1f}") -> str:
 
 
 def label(row: dict[str, Any]) -> str:
+    dm = f" + draft model {row['draft_model_tokens']}" if row.get("draft_model_tokens") else ""
     if row["method"] != "SSBD":
-        return str(row["method"])
+        return f"{row['method']}{dm}"
     s = f"SSBD β={row['beta']:g}"
     if row.get("verify") == "specdec":
         s = "SpecDec top-3 τ=1"
@@ -84,6 +88,7 @@ def label(row: dict[str, Any]) -> str:
         s += f" + n-gram {row['lookahead']}"
     if row.get("resync"):
         s += " + resync"
+    s += dm
     if row["mask"] == "output":
         return f"{s} + mask-{row['k']}"
     if row["mask"] == "display":

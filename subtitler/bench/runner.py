@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from subtitler.bench.streams import prefixes
+from subtitler.mt.drafting import DraftModel
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import display_text
 from subtitler.mt.metrics import RunTotals, normalized_erasure
@@ -28,16 +29,23 @@ class RunSpec:
     verify: str = "biased"  # or "specdec" (top-b within tau)
     top_b: int = 3
     tau: float = 1.0
+    draft_tokens: int = 0  # tokens the draft model guesses per pass (0: no draft model)
 
     @property
     def label(self) -> str:
         if self.method is not Method.SSBD:
-            return str(self.method)
+            return (
+                f"{self.method} +draftmodel{self.draft_tokens}"
+                if self.draft_tokens
+                else str(self.method)
+            )
         s = f"SSBD b={self.beta:g}"
         if self.verify == "specdec":
             s = f"SpecDec b={self.top_b} tau={self.tau:g}"
         if self.lookahead:
             s += f" +ngram{self.lookahead}"
+        if self.draft_tokens:
+            s += f" +draftmodel{self.draft_tokens}"
         if self.resync:
             s += " +resync"
         return s if self.mask == "none" else f"{s} {self.mask} mask-{self.k}"
@@ -84,6 +92,16 @@ def beyond_specs(beta: float = 0.2) -> list[RunSpec]:
     return out
 
 
+def draft_model_specs(tokens: int, beta: float = 0.2) -> list[RunSpec]:
+    """The draft model guessing past the draft: exact (RT, i.e. plain speculative decoding)
+    and with SSBD at the default beta."""
+    return [
+        RunSpec(Method.RT, draft_tokens=tokens),
+        RunSpec(Method.SSBD, 0.0, draft_tokens=tokens),
+        RunSpec(Method.SSBD, beta, draft_tokens=tokens),
+    ]
+
+
 def run_all(
     lm: LanguageModel,
     prompts: PromptBuilder,
@@ -96,6 +114,7 @@ def run_all(
     fuse_prompt: bool = False,
     max_new_tokens: int = 256,
     on_sentence: Callable[[int], None] | None = None,
+    draft_lm: LanguageModel | None = None,
 ) -> list[RunResult]:
     """Every run over every sentence, interleaved by sentence so machine noise hits all alike."""
     translators = []
@@ -108,11 +127,18 @@ def run_all(
             verify=spec.verify,
             top_b=spec.top_b,
             tau=spec.tau,
-            lookahead=spec.lookahead,
+            lookahead=spec.draft_tokens or spec.lookahead,
             resync=spec.resync,
         )
         k_out = spec.k if spec.mask == "output" else 0
-        translators.append(StreamTranslator(lm, prompts, opts, output_mask_k=k_out, cap=cap))
+        dm = None
+        if spec.draft_tokens:
+            if draft_lm is None:
+                raise ValueError(f"{spec.label} needs a draft model")
+            dm = DraftModel(draft_lm)
+        translators.append(
+            StreamTranslator(lm, prompts, opts, output_mask_k=k_out, cap=cap, draft_model=dm)
+        )
     results = [RunResult(s) for s in specs]
     # One untimed update first: the first llama_decode pays for graph allocation.
     translators[0].decode(sources[0] if sources else "Hello.", [])

@@ -1,5 +1,6 @@
 """Drafts past the previous translation: an n-gram table from this meeting's earlier
-translations, and the old draft found again after a divergence (resynchronisation).
+translations, the old draft found again after a divergence (resynchronisation), and a smaller
+draft model with the same vocabulary.
 
 A proposer only guesses; every guess is verified in one batched pass with the same acceptance
 rule as the draft, so with beta = 0 the output is still exactly greedy decoding.
@@ -11,8 +12,16 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
+import numpy as np
+
+from subtitler.mt.lm import LanguageModel, common_prefix_len
+
 
 class Proposer(Protocol):
+    def start(self, prompt: Sequence[int]) -> None:
+        """A new update begins: ``prompt`` precedes every ``out`` until the next start."""
+        ...
+
     def propose(self, out: Sequence[int], k: int) -> list[int]:
         """Up to k tokens guessed to follow ``out`` (the output so far)."""
         ...
@@ -30,6 +39,9 @@ class NgramTable:
 
     def __len__(self) -> int:
         return len(self._next)
+
+    def start(self, prompt: Sequence[int]) -> None:
+        pass  # the table does not look at the source
 
     def add(self, tokens: Sequence[int]) -> None:
         seq = tuple(tokens)
@@ -58,15 +70,18 @@ class Resync:
     def __init__(self, draft: Sequence[int], d: int, min_match: int = 2) -> None:
         self.draft = list(draft)
         self.d = d
-        self.start = d + 1
+        self.after = d + 1
         self.min_match = min_match
+
+    def start(self, prompt: Sequence[int]) -> None:
+        pass  # made for one update, after its prompt was chosen
 
     def propose(self, out: Sequence[int], k: int) -> list[int]:
         if len(out) == self.d + 1:  # the correction token was just chosen: a substitution?
             return self.draft[self.d + 1 : self.d + 1 + k]
         for n in range(min(4, len(out)), self.min_match - 1, -1):
             tail = list(out[-n:])
-            for j in range(self.start, len(self.draft) - n):
+            for j in range(self.after, len(self.draft) - n):
                 if self.draft[j : j + n] == tail:
                     return self.draft[j + n : j + n + k]
         return []
@@ -78,9 +93,68 @@ class Chain:
     def __init__(self, *proposers: Proposer) -> None:
         self.proposers = proposers
 
+    def start(self, prompt: Sequence[int]) -> None:
+        for p in self.proposers:
+            p.start(prompt)
+
     def propose(self, out: Sequence[int], k: int) -> list[int]:
         for p in self.proposers:
             got = p.propose(out, k)
             if got:
                 return got
         return []
+
+
+class VocabularyMismatchError(ValueError):
+    """The draft model does not share the translation model's tokens."""
+
+
+def check_same_vocabulary(target: LanguageModel, draft: LanguageModel) -> None:
+    """Raise :class:`VocabularyMismatchError` unless both models map every id to the same bytes
+    and end on the same tokens: a draft model's guesses are token ids of the target."""
+    if target.n_vocab != draft.n_vocab:
+        raise VocabularyMismatchError(
+            f"the draft model has {draft.n_vocab} tokens, the translation model {target.n_vocab}"
+        )
+    if target.eos_ids != draft.eos_ids:
+        raise VocabularyMismatchError("the draft model ends translations on other tokens")
+    for t in range(target.n_vocab):
+        if target.detokenize([t]) != draft.detokenize([t]):
+            raise VocabularyMismatchError(
+                f"token {t} differs: {target.detokenize([t])!r} vs {draft.detokenize([t])!r}"
+            )
+
+
+class DraftModel:
+    """A smaller model with the same vocabulary guesses the next tokens greedily.
+
+    Its cache follows prompt + output with the same longest-common-prefix reuse as the target,
+    so after a round where all guesses were kept only the last chosen token is evaluated.
+    """
+
+    def __init__(self, lm: LanguageModel) -> None:
+        self.lm = lm
+        self._prompt: list[int] = []
+
+    def start(self, prompt: Sequence[int]) -> None:
+        self._prompt = list(prompt)
+
+    def propose(self, out: Sequence[int], k: int) -> list[int]:
+        ctx = self._prompt + list(out)
+        n_ctx = getattr(self.lm, "n_ctx", None)
+        if k <= 0 or not ctx or (isinstance(n_ctx, int) and len(ctx) + k > n_ctx):
+            return []
+        keep = min(common_prefix_len(self.lm.cached, ctx), len(ctx) - 1)
+        self.lm.truncate(keep)
+        row = self.lm.evaluate(ctx[keep:], [len(ctx) - keep - 1])[0]
+        eos = self.lm.eos_ids
+        guesses: list[int] = []
+        while True:
+            tok = int(np.argmax(row))
+            if tok in eos:
+                break
+            guesses.append(tok)
+            if len(guesses) == k:
+                break
+            row = self.lm.evaluate([tok], [0])[0]
+        return guesses

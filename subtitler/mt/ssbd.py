@@ -179,6 +179,8 @@ class Decoder:
         out = list(draft[:d])
 
         guess: Proposer | None = proposer if opts.lookahead > 0 else None
+        if guess is not None:
+            guess.start(prompt)
         if opts.resync and d < m and opts.method is Method.SSBD:
             sync = Resync(draft, d)
             guess = sync if guess is None else Chain(sync, guess)

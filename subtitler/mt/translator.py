@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from subtitler.mt.drafting import NgramTable
+from subtitler.mt.drafting import DraftModel, NgramTable, Proposer
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import output_mask
 from subtitler.mt.prompts import PromptBuilder
@@ -38,6 +38,7 @@ class StreamTranslator:
         *,
         output_mask_k: int = 0,
         cap: LengthCap | None = None,
+        draft_model: DraftModel | None = None,
     ) -> None:
         self.lm = lm
         self.prompts = prompts
@@ -49,6 +50,8 @@ class StreamTranslator:
         self._draft: list[int] = []
         # This meeting's finished translations, for n-gram lookahead past the draft.
         self.ngrams = NgramTable(n=3)
+        # When set, a smaller model guesses past the draft instead of the n-gram table.
+        self.draft_model = draft_model
         self.context = ""  # previous sentence(s), shown to the model as context
         self.context_sentences = 0  # how many finished sources become the next context
         self._history: list[str] = []
@@ -72,7 +75,8 @@ class StreamTranslator:
             # Prompt and output share the context: never ask for more than fits.
             cap = max(0, min(cap, n_ctx - len(prompt) - 1))
         opts = dataclasses.replace(self.options, max_new_tokens=cap)
-        return self.decoder.decode(prompt, draft, opts, should_abort, proposer=self.ngrams)
+        guesser: Proposer = self.draft_model if self.draft_model is not None else self.ngrams
+        return self.decoder.decode(prompt, draft, opts, should_abort, proposer=guesser)
 
     def update(
         self,

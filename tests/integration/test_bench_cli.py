@@ -107,7 +107,24 @@ def test_bench_end_to_end(
     assert by[("SSBD", 0.5, "none", 0)]["ne"] < by[("RT", None, "none", 0)]["ne"]
 
 
-@pytest.mark.parametrize("case", ["model", "lines", "lang"])
+def test_bench_with_a_draft_model(
+    tiny_gguf: Path, corpus: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The target's own file as draft model: every guess kept, outputs still RT's."""
+    out = tmp_path / "out.json"
+    extra = ["--draft-model", str(tiny_gguf), "--draft-tokens", "3", "--json", str(out)]
+    assert main(args(tiny_gguf, *corpus, *extra)) == 0
+    assert "| RT + draft model 3 |" in capsys.readouterr().out
+    runs = json.loads(out.read_text())["runs"]
+    rt = next(r for r in runs if r["method"] == "RT" and not r["draft_model_tokens"])
+    dm = [r for r in runs if r["draft_model_tokens"] == 3]
+    assert [(r["method"], r["beta"]) for r in dm] == [("RT", None), ("SSBD", 0.0), ("SSBD", 0.2)]
+    for r in dm[:2]:  # exact: plain speculative decoding and SSBD beta=0
+        assert r["finals"] == rt["finals"]
+        assert r["lookahead_drafted"] > 0 and r["lookahead_accepted"] == r["lookahead_drafted"]
+
+
+@pytest.mark.parametrize("case", ["model", "lines", "lang", "draft"])
 def test_bench_user_errors_exit_2_with_one_line(
     tiny_gguf: Path, corpus: tuple[Path, Path], tmp_path: Path, case: str
 ) -> None:
@@ -118,8 +135,11 @@ def test_bench_user_errors_exit_2_with_one_line(
         model = tmp_path / "missing.gguf"
     elif case == "lines":
         ref.write_text("only one line\n", encoding="utf-8")
-    else:
+    elif case == "lang":
         extra = ["--tgt-lang", "xx"]
+    else:
+        vocab12k = Path(__file__).resolve().parents[2] / "fixtures" / "translator" / "model.gguf"
+        extra = ["--draft-model", str(vocab12k)]
     cmd = [sys.executable, "-m", "subtitler.bench", *args(model, src, ref), *extra]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 
 from subtitler.bench.runner import RunSpec, run_all
 from subtitler.bench.streams import prefixes
+from subtitler.mt.drafting import DraftModel, VocabularyMismatchError, check_same_vocabulary
 from subtitler.mt.lm import common_prefix_len
 from subtitler.mt.masking import display_text
 from subtitler.mt.prompts import PromptBuilder
@@ -27,6 +29,7 @@ WORDS = (
     "our team in Berlin and Tokyo shipped new product features customers asked for faster "
     "support so hiring two engineers is planned please send questions before Friday thanks"
 ).split()
+DATA = Path(__file__).resolve().parents[1] / "data"
 CAP = LengthCap(ratio=1.5, slack=4, hard=40)
 
 
@@ -207,6 +210,84 @@ def test_lookahead_and_resync_keep_beta0_equal_to_rt(
             assert a.tokens == b.tokens, f"stream {i} update {j}"
             guessed += b.stats.lookahead_drafted
     assert guessed > 0  # the guessing path really ran
+
+
+@pytest.fixture(scope="module")
+def other_tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Another random tiny llama with the same tokenizer: a (bad) draft model."""
+    from subtitler.bench.random_model import PRESETS, build_random_llama
+    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+
+    out = tmp_path_factory.mktemp("draft") / "other.gguf"
+    build_random_llama(out, PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=99)
+    lm = LlamaLM(LlamaSettings(str(out), n_ctx=1024, n_ubatch=32, n_threads=1))
+    yield lm
+    lm.close()
+
+
+@pytest.fixture(scope="module")
+def same_tiny_lm(tiny_gguf: Any) -> Any:
+    """The target model's own file loaded a second time: a perfect draft model."""
+    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+
+    lm = LlamaLM(
+        LlamaSettings(
+            str(tiny_gguf), n_ctx=1024, n_batch=256, n_ubatch=32, n_threads=1, flash_attn=True
+        )
+    )
+    yield lm
+    lm.close()
+
+
+@pytest.mark.parametrize("method", [Method.RT, Method.SSBD])
+def test_draft_model_keeps_beta0_equal_to_rt(
+    exact_lm: Any, other_tiny_lm: Any, method: Method
+) -> None:
+    """A draft model only guesses: at beta = 0 the output is still exactly RT's."""
+    check_same_vocabulary(exact_lm, other_tiny_lm)
+    prompts = PromptBuilder("qwen3", "en", "de")
+    rt = translator(exact_lm, Method.RT)
+    opts = DecodeOptions(method=method, beta=0.0, max_new_tokens=64, lookahead=4)
+    ext = StreamTranslator(exact_lm, prompts, opts, cap=CAP, draft_model=DraftModel(other_tiny_lm))
+    guessed = 0
+    for i, stream in enumerate(STREAMS[:8]):
+        for j, src in enumerate(stream):
+            final = j == len(stream) - 1
+            a = rt.update(i, src, final)
+            b = ext.update(i, src, final)
+            assert a.tokens == b.tokens, f"stream {i} update {j}"
+            guessed += b.stats.lookahead_drafted
+    assert guessed > 0
+
+
+def test_target_as_its_own_draft_model_is_always_right(exact_lm: Any, same_tiny_lm: Any) -> None:
+    """Under the exact settings a draft model identical to the target guesses exactly what
+    greedy decoding then chooses, so every guess is kept and the output is still RT's."""
+    prompts = PromptBuilder("qwen3", "en", "de")
+    rt = translator(exact_lm, Method.RT)
+    opts = DecodeOptions(method=Method.RT, max_new_tokens=64, lookahead=4)
+    ext = StreamTranslator(exact_lm, prompts, opts, cap=CAP, draft_model=DraftModel(same_tiny_lm))
+    drafted = kept = 0
+    for i, stream in enumerate(STREAMS[:6]):
+        for j, src in enumerate(stream):
+            final = j == len(stream) - 1
+            a, b = rt.update(i, src, final), ext.update(i, src, final)
+            assert a.tokens == b.tokens
+            drafted += b.stats.lookahead_drafted
+            kept += b.stats.lookahead_accepted
+    assert drafted > 0 and kept == drafted
+
+
+def test_draft_model_with_another_vocabulary_is_refused(exact_lm: Any) -> None:
+    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "translator" / "model.gguf"
+    other = LlamaLM(LlamaSettings(str(fixture), n_ctx=256, n_threads=1))
+    try:
+        with pytest.raises(VocabularyMismatchError, match="12000 tokens"):
+            check_same_vocabulary(exact_lm, other)
+    finally:
+        other.close()
 
 
 def test_specdec_verification_runs_on_the_real_backend(exact_lm: Any) -> None:

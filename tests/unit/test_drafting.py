@@ -1,10 +1,19 @@
-"""Issue 8 modes on the scripted LM: n-gram lookahead, resynchronisation, SpecDec verification."""
+"""Issue 8 modes on the scripted LM: n-gram lookahead, resynchronisation, SpecDec verification,
+the draft model."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from subtitler.mt.drafting import Chain, NgramTable, Resync
+from subtitler.mt.drafting import (
+    Chain,
+    DraftModel,
+    NgramTable,
+    Resync,
+    VocabularyMismatchError,
+    check_same_vocabulary,
+)
 from subtitler.mt.ssbd import DecodeOptions, Decoder, Method, specdec_prefix
 from tests.helpers.fake_lm import ScriptedLM, peaked
 
@@ -107,3 +116,86 @@ def test_previous_sentence_becomes_context_when_enabled() -> None:
     tr.context = ""
     assert len(with_ctx) > len(tr.prompt_tokens("Then?"))
     assert lm.tokenize("We stayed in.")[0] in with_ctx
+
+
+def draft_lm(wrong_at: int = 6) -> ScriptedLM:
+    """A weaker copy of the target: right except at output position ``wrong_at``."""
+
+    def fn(ctx: tuple[int, ...]) -> np.ndarray:
+        out = ctx[len(PROMPT) :]
+        n = len(out)
+        if n == wrong_at:
+            return peaked(V, {33: 0.9})
+        if n < len(TARGET):
+            return peaked(V, {TARGET[n]: 0.9})
+        return peaked(V, {EOS: 0.9})
+
+    return ScriptedLM(V, EOS, fn)
+
+
+def test_draft_model_guesses_greedily_and_stops_at_eos() -> None:
+    dm = DraftModel(draft_lm())
+    dm.start(PROMPT)
+    assert dm.propose([5, 6], 3) == [7, 8, 9]
+    assert dm.propose([5, 6, 7, 8, 9], 4) == [20, 33, 22, 23]  # its own mistake at position 6
+    assert dm.propose(TARGET[:-1], 5) == [TARGET[-1]]  # then EOS: never proposed
+    assert dm.propose([5], 0) == []
+
+
+def test_draft_model_reuses_its_cache() -> None:
+    lm = draft_lm()
+    dm = DraftModel(lm)
+    dm.start(PROMPT)
+    dm.propose([5], 3)  # evaluates prompt + [5], then 6 and 7
+    lm.calls.clear()
+    # 6 and 7 were kept and 8 chosen: only 8 is new to the draft model's cache.
+    assert dm.propose([5, 6, 7, 8], 2) == [9, 20]
+    assert lm.calls[0] == (1, 1)
+
+
+def test_draft_model_keeps_greedy_output_and_saves_target_passes() -> None:
+    opts = DecodeOptions(method=Method.RT, max_new_tokens=30)
+    plain_lm, spec_lm = target_lm(), target_lm()
+    plain = Decoder(plain_lm).decode(PROMPT, [], opts)
+    spec = Decoder(spec_lm).decode(
+        PROMPT,
+        [],
+        DecodeOptions(method=Method.RT, max_new_tokens=30, lookahead=4),
+        proposer=DraftModel(draft_lm()),
+    )
+    assert plain.tokens == spec.tokens == TARGET
+    assert spec.stats.lookahead_accepted > 0
+    assert spec.stats.lookahead_drafted > spec.stats.lookahead_accepted  # the wrong guess
+    assert len(spec_lm.calls) < len(plain_lm.calls)
+
+
+def test_translator_uses_the_draft_model_instead_of_ngrams() -> None:
+    from subtitler.mt.prompts import PromptBuilder
+    from subtitler.mt.translator import StreamTranslator
+
+    class Counting(DraftModel):
+        calls = 0
+
+        def propose(self, out, k):  # type: ignore[no-untyped-def]
+            Counting.calls += 1
+            return super().propose(out, k)
+
+    def sevens() -> ScriptedLM:
+        return ScriptedLM(V, EOS, lambda c: peaked(V, {7: 0.9}))
+
+    tr = StreamTranslator(
+        sevens(),
+        PromptBuilder("chatml", "en", "de"),
+        DecodeOptions(method=Method.SSBD, max_new_tokens=12, lookahead=3),
+        draft_model=Counting(sevens()),
+    )
+    t = tr.update(0, "Hi", final=False)
+    assert Counting.calls > 0 and t.stats.lookahead_accepted > 0
+
+
+def test_vocabulary_check() -> None:
+    check_same_vocabulary(target_lm(), draft_lm())
+    with pytest.raises(VocabularyMismatchError, match="tokens"):
+        check_same_vocabulary(target_lm(), ScriptedLM(V + 1, EOS, lambda c: peaked(V + 1, {})))
+    with pytest.raises(VocabularyMismatchError, match="ends"):
+        check_same_vocabulary(target_lm(), ScriptedLM(V, 3, lambda c: peaked(V, {})))
