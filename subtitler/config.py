@@ -61,6 +61,8 @@ class MtConfig:
     verify: str = "biased"  # "biased" (SSBD's beta) | "specdec" (top-b within tau)
     top_b: int = 3  # specdec: draft token must be among the b most likely
     tau: float = 1.0  # specdec: ... and within this log-likelihood of the best
+    draft_model_path: str = ""  # a smaller GGUF with the same vocabulary ("": none)
+    draft_tokens: int = 4  # tokens the draft model guesses per verify pass, 1..16
 
 
 @dataclass

@@ -58,6 +58,8 @@ def validate(cfg: AppConfig) -> list[str]:
         errs.append(f"context sentences must be 0..3 (is {mt.context_sentences})")
     if not 0 <= mt.lookahead <= 16:
         errs.append(f"lookahead must be 0..16 tokens (is {mt.lookahead})")
+    if not 1 <= mt.draft_tokens <= 16:
+        errs.append(f"draft model tokens must be 1..16 (is {mt.draft_tokens})")
     if mt.verify not in ("biased", "specdec"):
         errs.append(f"verification must be 'biased' or 'specdec' (is {mt.verify!r})")
     if mt.top_b < 1 or mt.tau < 0:

@@ -7,14 +7,19 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from subtitler.config import AsrConfig, AudioConfig, MtConfig
+from subtitler.mt.drafting import DraftModel
+from subtitler.mt.lm import LanguageModel
 from subtitler.pipeline.pipeline import Factories
 from subtitler.pipeline.stages import AudioSource, LoadedModel, Recognizer
 from subtitler.types import AudioBlock, Word
+
+if TYPE_CHECKING:
+    from subtitler.mt.llama_backend import LlamaLM
 
 log = logging.getLogger(__name__)
 RATE = 16000
@@ -228,11 +233,56 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     )
     try:
         template = resolve_template(template, lm.metadata)
+        draft_lm = load_draft_model(mt, lm) if mt.draft_model_path.strip() else None
     except Exception:
         lm.close()
         raise
     log.info("translation model %s with the %r prompt", st.path.name, template)
-    return LoadedModel(lm, template, formatter=lm, close=lm.close)
+    if draft_lm is None:
+        return LoadedModel(lm, template, formatter=lm, close=lm.close)
+    dlm = draft_lm
+
+    def close_both() -> None:
+        lm.close()
+        dlm.close()
+
+    return LoadedModel(lm, template, formatter=lm, close=close_both, draft=DraftModel(dlm))
+
+
+def load_draft_model(mt: MtConfig, target: LanguageModel) -> LlamaLM:
+    """Load the optional draft model next to ``target``; a one-line reason if it cannot be
+    used (missing, damaged, too big, or another vocabulary)."""
+    from subtitler.models import hardware
+    from subtitler.models.validate import InvalidModelError, read_gguf
+    from subtitler.mt.drafting import VocabularyMismatchError, check_same_vocabulary
+    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings, ModelLoadError
+
+    path = Path(mt.draft_model_path.strip()).expanduser()
+    hint = "(clear Settings > Advanced > Draft model to translate without one)"
+    try:
+        info = read_gguf(path)
+        n_ctx = info.usable_context(mt.n_ctx)
+        hw = hardware.detect(probe_backends=False)
+        hardware.check_fits([(path.name, hardware.gguf_memory_for(info, n_ctx))], hw)
+        lm = LlamaLM(
+            LlamaSettings(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_ubatch=mt.n_ubatch,
+                n_threads=mt.threads,
+                n_gpu_layers=mt.gpu_layers,
+                flash_attn=mt.flash_attn,
+            )
+        )
+    except (InvalidModelError, ModelLoadError, hardware.InsufficientMemoryError) as e:
+        raise RuntimeError(f"draft model: {e} {hint}") from e
+    try:
+        check_same_vocabulary(target, lm)
+    except VocabularyMismatchError as e:
+        lm.close()
+        raise RuntimeError(f"draft model {path.name} does not fit this model: {e} {hint}") from e
+    log.info("draft model %s guesses %d tokens per pass", path.name, mt.draft_tokens)
+    return lm
 
 
 def real_factories(parts: RealParts | None = None) -> Factories:

@@ -35,6 +35,7 @@ MODEL_FIELDS = (
     "n_ubatch",
     "flash_attn",
     "gpu_layers",
+    "draft_model_path",
 )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
+from subtitler.mt.drafting import DraftModel
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import display_text
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder
@@ -76,6 +77,7 @@ class LoadedModel:
     template: str
     formatter: ChatFormatter | None = None  # needed by the "gguf" template
     close: Callable[[], None] = lambda: None
+    draft: DraftModel | None = None  # guesses past the draft (same vocabulary)
 
 
 ModelLoader = Callable[[MtConfig], LoadedModel]
@@ -212,7 +214,7 @@ class TranslationStage(threading.Thread):
             verify=mt.verify,
             top_b=mt.top_b,
             tau=mt.tau,
-            lookahead=mt.lookahead,
+            lookahead=mt.draft_tokens if self._model.draft is not None else mt.lookahead,
             resync=mt.resync,
         )
         tr = self._translator
@@ -222,6 +224,7 @@ class TranslationStage(threading.Thread):
                 prompts,
                 opts,
                 cap=LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens),
+                draft_model=self._model.draft,
             )
             self._translator = tr
         else:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QKeySequenceEdit,
     QLabel,
+    QLineEdit,
     QProgressBar,
     QPushButton,
     QSlider,
@@ -278,9 +279,31 @@ class SettingsPane(QDialog):
 
         self.verify.currentIndexChanged.connect(specdec_fields)
         specdec_fields()
+        self.draft_model = QLineEdit()
+        self.draft_model.setPlaceholderText("none")
+        self.draft_model.setToolTip(
+            "A smaller GGUF with the same vocabulary as the translation model; it guesses "
+            "the next tokens and the translation model checks them in one pass"
+        )
+        browse = QPushButton("Choose file…")
+        browse.clicked.connect(self._browse_draft)
+        draft_row = QHBoxLayout()
+        draft_row.addWidget(self.draft_model, 1)
+        draft_row.addWidget(browse)
+        self.draft_tokens = QSpinBox()
+        self.draft_tokens.setRange(1, 16)
+        self.draft_tokens.setToolTip("Tokens the draft model guesses per pass")
+
+        def draft_fields(_t: str = "") -> None:
+            self.draft_tokens.setEnabled(bool(self.draft_model.text().strip()))
+
+        self.draft_model.textChanged.connect(draft_fields)
+        draft_fields()
         f.addRow(note)
         f.addRow("N-gram lookahead", self.lookahead)
         f.addRow("", self.resync)
+        f.addRow("Draft model", draft_row)
+        f.addRow("Draft model tokens", self.draft_tokens)
         f.addRow("Draft verification", self.verify)
         f.addRow("SpecDec top-b", self.top_b)
         f.addRow("SpecDec τ", self.tau)
@@ -332,6 +355,8 @@ class SettingsPane(QDialog):
         self._select(self.verify, mt.verify)
         self.top_b.setValue(mt.top_b)
         self.tau.setValue(mt.tau)
+        self.draft_model.setText(mt.draft_model_path)
+        self.draft_tokens.setValue(mt.draft_tokens)
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
 
@@ -371,6 +396,8 @@ class SettingsPane(QDialog):
         mt.verify = self.verify.currentData()
         mt.top_b = self.top_b.value()
         mt.tau = round(self.tau.value(), 2)
+        mt.draft_model_path = self.draft_model.text().strip()
+        mt.draft_tokens = self.draft_tokens.value()
         d.hotkey_click_through = self.key_click.keySequence().toString()
         d.hotkey_pause = self.key_pause.keySequence().toString()
         return cfg
@@ -400,6 +427,11 @@ class SettingsPane(QDialog):
         path, _ = QFileDialog.getOpenFileName(self, "Translation model", "", "GGUF (*.gguf)")
         if path:
             self.mt_model.setEditText(path)
+
+    def _browse_draft(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Draft model", "", "GGUF (*.gguf)")
+        if path:
+            self.draft_model.setText(path)
 
     def _set_color(self, color: str) -> None:
         self._color = QColor(color).name()

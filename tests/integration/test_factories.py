@@ -59,3 +59,38 @@ def test_models_that_do_not_fit_are_refused_before_loading(
     whisper = build_tiny_whisper(tmp_path / "w")
     with pytest.raises(hardware.InsufficientMemoryError):
         make_recognizer(AsrConfig(model=str(whisper)), RealParts())
+
+
+def test_loads_the_draft_model_next_to_the_translator(tiny_gguf: Path) -> None:
+    from subtitler.mt.drafting import DraftModel
+
+    m = load_translator(
+        MtConfig(model_path=str(tiny_gguf), n_ctx=512, draft_model_path=str(tiny_gguf))
+    )
+    try:
+        assert isinstance(m.draft, DraftModel) and m.draft.lm is not m.lm
+        assert m.draft.lm.n_vocab == m.lm.n_vocab
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize("case", ["missing", "vocabulary", "truncated"])
+def test_unusable_draft_models_are_refused_with_one_line(
+    tiny_gguf: Path, tmp_path: Path, case: str
+) -> None:
+    draft = {
+        "missing": tmp_path / "nope.gguf",
+        "vocabulary": Path(__file__).resolve().parents[2]
+        / "fixtures"
+        / "translator"
+        / "model.gguf",
+        "truncated": tmp_path / "cut.gguf",
+    }[case]
+    if case == "truncated":
+        draft.write_bytes(tiny_gguf.read_bytes()[:200_000])
+    with pytest.raises(RuntimeError) as e:
+        load_translator(MtConfig(model_path=str(tiny_gguf), n_ctx=512, draft_model_path=str(draft)))
+    msg = str(e.value)
+    assert msg.startswith("draft model") and "\n" not in msg and "Advanced" in msg
+    if case == "vocabulary":
+        assert "12000 tokens" in msg

@@ -189,6 +189,8 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
         ("mt", "verify"): lambda: pane.verify.setCurrentIndex(pane.verify.findData("specdec")),
         ("mt", "top_b"): lambda: pane.top_b.setValue(5),
         ("mt", "tau"): lambda: pane.tau.setValue(2.5),
+        ("mt", "draft_model_path"): lambda: pane.draft_model.setText("/small.gguf"),
+        ("mt", "draft_tokens"): lambda: pane.draft_tokens.setValue(6),
         ("asr", "model"): lambda: pane.asr_model.setEditText("medium"),
         ("asr", "device"): lambda: pane.asr_device.setCurrentIndex(pane.asr_device.findData("cpu")),
         ("asr", "threads"): lambda: pane.asr_threads.setValue(3),
@@ -221,3 +223,14 @@ def test_specdec_fields_follow_the_verification_rule(qtbot) -> None:  # type: ig
     assert not pane.top_b.isEnabled() and not pane.tau.isEnabled()
     pane.verify.setCurrentIndex(pane.verify.findData("specdec"))
     assert pane.top_b.isEnabled() and pane.tau.isEnabled()
+
+
+def test_draft_tokens_follow_the_draft_model_field(qtbot) -> None:  # type: ignore[no-untyped-def]
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    assert not pane.draft_tokens.isEnabled()
+    pane.draft_model.setText("/models/small.gguf")
+    assert pane.draft_tokens.isEnabled()
+    assert pane.values().mt.draft_model_path == "/models/small.gguf"
+    pane.draft_model.setText("  ")
+    assert not pane.draft_tokens.isEnabled() and pane.values().mt.draft_model_path == ""

@@ -97,6 +97,25 @@ def test_second_update_drafts_from_the_first(tmp_path: Path) -> None:
     assert seg1[0].stats.draft_len == 0  # a new segment starts with an empty draft
 
 
+def test_a_loaded_draft_model_guesses_with_the_configured_token_count(tmp_path: Path) -> None:
+    from subtitler.mt.drafting import DraftModel
+    from subtitler.pipeline.stages import LoadedModel
+
+    draft = DraftModel(echo_lm())  # the target's twin: every guess is right
+    mt = MtConfig(model_path="fake.gguf", max_new_tokens=16, draft_tokens=3)
+    p, ev, _, _ = make(
+        tmp_path, mt=mt, loader=lambda m: LoadedModel(echo_lm(), "chatml", draft=draft)
+    )
+    p.start()
+    assert p.finished.wait(10)
+    p.stop()
+    stats = [e.stats for e in ev.of(SubtitleEvent)]
+    assert sum(s.lookahead_drafted for s in stats) > 0
+    assert sum(s.lookahead_accepted for s in stats) == sum(s.lookahead_drafted for s in stats)
+    # Each guess pass holds at most draft_tokens guesses.
+    assert all(s.lookahead_drafted <= 3 * max(1, s.decode_steps) for s in stats)
+
+
 def test_stop_in_the_middle_of_a_decode_joins_within_2s(tmp_path: Path) -> None:
     lm = SlowLM(delay=0.2)
     p, _, _, _ = make(

@@ -58,6 +58,10 @@ def test_invalid_values_are_not_saved(tmp_path: Path) -> None:
     with pytest.raises(store.ConfigError, match="k must be between 0 and 10"):
         store.save(cfg, tmp_path / "x.toml")
     assert not (tmp_path / "x.toml").exists()
+    cfg = AppConfig()
+    cfg.mt.draft_tokens = 0
+    with pytest.raises(store.ConfigError, match=r"draft model tokens must be 1\.\.16"):
+        store.save(cfg, tmp_path / "x.toml")
 
 
 def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
