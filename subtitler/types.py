@@ -23,6 +23,7 @@ class UpdateStats:
     decode_s: float = 0.0
     lookahead_drafted: int = 0  # tokens guessed past the draft (n-gram / resync)
     lookahead_accepted: int = 0  # ... and kept
+    guess_s: float = 0.0  # part of decode_s spent making guesses (draft model, tables)
     ended_by_eos: bool = False
     aborted: bool = False
 

@@ -89,7 +89,10 @@ def parser() -> argparse.ArgumentParser:
         help="a smaller GGUF with the same vocabulary: also run it guessing past the draft",
     )
     ap.add_argument(
-        "--draft-tokens", type=int, default=4, help="tokens the draft model guesses per pass"
+        "--draft-tokens",
+        type=_ints,
+        default=[4],
+        help="tokens the draft model guesses per pass (comma-separated: one run set each)",
     )
     ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--len-ratio", type=float, default=3.0, help="output cap per source token")
@@ -120,7 +123,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         n_gpu_layers=a.gpu_layers,
         flash_attn=not a.no_flash_attn,
     )
-    if a.draft_tokens < 1:
+    if not a.draft_tokens or min(a.draft_tokens) < 1:
         raise UsageError("--draft-tokens must be at least 1")
     draft_lm = None
     if a.draft_model is not None:
@@ -146,7 +149,8 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         prompts = PromptBuilder(template, src_lang, tgt_lang, formatter=lm)
         specs = standard_specs(a.betas, a.ks, a.mask_beta, beyond=a.beyond)
         if draft_lm is not None:
-            specs += draft_model_specs(a.draft_tokens, a.mask_beta)
+            for k in a.draft_tokens:
+                specs += draft_model_specs(k, a.mask_beta)
         bar = None
         if not a.no_progress:
             from tqdm import tqdm

@@ -60,6 +60,7 @@ def score_runs(
                 "prompt_s": round(t.prompt_s, 4),
                 "verify_s": round(t.verify_s, 4),
                 "decode_s": round(t.decode_s, 4),
+                "guess_s": round(t.guess_s, 4),
                 "ms_per_verified": _r(t.ms_per_verified),
                 "ms_per_decoded": _r(t.ms_per_decoded),
                 "ms_per_prompt_token": _r(t.ms_per_prompt_token),

@@ -55,6 +55,7 @@ class RunTotals:
     prompt_s: float = 0.0
     verify_s: float = 0.0
     decode_s: float = 0.0
+    guess_s: float = 0.0
     latencies_s: list[float] = field(default_factory=list)
 
     def add(self, st: UpdateStats) -> None:
@@ -71,6 +72,7 @@ class RunTotals:
         self.prompt_s += st.prompt_s
         self.verify_s += st.verify_s
         self.decode_s += st.decode_s
+        self.guess_s += st.guess_s
         self.latencies_s.append(st.latency_s)
 
     @property

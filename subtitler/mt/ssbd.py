@@ -57,6 +57,9 @@ class DecodeResult:
     stats: UpdateStats = field(default_factory=UpdateStats)
 
 
+EXACT = DecodeOptions(method=Method.RT, beta=0.0)
+
+
 def accepted_prefix(rows: Logits, draft: Sequence[int], beta: float) -> int:
     """Number of leading draft tokens the biased rule accepts; rows[i] predicts draft[i]."""
     m = len(draft)
@@ -181,6 +184,9 @@ class Decoder:
         guess: Proposer | None = proposer if opts.lookahead > 0 else None
         if guess is not None:
             guess.start(prompt)
+        # Guesses are checked with SSBD's own rule; RT and CD have no bias, so for them a guess
+        # is kept only where greedy decoding would have chosen it.
+        guess_opts = opts if opts.method is Method.SSBD else EXACT
         if opts.resync and d < m and opts.method is Method.SSBD:
             sync = Resync(draft, d)
             guess = sync if guess is None else Chain(sync, guess)
@@ -198,12 +204,16 @@ class Decoder:
                 st.aborted = True
                 break
             k = max(opts.lookahead, 8 if opts.resync else 0)
-            extra = guess.propose(out, min(k, cap - len(out))) if guess is not None else []
+            extra = []
+            if guess is not None:
+                g0 = clock()
+                extra = guess.propose(out, min(k, cap - len(out)))
+                st.guess_s += clock() - g0
             extra = [t for t in extra if t not in eos][: cap - len(out)]
             if extra:
                 # Verify the guesses with the token just chosen, in one pass, by the same rule.
                 rows = self.lm.evaluate([tok, *extra], list(range(len(extra) + 1)))
-                a = accept_count(rows, extra, opts)
+                a = accept_count(rows, extra, guess_opts)
                 out += extra[:a]
                 if a < len(extra):
                     self.lm.truncate(n_prompt + len(out))

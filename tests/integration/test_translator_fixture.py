@@ -178,3 +178,49 @@ def test_fixture_translates(fixture_lm: Any) -> None:
     assert zh and all(ord(c) > 0x2E80 for c in zh if not c.isspace()), zh
     ja = translate("I like apples.", "ja")
     assert ja and any(0x3040 <= ord(c) <= 0x30FF or 0x4E00 <= ord(c) <= 0x9FFF for c in ja), ja
+
+
+# -- the committed draft model ----------------------------------------------------------------
+DRAFT = ROOT / "fixtures" / "translator" / "draft.gguf"
+CAPTIONS = [
+    "A man in a blue shirt is standing on a ladder.",
+    "Two children are playing soccer in a park.",
+    "A woman with a red umbrella walks down the street.",
+    "A dog is running through the snow.",
+]
+
+
+def test_draft_model_shares_the_vocabulary_and_guesses_well(fixture_lm: Any) -> None:
+    """The 1.9M-parameter draft translates too: it has the translator's vocabulary, and with
+    exact decoding (RT + draft model) the output is the translator's own while most of the
+    draft model's guesses are kept."""
+    from subtitler.bench.streams import prefixes
+    from subtitler.mt.drafting import DraftModel, check_same_vocabulary
+    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+    from subtitler.mt.prompts import PromptBuilder
+    from subtitler.mt.ssbd import DecodeOptions, Method
+    from subtitler.mt.translator import StreamTranslator
+
+    draft = LlamaLM(LlamaSettings(str(DRAFT), n_ctx=512, n_ubatch=32, n_threads=1))
+    try:
+        check_same_vocabulary(fixture_lm, draft)
+        prompts = PromptBuilder("chatml", "en", "de")
+        rt = StreamTranslator(fixture_lm, prompts, DecodeOptions(Method.RT))
+        spec = StreamTranslator(
+            fixture_lm,
+            prompts,
+            DecodeOptions(Method.RT, lookahead=2),
+            draft_model=DraftModel(draft),
+        )
+        guessed = kept = 0
+        for i, sentence in enumerate(CAPTIONS):
+            stream = prefixes(sentence, 3)
+            for j, src in enumerate(stream):
+                final = j == len(stream) - 1
+                a, b = rt.update(i, src, final), spec.update(i, src, final)
+                assert a.tokens == b.tokens, (src, a.text, b.text)
+                guessed += b.stats.lookahead_drafted
+                kept += b.stats.lookahead_accepted
+        assert guessed > 20 and kept / guessed > 0.4, (kept, guessed)
+    finally:
+        draft.close()

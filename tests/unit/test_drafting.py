@@ -167,6 +167,7 @@ def test_draft_model_keeps_greedy_output_and_saves_target_passes() -> None:
     assert spec.stats.lookahead_accepted > 0
     assert spec.stats.lookahead_drafted > spec.stats.lookahead_accepted  # the wrong guess
     assert len(spec_lm.calls) < len(plain_lm.calls)
+    assert 0 < spec.stats.guess_s <= spec.stats.decode_s
 
 
 def test_translator_uses_the_draft_model_instead_of_ngrams() -> None:
@@ -199,3 +200,23 @@ def test_vocabulary_check() -> None:
         check_same_vocabulary(target_lm(), ScriptedLM(V + 1, EOS, lambda c: peaked(V + 1, {})))
     with pytest.raises(VocabularyMismatchError, match="ends"):
         check_same_vocabulary(target_lm(), ScriptedLM(V, 3, lambda c: peaked(V, {})))
+
+
+@pytest.mark.parametrize("method", [Method.RT, Method.CD])
+def test_guesses_are_exact_outside_ssbd_whatever_beta_says(method: Method) -> None:
+    """RT and CD have no bias: a guess the model does not rank first is never kept, even
+    when the settings carry SSBD's beta (the app passes it along in every mode)."""
+
+    def unsure(ctx: tuple[int, ...]) -> np.ndarray:
+        n = len(ctx) - len(PROMPT)
+        # The model prefers TARGET but gives the draft model's wrong token 33 a fair share.
+        if n < len(TARGET):
+            return peaked(V, {TARGET[n]: 0.5, 33: 0.4})
+        return peaked(V, {EOS: 0.9})
+
+    opts = DecodeOptions(method=method, beta=0.4, max_new_tokens=30, lookahead=2)
+    r = Decoder(ScriptedLM(V, EOS, unsure)).decode(
+        PROMPT, [], opts, proposer=DraftModel(draft_lm(wrong_at=5))
+    )
+    assert r.tokens == TARGET
+    assert r.stats.lookahead_drafted > r.stats.lookahead_accepted > 0
