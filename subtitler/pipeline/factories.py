@@ -233,13 +233,20 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     )
     try:
         template = resolve_template(template, lm.metadata)
-        draft_lm = load_draft_model(mt, lm) if mt.draft_model_path.strip() else None
     except Exception:
         lm.close()
         raise
     log.info("translation model %s with the %r prompt", st.path.name, template)
+    draft_lm, notice = None, ""
+    if mt.draft_model_path.strip():
+        try:
+            draft_lm = load_draft_model(mt, lm)
+        except DraftModelError as e:
+            # Translation works without the draft model: say why it is not used and go on.
+            log.warning("%s", e)
+            notice = f"{e}; translating without it (Settings > Advanced > Draft model)"
     if draft_lm is None:
-        return LoadedModel(lm, template, formatter=lm, close=lm.close)
+        return LoadedModel(lm, template, formatter=lm, close=lm.close, notice=notice)
     dlm = draft_lm
 
     def close_both() -> None:
@@ -247,6 +254,10 @@ def load_translator(mt: MtConfig) -> LoadedModel:
         dlm.close()
 
     return LoadedModel(lm, template, formatter=lm, close=close_both, draft=DraftModel(dlm))
+
+
+class DraftModelError(RuntimeError):
+    """The optional draft model cannot be used (the translator still can)."""
 
 
 def load_draft_model(mt: MtConfig, target: LanguageModel) -> LlamaLM:
@@ -258,7 +269,6 @@ def load_draft_model(mt: MtConfig, target: LanguageModel) -> LlamaLM:
     from subtitler.mt.llama_backend import LlamaLM, LlamaSettings, ModelLoadError
 
     path = Path(mt.draft_model_path.strip()).expanduser()
-    hint = "(clear Settings > Advanced > Draft model to translate without one)"
     try:
         info = read_gguf(path)
         n_ctx = info.usable_context(mt.n_ctx)
@@ -275,12 +285,12 @@ def load_draft_model(mt: MtConfig, target: LanguageModel) -> LlamaLM:
             )
         )
     except (InvalidModelError, ModelLoadError, hardware.InsufficientMemoryError) as e:
-        raise RuntimeError(f"draft model: {e} {hint}") from e
+        raise DraftModelError(f"draft model not used: {e}") from e
     try:
         check_same_vocabulary(target, lm)
     except VocabularyMismatchError as e:
         lm.close()
-        raise RuntimeError(f"draft model {path.name} does not fit this model: {e} {hint}") from e
+        raise DraftModelError(f"draft model {path.name} not used: {e}") from e
     log.info("draft model %s guesses %d tokens per pass", path.name, mt.draft_tokens)
     return lm
 

@@ -153,6 +153,8 @@ class Pipeline:
             model.close()
             return False
         self._mt.set_model(model)
+        if model.notice:
+            self.emit(ErrorEvent("mt", model.notice))
         return True
 
     def pause(self) -> None:

@@ -78,6 +78,7 @@ class LoadedModel:
     formatter: ChatFormatter | None = None  # needed by the "gguf" template
     close: Callable[[], None] = lambda: None
     draft: DraftModel | None = None  # guesses past the draft (same vocabulary)
+    notice: str = ""  # something the user should know about this load (not fatal)
 
 
 ModelLoader = Callable[[MtConfig], LoadedModel]

@@ -116,6 +116,19 @@ def test_a_loaded_draft_model_guesses_with_the_configured_token_count(tmp_path: 
     assert all(s.lookahead_drafted <= 3 * max(1, s.decode_steps) for s in stats)
 
 
+def test_a_load_notice_is_shown_and_translation_goes_on(tmp_path: Path) -> None:
+    from subtitler.pipeline.stages import LoadedModel
+
+    notice = "draft model small.gguf not used: it has 9 tokens; translating without it"
+    p, ev, _, _ = make(tmp_path, loader=lambda m: LoadedModel(echo_lm(), "chatml", notice=notice))
+    p.start()
+    assert p.finished.wait(10)
+    p.stop()
+    errors = ev.of(ErrorEvent)
+    assert [(e.where, e.message, e.fatal) for e in errors] == [("mt", notice, False)]
+    assert any(e.final and e.translation for e in ev.of(SubtitleEvent))
+
+
 def test_stop_in_the_middle_of_a_decode_joins_within_2s(tmp_path: Path) -> None:
     lm = SlowLM(delay=0.2)
     p, _, _, _ = make(
