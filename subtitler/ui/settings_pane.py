@@ -295,7 +295,9 @@ class SettingsPane(QDialog):
         self.draft_tokens.setToolTip("Tokens the draft model guesses per pass")
 
         def draft_fields(_t: str = "") -> None:
-            self.draft_tokens.setEnabled(bool(self.draft_model.text().strip()))
+            on = bool(self.draft_model.text().strip())
+            self.draft_tokens.setEnabled(on)
+            self.lookahead.setEnabled(not on)  # the draft model guesses instead of the table
 
         self.draft_model.textChanged.connect(draft_fields)
         draft_fields()
@@ -304,7 +306,7 @@ class SettingsPane(QDialog):
         f.addRow("", self.resync)
         f.addRow("Draft model", draft_row)
         f.addRow("Draft model tokens", self.draft_tokens)
-        f.addRow("Draft verification", self.verify)
+        f.addRow("Verification rule", self.verify)
         f.addRow("SpecDec top-b", self.top_b)
         f.addRow("SpecDec τ", self.tau)
         return w

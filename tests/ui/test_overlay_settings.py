@@ -228,9 +228,9 @@ def test_specdec_fields_follow_the_verification_rule(qtbot) -> None:  # type: ig
 def test_draft_tokens_follow_the_draft_model_field(qtbot) -> None:  # type: ignore[no-untyped-def]
     pane = SettingsPane(AppConfig())
     qtbot.addWidget(pane)
-    assert not pane.draft_tokens.isEnabled()
+    assert not pane.draft_tokens.isEnabled() and pane.lookahead.isEnabled()
     pane.draft_model.setText("/models/small.gguf")
-    assert pane.draft_tokens.isEnabled()
+    assert pane.draft_tokens.isEnabled() and not pane.lookahead.isEnabled()
     assert pane.values().mt.draft_model_path == "/models/small.gguf"
     pane.draft_model.setText("  ")
     assert not pane.draft_tokens.isEnabled() and pane.values().mt.draft_model_path == ""
