@@ -63,6 +63,7 @@ class MtConfig:
     tau: float = 1.0  # specdec: ... and within this log-likelihood of the best
     draft_model_path: str = ""  # a smaller GGUF with the same vocabulary ("": none)
     draft_tokens: int = 4  # tokens the draft model guesses per verify pass, 1..16
+    adaptive_guessing: bool = True  # guess only while it measurably speeds decoding up
 
 
 @dataclass

@@ -40,6 +40,7 @@ def score_runs(
                 "resync": r.spec.resync,
                 "verify": r.spec.verify,
                 "draft_model_tokens": r.spec.draft_tokens,
+                "adaptive": r.spec.adaptive,
                 "lookahead_drafted": t.lookahead_drafted,
                 "lookahead_accepted": t.lookahead_accepted,
                 "chrf": round(chrf, 2),
@@ -81,7 +82,7 @@ def _f(x: object, fmt: str = "{:.1f}") -> str:
 def label(row: dict[str, Any]) -> str:
     dm = f" + draft model {row['draft_model_tokens']}" if row.get("draft_model_tokens") else ""
     if row["method"] != "SSBD":
-        return f"{row['method']}{dm}"
+        return f"{row['method']}{dm}" + (", adaptive" if row.get("adaptive") else "")
     s = f"SSBD β={row['beta']:g}"
     if row.get("verify") == "specdec":
         s = "SpecDec top-3 τ=1"
@@ -90,6 +91,8 @@ def label(row: dict[str, Any]) -> str:
     if row.get("resync"):
         s += " + resync"
     s += dm
+    if row.get("adaptive"):
+        s += ", adaptive"
     if row["mask"] == "output":
         return f"{s} + mask-{row['k']}"
     if row["mask"] == "display":

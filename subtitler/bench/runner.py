@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from subtitler.bench.streams import prefixes
-from subtitler.mt.drafting import DraftModel
+from subtitler.mt.drafting import DraftModel, GuessGate
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import display_text
 from subtitler.mt.metrics import RunTotals, normalized_erasure
@@ -30,15 +30,15 @@ class RunSpec:
     top_b: int = 3
     tau: float = 1.0
     draft_tokens: int = 0  # tokens the draft model guesses per pass (0: no draft model)
+    adaptive: bool = False  # guess only while it measurably pays (GuessGate)
 
     @property
     def label(self) -> str:
         if self.method is not Method.SSBD:
-            return (
-                f"{self.method} +draftmodel{self.draft_tokens}"
-                if self.draft_tokens
-                else str(self.method)
-            )
+            s = str(self.method)
+            if self.draft_tokens:
+                s += f" +draftmodel{self.draft_tokens}"
+            return s + " adaptive" if self.adaptive else s
         s = f"SSBD b={self.beta:g}"
         if self.verify == "specdec":
             s = f"SpecDec b={self.top_b} tau={self.tau:g}"
@@ -48,6 +48,8 @@ class RunSpec:
             s += f" +draftmodel{self.draft_tokens}"
         if self.resync:
             s += " +resync"
+        if self.adaptive:
+            s += " adaptive"
         return s if self.mask == "none" else f"{s} {self.mask} mask-{self.k}"
 
 
@@ -88,6 +90,7 @@ def beyond_specs(beta: float = 0.2) -> list[RunSpec]:
     out += [
         RunSpec(Method.SSBD, 0.0, verify="specdec"),
         RunSpec(Method.SSBD, 0.0, verify="specdec", lookahead=8, resync=True),
+        RunSpec(Method.SSBD, beta, lookahead=8, resync=True, adaptive=True),
     ]
     return out
 
@@ -99,6 +102,7 @@ def draft_model_specs(tokens: int, beta: float = 0.2) -> list[RunSpec]:
         RunSpec(Method.RT, draft_tokens=tokens),
         RunSpec(Method.SSBD, 0.0, draft_tokens=tokens),
         RunSpec(Method.SSBD, beta, draft_tokens=tokens),
+        RunSpec(Method.SSBD, beta, draft_tokens=tokens, adaptive=True),
     ]
 
 
@@ -136,9 +140,10 @@ def run_all(
             if draft_lm is None:
                 raise ValueError(f"{spec.label} needs a draft model")
             dm = DraftModel(draft_lm)
-        translators.append(
-            StreamTranslator(lm, prompts, opts, output_mask_k=k_out, cap=cap, draft_model=dm)
-        )
+        tr = StreamTranslator(lm, prompts, opts, output_mask_k=k_out, cap=cap, draft_model=dm)
+        if spec.adaptive:
+            tr.gate = GuessGate()
+        translators.append(tr)
     results = [RunResult(s) for s in specs]
     # One untimed update first: the first llama_decode pays for graph allocation.
     translators[0].decode(sources[0] if sources else "Hello.", [])

@@ -158,3 +158,45 @@ class DraftModel:
                 break
             row = self.lm.evaluate([tok], [0])[0]
         return guesses
+
+
+class GuessGate:
+    """Turns guessing (lookahead, resync, draft model) on or off per update by what it
+    measurably buys: tokens per second of the decode phase with and without guesses.
+
+    Guesses never change greedy output, only speed, and whether they pay depends on the
+    model, the machine and the meeting (docs/BENCHMARKS.md), so the gate keeps a moving
+    average of both and uses the faster one, trying the other every ``explore_every``
+    updates so a change (a new speaker, a repeated phrase) is noticed. Deterministic.
+    """
+
+    def __init__(self, explore_every: int = 8, warmup: int = 2, alpha: float = 0.25) -> None:
+        self.explore_every = explore_every
+        self.warmup = warmup
+        self.alpha = alpha
+        self.rate: dict[bool, float | None] = {True: None, False: None}
+        self.seen: dict[bool, int] = {True: 0, False: 0}
+        self._n = 0
+        self._last: bool | None = None
+
+    def use_guesses(self) -> bool:
+        """Whether the next update should guess."""
+        self._n += 1
+        for arm in (True, False):  # measure each side a few times first
+            if self.seen[arm] < self.warmup:
+                self._last = arm
+                return arm
+        on, off = self.rate[True] or 0.0, self.rate[False] or 0.0
+        best = on >= off
+        choice = (not best) if self._n % self.explore_every == 0 else best
+        self._last = choice
+        return choice
+
+    def record(self, decoded_tokens: int, decode_s: float) -> None:
+        """What the decode phase of the update just run produced, and in what time."""
+        if self._last is None or decoded_tokens <= 0 or decode_s <= 0:
+            return
+        arm, r = self._last, decoded_tokens / decode_s
+        prev = self.rate[arm]
+        self.rate[arm] = r if prev is None else (1 - self.alpha) * prev + self.alpha * r
+        self.seen[arm] += 1

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from subtitler.mt.drafting import DraftModel, NgramTable, Proposer
+from subtitler.mt.drafting import DraftModel, GuessGate, NgramTable, Proposer
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import output_mask
 from subtitler.mt.prompts import PromptBuilder
@@ -52,6 +52,8 @@ class StreamTranslator:
         self.ngrams = NgramTable(n=3)
         # When set, a smaller model guesses past the draft instead of the n-gram table.
         self.draft_model = draft_model
+        # When set, guessing is used only while it measurably speeds up decoding.
+        self.gate: GuessGate | None = None
         self.context = ""  # previous sentence(s), shown to the model as context
         self.context_sentences = 0  # how many finished sources become the next context
         self._history: list[str] = []
@@ -66,7 +68,7 @@ class StreamTranslator:
         draft: Sequence[int],
         should_abort: Callable[[], bool] | None = None,
     ) -> DecodeResult:
-        """Translate ``source`` once with ``draft`` (stateless)."""
+        """Translate ``source`` once with ``draft`` (stateless but for the guess gate)."""
         n_src = len(self.lm.tokenize(" ".join(source.split()), add_bos=False, special=False))
         prompt = self.prompt_tokens(source)
         cap = min(self.options.max_new_tokens, self.cap.for_source(n_src))
@@ -75,8 +77,14 @@ class StreamTranslator:
             # Prompt and output share the context: never ask for more than fits.
             cap = max(0, min(cap, n_ctx - len(prompt) - 1))
         opts = dataclasses.replace(self.options, max_new_tokens=cap)
+        gate = self.gate if opts.lookahead > 0 or opts.resync else None
+        if gate is not None and not gate.use_guesses():
+            opts = dataclasses.replace(opts, lookahead=0, resync=False)
         guesser: Proposer = self.draft_model if self.draft_model is not None else self.ngrams
-        return self.decoder.decode(prompt, draft, opts, should_abort, proposer=guesser)
+        res = self.decoder.decode(prompt, draft, opts, should_abort, proposer=guesser)
+        if gate is not None and not res.stats.aborted:
+            gate.record(res.stats.output_len - res.stats.accepted, res.stats.decode_s)
+        return res
 
     def update(
         self,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
-from subtitler.mt.drafting import DraftModel
+from subtitler.mt.drafting import DraftModel, GuessGate
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import display_text
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder
@@ -230,6 +230,10 @@ class TranslationStage(threading.Thread):
             self._translator = tr
         else:
             tr.prompts, tr.options = prompts, opts
+        if not mt.adaptive_guessing:
+            tr.gate = None
+        elif tr.gate is None:
+            tr.gate = GuessGate()
         tr.context_sentences = mt.context_sentences
         if mt.context_sentences == 0:
             tr.context = ""

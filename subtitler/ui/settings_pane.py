@@ -301,11 +301,17 @@ class SettingsPane(QDialog):
 
         self.draft_model.textChanged.connect(draft_fields)
         draft_fields()
+        self.adaptive = QCheckBox("Guess only while it measurably speeds decoding up")
+        self.adaptive.setToolTip(
+            "Compares decoding speed with and without guesses as the meeting goes and keeps "
+            "the faster"
+        )
         f.addRow(note)
         f.addRow("N-gram lookahead", self.lookahead)
         f.addRow("", self.resync)
         f.addRow("Draft model", draft_row)
         f.addRow("Draft model tokens", self.draft_tokens)
+        f.addRow("", self.adaptive)
         f.addRow("Verification rule", self.verify)
         f.addRow("SpecDec top-b", self.top_b)
         f.addRow("SpecDec τ", self.tau)
@@ -359,6 +365,7 @@ class SettingsPane(QDialog):
         self.tau.setValue(mt.tau)
         self.draft_model.setText(mt.draft_model_path)
         self.draft_tokens.setValue(mt.draft_tokens)
+        self.adaptive.setChecked(mt.adaptive_guessing)
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
 
@@ -400,6 +407,7 @@ class SettingsPane(QDialog):
         mt.tau = round(self.tau.value(), 2)
         mt.draft_model_path = self.draft_model.text().strip()
         mt.draft_tokens = self.draft_tokens.value()
+        mt.adaptive_guessing = self.adaptive.isChecked()
         d.hotkey_click_through = self.key_click.keySequence().toString()
         d.hotkey_pause = self.key_pause.keySequence().toString()
         return cfg

@@ -17,7 +17,12 @@ import pytest
 
 from subtitler.bench.runner import RunSpec, run_all
 from subtitler.bench.streams import prefixes
-from subtitler.mt.drafting import DraftModel, VocabularyMismatchError, check_same_vocabulary
+from subtitler.mt.drafting import (
+    DraftModel,
+    GuessGate,
+    VocabularyMismatchError,
+    check_same_vocabulary,
+)
 from subtitler.mt.lm import common_prefix_len
 from subtitler.mt.masking import display_text
 from subtitler.mt.prompts import PromptBuilder
@@ -239,16 +244,21 @@ def same_tiny_lm(tiny_gguf: Any) -> Any:
     lm.close()
 
 
-@pytest.mark.parametrize("method", [Method.RT, Method.SSBD])
+@pytest.mark.parametrize(
+    ("method", "adaptive"), [(Method.RT, False), (Method.SSBD, False), (Method.SSBD, True)]
+)
 def test_draft_model_keeps_beta0_equal_to_rt(
-    exact_lm: Any, other_tiny_lm: Any, method: Method
+    exact_lm: Any, other_tiny_lm: Any, method: Method, adaptive: bool
 ) -> None:
-    """A draft model only guesses: at beta = 0 the output is still exactly RT's."""
+    """A draft model only guesses: at beta = 0 the output is still exactly RT's, also when
+    the guess gate turns guessing on and off between updates."""
     check_same_vocabulary(exact_lm, other_tiny_lm)
     prompts = PromptBuilder("qwen3", "en", "de")
     rt = translator(exact_lm, Method.RT)
     opts = DecodeOptions(method=method, beta=0.0, max_new_tokens=64, lookahead=4)
     ext = StreamTranslator(exact_lm, prompts, opts, cap=CAP, draft_model=DraftModel(other_tiny_lm))
+    if adaptive:
+        ext.gate = GuessGate(explore_every=3, warmup=2)
     guessed = 0
     for i, stream in enumerate(STREAMS[:8]):
         for j, src in enumerate(stream):
@@ -258,6 +268,8 @@ def test_draft_model_keeps_beta0_equal_to_rt(
             assert a.tokens == b.tokens, f"stream {i} update {j}"
             guessed += b.stats.lookahead_drafted
     assert guessed > 0
+    if ext.gate is not None:  # both sides really ran
+        assert ext.gate.seen[True] > 0 and ext.gate.seen[False] > 0
 
 
 def test_target_as_its_own_draft_model_is_always_right(exact_lm: Any, same_tiny_lm: Any) -> None:

@@ -191,6 +191,7 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
         ("mt", "tau"): lambda: pane.tau.setValue(2.5),
         ("mt", "draft_model_path"): lambda: pane.draft_model.setText("/small.gguf"),
         ("mt", "draft_tokens"): lambda: pane.draft_tokens.setValue(6),
+        ("mt", "adaptive_guessing"): lambda: pane.adaptive.setChecked(False),
         ("asr", "model"): lambda: pane.asr_model.setEditText("medium"),
         ("asr", "device"): lambda: pane.asr_device.setCurrentIndex(pane.asr_device.findData("cpu")),
         ("asr", "threads"): lambda: pane.asr_threads.setValue(3),

@@ -9,6 +9,7 @@ import pytest
 from subtitler.mt.drafting import (
     Chain,
     DraftModel,
+    GuessGate,
     NgramTable,
     Resync,
     VocabularyMismatchError,
@@ -220,3 +221,55 @@ def test_guesses_are_exact_outside_ssbd_whatever_beta_says(method: Method) -> No
     )
     assert r.tokens == TARGET
     assert r.stats.lookahead_drafted > r.stats.lookahead_accepted > 0
+
+
+def test_guess_gate_measures_both_sides_then_keeps_the_faster() -> None:
+    gate = GuessGate(explore_every=4, warmup=2)
+    choices = []
+
+    def run(n: int, on_rate: float, off_rate: float) -> None:
+        for _ in range(n):
+            use = gate.use_guesses()
+            choices.append(use)
+            gate.record(10, 10 / (on_rate if use else off_rate))
+
+    run(4, on_rate=100.0, off_rate=200.0)  # guessing costs here
+    assert choices == [True, True, False, False]  # two of each first
+    choices.clear()
+    run(8, on_rate=100.0, off_rate=200.0)
+    # Exploit "off", but look at "on" again every 4th update.
+    assert choices == [False, False, False, True, False, False, False, True]
+    choices.clear()
+    run(16, on_rate=400.0, off_rate=200.0)  # now guessing pays (a repetitive meeting)
+    assert choices[-4:] == [True, True, True, False]
+
+
+def test_guess_gate_ignores_updates_without_decoding() -> None:
+    gate = GuessGate(warmup=1)
+    assert gate.use_guesses() is True
+    gate.record(0, 0.0)  # everything came from the draft: nothing learnt
+    assert gate.seen == {True: 0, False: 0} and gate.use_guesses() is True
+
+
+def test_translator_skips_guessing_when_the_gate_says_so() -> None:
+    from subtitler.mt.prompts import PromptBuilder
+    from subtitler.mt.translator import StreamTranslator
+
+    def sevens() -> ScriptedLM:
+        return ScriptedLM(V, EOS, lambda c: peaked(V, {7: 0.9}))
+
+    class Off(GuessGate):
+        def use_guesses(self) -> bool:
+            self._last = False
+            return False
+
+    tr = StreamTranslator(
+        sevens(),
+        PromptBuilder("chatml", "en", "de"),
+        DecodeOptions(method=Method.SSBD, max_new_tokens=12, lookahead=3),
+        draft_model=DraftModel(sevens()),
+    )
+    tr.gate = Off()
+    t = tr.update(0, "Hi", final=False)
+    assert t.stats.lookahead_drafted == 0 and t.stats.output_len == 12
+    assert tr.gate.seen[False] == 1  # and it learnt from the update
