@@ -114,11 +114,18 @@ def test_bench_with_a_draft_model(
     out = tmp_path / "out.json"
     extra = ["--draft-model", str(tiny_gguf), "--draft-tokens", "3", "--json", str(out)]
     assert main(args(tiny_gguf, *corpus, *extra)) == 0
-    assert "| RT + draft model 3 |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "| RT + draft model 3 |" in printed
     runs = json.loads(out.read_text())["runs"]
     rt = next(r for r in runs if r["method"] == "RT" and not r["draft_model_tokens"])
     dm = [r for r in runs if r["draft_model_tokens"] == 3]
-    assert [(r["method"], r["beta"]) for r in dm] == [("RT", None), ("SSBD", 0.0), ("SSBD", 0.2)]
+    assert [(r["method"], r["beta"], r["adaptive"]) for r in dm] == [
+        ("RT", None, False),
+        ("SSBD", 0.0, False),
+        ("SSBD", 0.2, False),
+        ("SSBD", 0.2, True),
+    ]
+    assert "| SSBD β=0.2 + draft model 3, adaptive |" in printed
     for r in dm[:2]:  # exact: plain speculative decoding and SSBD beta=0
         assert r["finals"] == rt["finals"]
         assert r["lookahead_drafted"] > 0 and r["lookahead_accepted"] == r["lookahead_drafted"]
