@@ -164,8 +164,8 @@ class GuessGate:
     """Turns guessing (lookahead, resync, draft model) on or off per update by what it
     measurably buys: tokens per second of the decode phase with and without guesses.
 
-    Guesses never change greedy output, only speed, and whether they pay depends on the
-    model, the machine and the meeting (docs/BENCHMARKS.md), so the gate keeps a moving
+    At beta = 0 guesses change only speed, never the output, and whether they pay depends on
+    the model, the machine and the meeting (docs/BENCHMARKS.md), so the gate keeps a moving
     average of both and uses the faster one, trying the other every ``explore_every``
     updates so a change (a new speaker, a repeated phrase) is noticed. Deterministic.
     """
