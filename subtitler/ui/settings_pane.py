@@ -147,11 +147,7 @@ class SettingsPane(QDialog):
         self.mt_model.setEditable(True)
         for label, path in self.choices.translation_models:
             self.mt_model.addItem(label, path)
-        browse = QPushButton("Choose file…")
-        browse.clicked.connect(self._browse_gguf)
-        model_row = QHBoxLayout()
-        model_row.addWidget(self.mt_model, 1)
-        model_row.addWidget(browse)
+        model_row = _with_browse(self.mt_model, self._browse_gguf)
         self.template = QComboBox()
         for t in ("auto", "tower", "qwen3", "chatml", "gguf"):
             self.template.addItem(t, t)
@@ -285,11 +281,7 @@ class SettingsPane(QDialog):
             "A smaller GGUF with the same vocabulary as the translation model; it guesses "
             "the next tokens and the translation model checks them in one pass"
         )
-        browse = QPushButton("Choose file…")
-        browse.clicked.connect(self._browse_draft)
-        draft_row = QHBoxLayout()
-        draft_row.addWidget(self.draft_model, 1)
-        draft_row.addWidget(browse)
+        draft_row = _with_browse(self.draft_model, self._browse_draft)
         self.draft_tokens = QSpinBox()
         self.draft_tokens.setRange(1, 16)
         self.draft_tokens.setToolTip("Tokens the draft model guesses per pass")
@@ -452,3 +444,13 @@ class SettingsPane(QDialog):
         c = QColorDialog.getColor(QColor(self._color), self, "Subtitle colour")
         if c.isValid():
             self._set_color(c.name())
+
+
+def _with_browse(edit: QWidget, browse: Callable[[], None]) -> QHBoxLayout:
+    """A path field with a "Choose file…" button after it."""
+    button = QPushButton("Choose file…")
+    button.clicked.connect(browse)
+    row = QHBoxLayout()
+    row.addWidget(edit, 1)
+    row.addWidget(button)
+    return row

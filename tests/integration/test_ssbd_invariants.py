@@ -76,6 +76,21 @@ def translator(lm: Any, method: Method, beta: float = 0.0, fuse: bool = True) ->
     return StreamTranslator(lm, prompts, opts, cap=CAP)
 
 
+def same_as_rt(lm: Any, ext: StreamTranslator, streams: list[list[str]]) -> tuple[int, int]:
+    """Run ``ext`` next to RT over ``streams``; every update must match RT token for token.
+    Returns (guessed, kept) past the draft."""
+    rt = translator(lm, Method.RT)
+    guessed = kept = 0
+    for i, stream in enumerate(streams):
+        for j, src in enumerate(stream):
+            final = j == len(stream) - 1
+            a, b = rt.update(i, src, final), ext.update(i, src, final)
+            assert a.tokens == b.tokens, f"stream {i} update {j}"
+            guessed += b.stats.lookahead_drafted
+            kept += b.stats.lookahead_accepted
+    return guessed, kept
+
+
 def run_stream(tr: StreamTranslator, seg: int, stream: list[str]) -> list[list[int]]:
     outs = []
     for j, src in enumerate(stream):
@@ -201,19 +216,11 @@ def test_lookahead_and_resync_keep_beta0_equal_to_rt(
 ) -> None:
     """Issue 8's drafters only guess: at beta = 0 the output is still exactly RT's."""
     prompts = PromptBuilder("qwen3", "en", "de")
-    rt = translator(exact_lm, Method.RT)
     opts = DecodeOptions(
         method=Method.SSBD, beta=0.0, max_new_tokens=64, lookahead=lookahead, resync=resync
     )
     ext = StreamTranslator(exact_lm, prompts, opts, cap=CAP)
-    guessed = 0
-    for i, stream in enumerate(STREAMS):
-        for j, src in enumerate(stream):
-            final = j == len(stream) - 1
-            a = rt.update(i, src, final)
-            b = ext.update(i, src, final)
-            assert a.tokens == b.tokens, f"stream {i} update {j}"
-            guessed += b.stats.lookahead_drafted
+    guessed, _ = same_as_rt(exact_lm, ext, STREAMS)
     assert guessed > 0  # the guessing path really ran
 
 
@@ -254,19 +261,11 @@ def test_draft_model_keeps_beta0_equal_to_rt(
     the guess gate turns guessing on and off between updates."""
     check_same_vocabulary(exact_lm, other_tiny_lm)
     prompts = PromptBuilder("qwen3", "en", "de")
-    rt = translator(exact_lm, Method.RT)
     opts = DecodeOptions(method=method, beta=0.0, max_new_tokens=64, lookahead=4)
     ext = StreamTranslator(exact_lm, prompts, opts, cap=CAP, draft_model=DraftModel(other_tiny_lm))
     if adaptive:
         ext.gate = GuessGate(explore_every=3, warmup=2)
-    guessed = 0
-    for i, stream in enumerate(STREAMS[:8]):
-        for j, src in enumerate(stream):
-            final = j == len(stream) - 1
-            a = rt.update(i, src, final)
-            b = ext.update(i, src, final)
-            assert a.tokens == b.tokens, f"stream {i} update {j}"
-            guessed += b.stats.lookahead_drafted
+    guessed, _ = same_as_rt(exact_lm, ext, STREAMS[:8])
     assert guessed > 0
     if ext.gate is not None:  # both sides really ran
         assert ext.gate.seen[True] > 0 and ext.gate.seen[False] > 0
@@ -276,17 +275,9 @@ def test_target_as_its_own_draft_model_is_always_right(exact_lm: Any, same_tiny_
     """Under the exact settings a draft model identical to the target guesses exactly what
     greedy decoding then chooses, so every guess is kept and the output is still RT's."""
     prompts = PromptBuilder("qwen3", "en", "de")
-    rt = translator(exact_lm, Method.RT)
     opts = DecodeOptions(method=Method.RT, max_new_tokens=64, lookahead=4)
     ext = StreamTranslator(exact_lm, prompts, opts, cap=CAP, draft_model=DraftModel(same_tiny_lm))
-    drafted = kept = 0
-    for i, stream in enumerate(STREAMS[:6]):
-        for j, src in enumerate(stream):
-            final = j == len(stream) - 1
-            a, b = rt.update(i, src, final), ext.update(i, src, final)
-            assert a.tokens == b.tokens
-            drafted += b.stats.lookahead_drafted
-            kept += b.stats.lookahead_accepted
+    drafted, kept = same_as_rt(exact_lm, ext, STREAMS[:6])
     assert drafted > 0 and kept == drafted
 
 
