@@ -116,9 +116,12 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
             "translations": len(subs),
             "segments_final": len(segments),
             "segments_with_metrics": sum(isinstance(e, MetricsEvent) for e in rec.events),
+            "guessed_tokens": sum(e.stats.lookahead_drafted for e in subs),
+            "guessed_kept": sum(e.stats.lookahead_accepted for e in subs),
         }
     )
-    return {"segments": segments, "displayed": displayed, "metrics": metrics}
+    notices = [e.message for e in rec.events if isinstance(e, ErrorEvent) and not e.fatal]
+    return {"segments": segments, "displayed": displayed, "metrics": metrics, "notices": notices}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -134,6 +137,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--method", default="SSBD", choices=["SSBD", "RT", "CD"])
     ap.add_argument("--beta", type=float, default=0.2)
     ap.add_argument("--k", type=int, default=3, help="display-only mask-k")
+    ap.add_argument("--draft-model", default="", help="smaller GGUF, same vocabulary (optional)")
+    ap.add_argument("--draft-tokens", type=int, default=4, help="its guesses per pass")
     ap.add_argument("--asr-model", default="small", help="Whisper size or local model dir")
     ap.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
     ap.add_argument("--mt-threads", type=int, default=1)
@@ -170,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg.asr.model, cfg.asr.threads, cfg.asr.language = a.asr_model, a.asr_threads, src
     cfg.mt.model_path, cfg.mt.template, cfg.mt.threads = a.mt_model, a.template, a.mt_threads
     cfg.mt.src_lang, cfg.mt.tgt_lang, cfg.mt.method, cfg.mt.beta = src, tgt, a.method, a.beta
+    cfg.mt.draft_model_path, cfg.mt.draft_tokens = a.draft_model, a.draft_tokens
     cfg.display.mask_k = a.k
     rec = Recorder(a.k)
     pipe = Pipeline(
@@ -215,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         "method": a.method,
         "beta": a.beta,
         "k": a.k,
+        "draft_model": a.draft_model,
     }
     if not a.quiet:
         for s in out["segments"]:

@@ -54,6 +54,21 @@ def test_replay_oracle_translates_and_reports(
     assert d["displayed"] and d["run"]["rss_end_mb"] > 0
 
 
+def test_replay_with_the_fixture_translator_and_its_draft_model(tmp_path: Path) -> None:
+    """Real models end to end: the trained translator with its draft model guessing."""
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "translator"
+    words = write_words(tmp_path / "w.tsv", 40)
+    out = tmp_path / "out.json"
+    argv = ["--oracle", str(words), "--mt-model", str(fixtures / "model.gguf"), "--speed", "8"]
+    argv += ["--draft-model", str(fixtures / "draft.gguf"), "--draft-tokens", "2"]
+    assert main([*argv, "--json", str(out), "--quiet", "--timeout", "120"]) == 0
+    d = json.loads(out.read_text())
+    m = d["metrics"]
+    assert d["segments"] and all(s["translation"] for s in d["segments"])
+    assert d["notices"] == [] and m["guessed_tokens"] > 0 and m["guessed_kept"] > 0
+    assert d["run"]["draft_model"].endswith("draft.gguf")
+
+
 @pytest.mark.parametrize(
     "argv",
     [
