@@ -70,6 +70,8 @@ def validate(cfg: AppConfig) -> list[str]:
         errs.append(f"font size must be 8..120 (is {d.font_size})")
     if not 0.0 <= d.background_opacity <= 1.0:
         errs.append("background opacity must be between 0 and 1")
+    if mt.gpu_layers is not None and mt.gpu_layers < -1:
+        errs.append(f"GPU layers must be -1 (all), 0 (none) or more (is {mt.gpu_layers})")
     if mt.threads < 1 or asr.threads < 1:
         errs.append("thread counts must be at least 1")
     if asr.min_chunk_s <= 0 or asr.silence_end_s <= 0:

@@ -153,6 +153,13 @@ class SettingsPane(QDialog):
             self.template.addItem(t, t)
         self.mt_threads = QSpinBox()
         self.mt_threads.setRange(1, 64)
+        self.gpu_layers = QSpinBox()
+        self.gpu_layers.setRange(-1, 999)
+        self.gpu_layers.setSpecialValueText("auto")  # shown at -1: all layers if the build offloads
+        self.gpu_layers.setToolTip(
+            "Layers of the translation model on the GPU (Metal/CUDA builds): auto puts all "
+            "there; lower it when the model does not fit the GPU's memory, 0 for CPU only"
+        )
         self.context = QSpinBox()
         self.context.setRange(0, 3)
         self.context.setToolTip("Show the model this many previous sentences as context")
@@ -164,6 +171,7 @@ class SettingsPane(QDialog):
         f.addRow("Translation model", model_row)
         f.addRow("Prompt template", self.template)
         f.addRow("Translation threads", self.mt_threads)
+        f.addRow("GPU layers", self.gpu_layers)
         f.addRow("Previous sentences as context", self.context)
         return w
 
@@ -332,6 +340,7 @@ class SettingsPane(QDialog):
             self.mt_model.setEditText(mt.model_path)
         self._select(self.template, mt.template)
         self.mt_threads.setValue(mt.threads)
+        self.gpu_layers.setValue(-1 if mt.gpu_layers is None else mt.gpu_layers)
         self.context.setValue(mt.context_sentences)
         self._select(self.device, cfg.audio.device)
         i = self.asr_model.findText(asr.model)
@@ -378,6 +387,7 @@ class SettingsPane(QDialog):
         )
         mt.template = self.template.currentData()
         mt.threads = self.mt_threads.value()
+        mt.gpu_layers = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
         mt.context_sentences = self.context.value()
         cfg.audio.device = self.device.currentData()
         asr.model = self.asr_model.currentText().strip()

@@ -183,6 +183,7 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
         ("mt", "model_path"): lambda: pane.mt_model.setEditText("/x.gguf"),
         ("mt", "template"): lambda: pane.template.setCurrentIndex(pane.template.findData("tower")),
         ("mt", "threads"): lambda: pane.mt_threads.setValue(3),
+        ("mt", "gpu_layers"): lambda: pane.gpu_layers.setValue(20),
         ("mt", "context_sentences"): lambda: pane.context.setValue(1),
         ("mt", "lookahead"): lambda: pane.lookahead.setValue(8),
         ("mt", "resync"): lambda: pane.resync.setChecked(True),
@@ -235,3 +236,15 @@ def test_draft_tokens_follow_the_draft_model_field(qtbot) -> None:  # type: igno
     assert pane.values().mt.draft_model_path == "/models/small.gguf"
     pane.draft_model.setText("  ")
     assert not pane.draft_tokens.isEnabled() and pane.values().mt.draft_model_path == ""
+
+
+def test_gpu_layers_auto_is_none(qtbot) -> None:  # type: ignore[no-untyped-def]
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    assert pane.gpu_layers.text() == "auto" and pane.values().mt.gpu_layers is None
+    pane.gpu_layers.setValue(0)
+    assert pane.values().mt.gpu_layers == 0  # CPU only
+    cfg = AppConfig()
+    cfg.mt.gpu_layers = 12
+    pane.load(cfg)
+    assert pane.gpu_layers.value() == 12 and pane.values().mt.gpu_layers == 12

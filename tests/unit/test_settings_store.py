@@ -62,6 +62,10 @@ def test_invalid_values_are_not_saved(tmp_path: Path) -> None:
     cfg.mt.draft_tokens = 0
     with pytest.raises(store.ConfigError, match=r"draft model tokens must be 1\.\.16"):
         store.save(cfg, tmp_path / "x.toml")
+    cfg = AppConfig()
+    cfg.mt.gpu_layers = -2
+    with pytest.raises(store.ConfigError, match="GPU layers"):
+        store.save(cfg, tmp_path / "x.toml")
 
 
 def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
