@@ -2,8 +2,10 @@
 translations, the old draft found again after a divergence (resynchronisation), and a smaller
 draft model with the same vocabulary.
 
-A proposer only guesses; every guess is verified in one batched pass with the same acceptance
-rule as the draft, so with beta = 0 the output is still exactly greedy decoding.
+A proposer only guesses; every guess is verified in one batched pass: n-gram and resync guesses
+(text this meeting produced) by the same rule as the draft, a draft model's by plain argmax. So
+with beta = 0 the output is still exactly greedy decoding, and a draft model never changes the
+output at any beta, only the speed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,12 @@ from subtitler.mt.lm import LanguageModel, common_prefix_len
 
 
 class Proposer(Protocol):
+    @property
+    def trusted(self) -> bool:
+        """Whether SSBD checks these guesses with its beta rule like the previous translation
+        (text this meeting produced); else with plain argmax, so they change only speed."""
+        ...
+
     def start(self, prompt: Sequence[int]) -> None:
         """A new update begins: ``prompt`` precedes every ``out`` until the next start."""
         ...
@@ -29,6 +37,8 @@ class Proposer(Protocol):
 
 class NgramTable:
     """n tokens -> the tokens that followed them most recently, over earlier translations."""
+
+    trusted = True  # this meeting's own translations, like the draft
 
     def __init__(self, n: int = 3, max_entries: int = 100_000) -> None:
         if n < 1:
@@ -72,6 +82,7 @@ class Resync:
         self.d = d
         self.after = d + 1
         self.min_match = min_match
+        self.trusted = True  # the previous translation itself
 
     def start(self, prompt: Sequence[int]) -> None:
         pass  # made for one update, after its prompt was chosen
@@ -92,6 +103,12 @@ class Chain:
 
     def __init__(self, *proposers: Proposer) -> None:
         self.proposers = proposers
+        self._last: Proposer | None = None
+
+    @property
+    def trusted(self) -> bool:
+        """That of the proposer whose guess was returned last."""
+        return self._last.trusted if self._last is not None else True
 
     def start(self, prompt: Sequence[int]) -> None:
         for p in self.proposers:
@@ -101,6 +118,7 @@ class Chain:
         for p in self.proposers:
             got = p.propose(out, k)
             if got:
+                self._last = p
                 return got
         return []
 
@@ -131,6 +149,8 @@ class DraftModel:
     Its cache follows prompt + output with the same longest-common-prefix reuse as the target,
     so after a round where all guesses were kept only the last chosen token is evaluated.
     """
+
+    trusted = False  # another model's opinion: kept only where the translator agrees
 
     def __init__(self, lm: LanguageModel) -> None:
         self.lm = lm

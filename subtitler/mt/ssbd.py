@@ -184,9 +184,6 @@ class Decoder:
         guess: Proposer | None = proposer if opts.lookahead > 0 else None
         if guess is not None:
             guess.start(prompt)
-        # Guesses are checked with SSBD's own rule; RT and CD have no bias, so for them a guess
-        # is kept only where greedy decoding would have chosen it.
-        guess_opts = opts if opts.method is Method.SSBD else EXACT
         if opts.resync and d < m and opts.method is Method.SSBD:
             sync = Resync(draft, d)
             guess = sync if guess is None else Chain(sync, guess)
@@ -213,7 +210,11 @@ class Decoder:
             if extra:
                 # Verify the guesses with the token just chosen, in one pass, by the same rule.
                 rows = self.lm.evaluate([tok, *extra], list(range(len(extra) + 1)))
-                a = accept_count(rows, extra, guess_opts)
+                # SSBD's bias is for text this meeting produced (n-grams, the old draft); a
+                # draft model's guesses, and any guess in RT or CD, are kept only where greedy
+                # decoding would have chosen them.
+                trusted = opts.method is Method.SSBD and guess is not None and guess.trusted
+                a = accept_count(rows, extra, opts if trusted else EXACT)
                 out += extra[:a]
                 if a < len(extra):
                     self.lm.truncate(n_prompt + len(out))

@@ -271,6 +271,23 @@ def test_draft_model_keeps_beta0_equal_to_rt(
         assert ext.gate.seen[True] > 0 and ext.gate.seen[False] > 0
 
 
+def test_draft_model_never_changes_ssbd_output(exact_lm: Any, other_tiny_lm: Any) -> None:
+    """Even at beta = 0.2 a draft model's guesses are checked with plain argmax, so SSBD with
+    a draft model writes exactly what SSBD without one writes (only faster or slower)."""
+    prompts = PromptBuilder("qwen3", "en", "de")
+    plain = translator(exact_lm, Method.SSBD, beta=0.2)
+    opts = DecodeOptions(method=Method.SSBD, beta=0.2, max_new_tokens=64, lookahead=4)
+    ext = StreamTranslator(exact_lm, prompts, opts, cap=CAP, draft_model=DraftModel(other_tiny_lm))
+    guessed = 0
+    for i, stream in enumerate(STREAMS[:8]):
+        for j, src in enumerate(stream):
+            final = j == len(stream) - 1
+            a, b = plain.update(i, src, final), ext.update(i, src, final)
+            assert a.tokens == b.tokens, f"stream {i} update {j}"
+            guessed += b.stats.lookahead_drafted
+    assert guessed > 0
+
+
 def test_target_as_its_own_draft_model_is_always_right(exact_lm: Any, same_tiny_lm: Any) -> None:
     """Under the exact settings a draft model identical to the target guesses exactly what
     greedy decoding then chooses, so every guess is kept and the output is still RT's."""

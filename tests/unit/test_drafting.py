@@ -203,10 +203,11 @@ def test_vocabulary_check() -> None:
         check_same_vocabulary(target_lm(), ScriptedLM(V, 3, lambda c: peaked(V, {})))
 
 
-@pytest.mark.parametrize("method", [Method.RT, Method.CD])
-def test_guesses_are_exact_outside_ssbd_whatever_beta_says(method: Method) -> None:
-    """RT and CD have no bias: a guess the model does not rank first is never kept, even
-    when the settings carry SSBD's beta (the app passes it along in every mode)."""
+@pytest.mark.parametrize("method", [Method.RT, Method.CD, Method.SSBD])
+def test_draft_model_guesses_are_exact_whatever_beta_says(method: Method) -> None:
+    """A draft model's guess the translator does not rank first is never kept: not in RT and
+    CD (no bias; the app passes beta along in every mode) and not in SSBD either, whose bias
+    is for text this meeting produced."""
 
     def unsure(ctx: tuple[int, ...]) -> np.ndarray:
         n = len(ctx) - len(PROMPT)
@@ -273,3 +274,24 @@ def test_translator_skips_guessing_when_the_gate_says_so() -> None:
     t = tr.update(0, "Hi", final=False)
     assert t.stats.lookahead_drafted == 0 and t.stats.output_len == 12
     assert tr.gate.seen[False] == 1  # and it learnt from the update
+
+
+def test_ngram_guesses_get_ssbd_bias_but_not_in_rt() -> None:
+    """n-gram guesses come from this meeting's translations: SSBD checks them like its draft."""
+
+    def unsure(ctx: tuple[int, ...]) -> np.ndarray:
+        n = len(ctx) - len(PROMPT)
+        if n < len(TARGET):
+            return peaked(V, {TARGET[n]: 0.5, 33: 0.4})
+        return peaked(V, {EOS: 0.9})
+
+    table = NgramTable(n=1)
+    table.add([5, 33, 33, 33])  # after 5, guess 33s: the model's second choice
+    kept = {}
+    for method in (Method.SSBD, Method.RT):
+        opts = DecodeOptions(method=method, beta=0.4, max_new_tokens=30, lookahead=2)
+        r = Decoder(ScriptedLM(V, EOS, unsure)).decode(PROMPT, [], opts, proposer=table)
+        kept[method] = r.stats.lookahead_accepted
+        if method is Method.RT:
+            assert r.tokens == TARGET
+    assert kept[Method.SSBD] > 0 and kept[Method.RT] == 0
