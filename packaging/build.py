@@ -44,24 +44,16 @@ def run(cmd: list[str], **kw: object) -> None:
     subprocess.run(cmd, check=True, **kw)  # type: ignore[call-overload]
 
 
+def pyinstaller_command(dist: Path, work: Path, *, clean: bool = True) -> list[str]:
+    """PyInstaller on the spec; ``clean=False`` reuses the analysis cache in ``work``."""
+    cmd = [sys.executable, "-m", "PyInstaller", "--noconfirm"]
+    cmd += ["--clean"] if clean else []
+    cmd += ["--log-level", "WARN", "--distpath", str(dist), "--workpath", str(work), str(SPEC)]
+    return cmd
+
+
 def build_bundle(dist: Path, work: Path) -> None:
-    run(
-        [
-            sys.executable,
-            "-m",
-            "PyInstaller",
-            "--noconfirm",
-            "--clean",
-            "--log-level",
-            "WARN",
-            "--distpath",
-            str(dist),
-            "--workpath",
-            str(work),
-            str(SPEC),
-        ],
-        cwd=ROOT,
-    )
+    run(pyinstaller_command(dist, work), cwd=ROOT)
 
 
 def self_test(dist: Path) -> None:

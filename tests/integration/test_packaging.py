@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = ROOT / "packaging" / "subtitler.spec"
 CHECKS = ("qt", "audio", "vad", "whisper", "llama")
 
 
-def _env() -> dict[str, str]:
-    return dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
+def _run(
+    argv: list[str], *, timeout: float = 300, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+
+
+def _build_script() -> ModuleType:
+    """packaging/build.py, which holds the PyInstaller command and the bundle's layout."""
+    spec = importlib.util.spec_from_file_location(
+        "subtitler_build", ROOT / "packaging" / "build.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _assert_passed(out: subprocess.CompletedProcess[str]) -> None:
@@ -31,14 +46,7 @@ def _assert_passed(out: subprocess.CompletedProcess[str]) -> None:
 
 
 def test_self_test_from_source() -> None:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--self-test"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=_env(),
-        cwd=ROOT,
-    )
+    out = _run([sys.executable, str(ROOT / "main.py"), "--self-test"])
     _assert_passed(out)
     assert "(source," in out.stdout.splitlines()[0]
 
@@ -53,14 +61,7 @@ def test_failures_and_hangs_are_reported_not_waited_for() -> None:
         " ('boom', boom)], check_timeout=0.5))\n"
     )
     t0 = time.monotonic()
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(),
-        cwd=ROOT,
-    )
+    out = _run([sys.executable, "-c", code], timeout=60)
     assert time.monotonic() - t0 < 30  # the hanging check did not hold the process
     assert out.returncode == 1, out.stdout + out.stderr
     lines = out.stdout.splitlines()
@@ -77,14 +78,7 @@ def test_watchdog_ends_a_stuck_run() -> None:
         "run_self_test([('slow', lambda: time.sleep(60) or '')], check_timeout=30,"
         " total_timeout=0.5)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(),
-        cwd=ROOT,
-    )
+    out = _run([sys.executable, "-c", code], timeout=60)
     assert out.returncode == 3
     assert "FAIL self-test: no result after" in out.stdout
 
@@ -97,20 +91,9 @@ def test_pyinstaller_bundle_runs_its_self_test(tmp_path: Path) -> None:
     work = Path(tempfile.gettempdir()) / "subtitler-pyinstaller-work"
     dist = tmp_path / "dist"
     t0 = time.monotonic()
+    build_script = _build_script()
     build = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "PyInstaller",
-            "--noconfirm",
-            "--log-level",
-            "WARN",
-            "--distpath",
-            str(dist),
-            "--workpath",
-            str(work),
-            str(SPEC),
-        ],
+        build_script.pyinstaller_command(dist, work, clean=False),
         capture_output=True,
         text=True,
         timeout=900,
@@ -118,19 +101,10 @@ def test_pyinstaller_bundle_runs_its_self_test(tmp_path: Path) -> None:
     )
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
     built_s = time.monotonic() - t0
-    exe = dist / "subtitler" / ("subtitler-cli.exe" if sys.platform == "win32" else "subtitler")
-    if sys.platform == "darwin":
-        exe = dist / "subtitler.app" / "Contents" / "MacOS" / "subtitler"
+    exe = build_script.bundle_executable(dist)
     assert exe.is_file()
     assert (exe.parent / "_internal" / "assets" / "selftest").is_dir() or sys.platform == "darwin"
-    out = subprocess.run(
-        [str(exe), "--self-test"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=_env(),
-        cwd=tmp_path,
-    )
+    out = _run([str(exe), "--self-test"], cwd=tmp_path)
     _assert_passed(out)
     assert "(bundle," in out.stdout.splitlines()[0]
     print(f"bundle built in {built_s:.0f} s")
