@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+MT_REPO = "test/tiny-gguf"
+ASR_REPO = "test/tiny-whisper"
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -149,3 +153,23 @@ def fake_whisper_files() -> dict[str, bytes]:
         "tokenizer.json": json.dumps({"model": {"type": "BPE"}}).encode(),
         "vocabulary.json": json.dumps(["<|endoftext|>", "a", "b"]).encode(),
     }
+
+
+@contextmanager
+def serving_models(monkeypatch: Any, gguf: bytes) -> Iterator[FakeHub]:
+    """A running FakeHub with ``gguf`` in MT_REPO and a tiny Whisper folder in ASR_REPO, and
+    huggingface_hub pointed at it (tests/conftest.py turns the real hub off globally)."""
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    hub = FakeHub()
+    hub.add(MT_REPO, "tiny.gguf", gguf)
+    for name, data in fake_whisper_files().items():
+        hub.add(ASR_REPO, name, data, lfs=name == "model.bin")
+    hub.start()
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    try:
+        yield hub
+    finally:
+        hub.stop()

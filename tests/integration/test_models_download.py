@@ -15,11 +15,9 @@ from subtitler.bench.random_model import PRESETS, build_random_llama
 from subtitler.models import download as dl
 from subtitler.models.catalog import CatalogEntry, ModelFile
 from subtitler.models.validate import check_translator, check_whisper_dir
-from tests.helpers.fake_hub import FakeHub, fake_whisper_files
+from tests.helpers.fake_hub import ASR_REPO, MT_REPO, FakeHub, fake_whisper_files, serving_models
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-MT_REPO = "test/tiny-gguf"
-ASR_REPO = "test/tiny-whisper"
 
 
 @pytest.fixture(scope="module")
@@ -31,19 +29,8 @@ def gguf_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 @pytest.fixture
 def hub(gguf_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    import huggingface_hub.constants
-
-    # tests/conftest.py turns the hub off globally; these tests talk to 127.0.0.1 only.
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    h = FakeHub()
-    h.add(MT_REPO, "tiny.gguf", gguf_bytes)
-    for name, data in fake_whisper_files().items():
-        h.add(ASR_REPO, name, data, lfs=name == "model.bin")
-    h.start()
-    monkeypatch.setenv("HF_ENDPOINT", h.endpoint)
-    yield h
-    h.stop()
+    with serving_models(monkeypatch, gguf_bytes) as h:
+        yield h
 
 
 def mt_entry(**kw: object) -> CatalogEntry:

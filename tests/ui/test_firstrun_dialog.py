@@ -11,31 +11,21 @@ import pytest
 from subtitler.config import AppConfig
 from subtitler.models.firstrun import FirstRunPlan, ModelState
 from subtitler.ui.firstrun import FirstRunDialog
-from tests.helpers.fake_hub import FakeHub, fake_whisper_files
-from tests.integration.test_models_download import ASR_REPO, MT_REPO, asr_entry, mt_entry
+from tests.helpers.fake_hub import MT_REPO, FakeHub, serving_models
+from tests.integration.test_models_download import asr_entry, mt_entry
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
-    import huggingface_hub.constants
-
     from subtitler.bench.random_model import PRESETS, build_random_llama
 
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     gguf = build_random_llama(
         tmp_path / "src.gguf", PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=7
     )
-    h = FakeHub()
-    h.add(MT_REPO, "tiny.gguf", gguf.read_bytes())
-    for name, data in fake_whisper_files().items():
-        h.add(ASR_REPO, name, data, lfs=name == "model.bin")
-    h.start()
-    monkeypatch.setenv("HF_ENDPOINT", h.endpoint)
-    yield h
-    h.stop()
+    with serving_models(monkeypatch, gguf.read_bytes()) as h:
+        yield h
 
 
 def plan(network: bool | None) -> FirstRunPlan:
