@@ -11,25 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from subtitler.bench.random_model import PRESETS, build_random_llama
 from subtitler.models import download as dl
 from subtitler.models.catalog import CatalogEntry, ModelFile
 from subtitler.models.validate import check_translator, check_whisper_dir
 from tests.helpers.fake_hub import ASR_REPO, MT_REPO, FakeHub, fake_whisper_files, serving_models
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-
-
-@pytest.fixture(scope="module")
-def gguf_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    out = tmp_path_factory.mktemp("src") / "tiny.gguf"
-    build_random_llama(out, PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=7)
-    return out.read_bytes()
-
 
 @pytest.fixture
-def hub(gguf_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    with serving_models(monkeypatch, gguf_bytes) as h:
+def hub(tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    with serving_models(monkeypatch, tiny_gguf.read_bytes()) as h:
         yield h
 
 

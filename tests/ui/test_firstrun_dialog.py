@@ -14,17 +14,10 @@ from subtitler.ui.firstrun import FirstRunDialog
 from tests.helpers.fake_hub import MT_REPO, FakeHub, serving_models
 from tests.integration.test_models_download import asr_entry, mt_entry
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-
 
 @pytest.fixture
-def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
-    from subtitler.bench.random_model import PRESETS, build_random_llama
-
-    gguf = build_random_llama(
-        tmp_path / "src.gguf", PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=7
-    )
-    with serving_models(monkeypatch, gguf.read_bytes()) as h:
+def hub(monkeypatch: pytest.MonkeyPatch, tiny_gguf: Path) -> Iterator[FakeHub]:
+    with serving_models(monkeypatch, tiny_gguf.read_bytes()) as h:
         yield h
 
 

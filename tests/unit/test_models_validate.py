@@ -22,12 +22,6 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.fixture(scope="module")
-def gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("v") / "tiny.gguf"
-    return build_random_llama(out, PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=3)
-
-
-@pytest.fixture(scope="module")
 def gguf_no_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("v") / "plain.gguf"
     return build_random_llama(
@@ -41,20 +35,20 @@ def one_line(e: pytest.ExceptionInfo[InvalidModelError]) -> str:
     return msg
 
 
-def test_good_gguf(gguf: Path) -> None:
-    info = read_gguf(gguf)
+def test_good_gguf(tiny_gguf: Path) -> None:
+    info = read_gguf(tiny_gguf)
     assert info.version == 3 and info.architecture == "llama"
     assert info.n_tensors == 3 + 9 * PRESETS["tiny"].n_layer
     assert info.data_end <= info.file_size < info.data_end + 64
     assert info.arch_int("block_count") == PRESETS["tiny"].n_layer
-    assert check_translator(gguf).template == "gguf"
-    assert check_translator(gguf, "tower").template == "tower"
-    assert "template gguf" in check_model_path(gguf)
+    assert check_translator(tiny_gguf).template == "gguf"
+    assert check_translator(tiny_gguf, "tower").template == "tower"
+    assert "template gguf" in check_model_path(tiny_gguf)
 
 
 @pytest.mark.parametrize("keep", [0.5, 0.999])
-def test_truncated_gguf(gguf: Path, tmp_path: Path, keep: float) -> None:
-    data = gguf.read_bytes()
+def test_truncated_gguf(tiny_gguf: Path, tmp_path: Path, keep: float) -> None:
+    data = tiny_gguf.read_bytes()
     bad = tmp_path / "cut.gguf"
     bad.write_bytes(data[: int(len(data) * keep)])
     with pytest.raises(InvalidModelError) as e:
@@ -62,9 +56,9 @@ def test_truncated_gguf(gguf: Path, tmp_path: Path, keep: float) -> None:
     assert one_line(e).startswith("cut.gguf: truncated GGUF (")
 
 
-def test_gguf_cut_inside_header(gguf: Path, tmp_path: Path) -> None:
+def test_gguf_cut_inside_header(tiny_gguf: Path, tmp_path: Path) -> None:
     bad = tmp_path / "head.gguf"
-    bad.write_bytes(gguf.read_bytes()[:5000])
+    bad.write_bytes(tiny_gguf.read_bytes()[:5000])
     with pytest.raises(InvalidModelError) as e:
         read_gguf(bad)
     assert "ends inside its header" in one_line(e)
