@@ -198,11 +198,8 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
 def load_translator(mt: MtConfig) -> LoadedModel:
     """Resolve a catalog id or path, check the file (complete GGUF, usable template, fits in
     memory) with a one-line reason, then load it."""
-    from subtitler.models import hardware
     from subtitler.models.catalog import load_catalog
     from subtitler.models.firstrun import mt_state
-    from subtitler.models.validate import read_gguf
-    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
     from subtitler.mt.prompts import resolve_template
 
     st = mt_state(mt.model_path, mt.template, load_catalog())
@@ -216,21 +213,7 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     template = mt.template
     if template == "auto" and st.entry is not None and st.entry.template:
         template = st.entry.template
-    path = str(st.path)
-    info = read_gguf(path)
-    n_ctx = info.usable_context(mt.n_ctx)
-    hw = hardware.detect(probe_backends=False)
-    hardware.check_fits([(st.path.name, hardware.gguf_memory_for(info, n_ctx))], hw)
-    lm = LlamaLM(
-        LlamaSettings(
-            model_path=path,
-            n_ctx=n_ctx,
-            n_ubatch=mt.n_ubatch,
-            n_threads=mt.threads,
-            n_gpu_layers=mt.gpu_layers,
-            flash_attn=mt.flash_attn,
-        )
-    )
+    lm = _load_gguf(st.path, mt)
     try:
         template = resolve_template(template, lm.metadata)
     except Exception:
@@ -256,6 +239,29 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     return LoadedModel(lm, template, formatter=lm, close=close_both, draft=DraftModel(dlm))
 
 
+def _load_gguf(path: Path, mt: MtConfig) -> LlamaLM:
+    """Check the file (complete GGUF, fits in memory) with a one-line reason, then load it with
+    the translation settings, its context clamped to what the model was trained for."""
+    from subtitler.models import hardware
+    from subtitler.models.validate import read_gguf
+    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+
+    info = read_gguf(path)
+    n_ctx = info.usable_context(mt.n_ctx)
+    hw = hardware.detect(probe_backends=False)
+    hardware.check_fits([(path.name, hardware.gguf_memory_for(info, n_ctx))], hw)
+    return LlamaLM(
+        LlamaSettings(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_ubatch=mt.n_ubatch,
+            n_threads=mt.threads,
+            n_gpu_layers=mt.gpu_layers,
+            flash_attn=mt.flash_attn,
+        )
+    )
+
+
 class DraftModelError(RuntimeError):
     """The optional draft model cannot be used (the translator still can)."""
 
@@ -264,26 +270,13 @@ def load_draft_model(mt: MtConfig, target: LanguageModel) -> LlamaLM:
     """Load the optional draft model next to ``target``; a one-line reason if it cannot be
     used (missing, damaged, too big, or another vocabulary)."""
     from subtitler.models import hardware
-    from subtitler.models.validate import InvalidModelError, read_gguf
+    from subtitler.models.validate import InvalidModelError
     from subtitler.mt.drafting import VocabularyMismatchError, check_same_vocabulary
-    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings, ModelLoadError
+    from subtitler.mt.llama_backend import ModelLoadError
 
     path = Path(mt.draft_model_path.strip()).expanduser()
     try:
-        info = read_gguf(path)
-        n_ctx = info.usable_context(mt.n_ctx)
-        hw = hardware.detect(probe_backends=False)
-        hardware.check_fits([(path.name, hardware.gguf_memory_for(info, n_ctx))], hw)
-        lm = LlamaLM(
-            LlamaSettings(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_ubatch=mt.n_ubatch,
-                n_threads=mt.threads,
-                n_gpu_layers=mt.gpu_layers,
-                flash_attn=mt.flash_attn,
-            )
-        )
+        lm = _load_gguf(path, mt)
     except (InvalidModelError, ModelLoadError, hardware.InsufficientMemoryError) as e:
         raise DraftModelError(f"draft model not used: {e}") from e
     try:
