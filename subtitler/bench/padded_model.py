@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from subtitler.bench.gguf_llama import finish
+
 # Per-layer tensors copied from layer 0 into each extra layer; the *_output / ffn_down ones
 # are replaced by zeros so the layer's contribution vanishes.
 ZEROED = ("attn_output", "ffn_down")
@@ -64,10 +66,7 @@ def pad_llama(src: Path, out: Path, extra_layers: int) -> Path:
                     )
             else:
                 w.add_tensor(name, t.data, raw_dtype=t.tensor_type)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish(w)
     return out
 
 
