@@ -6,6 +6,7 @@ data and schedule a repaint; repaints are throttled to ~30 per second.
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from dataclasses import dataclass
 
@@ -21,11 +22,14 @@ from PySide6.QtGui import (
     QPainterPath,
     QPaintEvent,
     QPen,
+    QScreen,
 )
 from PySide6.QtWidgets import QMenu, QWidget
 
 from subtitler.config import DisplayConfig
 from subtitler.pipeline.events import SubtitleEvent
+
+log = logging.getLogger(__name__)
 
 MIN_FRAME_MS = 33  # at most ~30 repaints per second
 EDGE = 10  # px from the right/bottom edge where a drag resizes instead of moving
@@ -59,6 +63,15 @@ def wrap(text: str, fm: QFontMetricsF, width: float) -> list[str]:
     return lines
 
 
+def fit_inside(rect: QRect, area: QRect) -> QRect:
+    """``rect`` moved (and shrunk if needed) to lie wholly inside ``area``: a window saved on a
+    larger or differently arranged screen must not come back half off-screen."""
+    w, h = min(rect.width(), area.width()), min(rect.height(), area.height())
+    x = max(area.x(), min(rect.x(), area.x() + area.width() - w))
+    y = max(area.y(), min(rect.y(), area.y() + area.height() - h))
+    return QRect(x, y, w, h)
+
+
 class SubtitleOverlay(QWidget):
     geometry_saved = Signal(str, QRect)  # screen name, geometry after a move or resize
     request_settings = Signal()
@@ -89,6 +102,22 @@ class SubtitleOverlay(QWidget):
         self._since_paint.start()
         self.paint_count = 0
         self.apply_display(display)
+        gui = QGuiApplication.instance()
+        if isinstance(gui, QGuiApplication):
+            # A monitor unplugged (or the primary one changed) while running: the window may now
+            # sit where no screen is; check once Qt has settled the new layout.
+            gui.screenRemoved.connect(self._screens_changed)
+            gui.primaryScreenChanged.connect(self._screens_changed)
+
+    def _screens_changed(self, _screen: QScreen) -> None:
+        QTimer.singleShot(0, self, self.keep_on_screen)
+
+    def keep_on_screen(self) -> None:
+        """Place the overlay again if no screen shows it any more."""
+        rect = self.geometry()
+        if not any(s.availableGeometry().intersects(rect) for s in QGuiApplication.screens()):
+            log.info("overlay is off every screen; placing it again")
+            self.place()
 
     # -- content ---------------------------------------------------------------------------
     def on_subtitle(self, ev: SubtitleEvent) -> None:
@@ -240,17 +269,18 @@ class SubtitleOverlay(QWidget):
     def place(self) -> None:
         """Restore the saved geometry for the last screen, else bottom-centre of the primary."""
         screens = {s.name(): s for s in QGuiApplication.screens()}
+        primary = QGuiApplication.primaryScreen()
         name = self.display.screen
-        # The screen it was last on, if still plugged in (names can be "" on some platforms).
-        known = name in screens and name in self.display.geometry
-        saved = self.display.geometry[name] if known else None
-        scr = screens[name] if name in screens else QGuiApplication.primaryScreen()
-        if saved and len(saved) == 4:
-            x, y, w, h = saved
-            rect = QRect(x, y, w, h)
-            if scr is not None and scr.availableGeometry().intersects(rect):
-                self.setGeometry(rect)
-                return
+        if name not in screens:
+            # The screen it was last on is unplugged: where it was on the primary screen, if it
+            # ever was there (names can be "" on some platforms).
+            name = primary.name() if primary is not None else ""
+        scr = screens.get(name, primary)
+        saved = self.display.geometry.get(name)
+        if saved and len(saved) == 4 and scr is not None:
+            # Its size and place on that screen, kept wholly visible if the screen shrank.
+            self.setGeometry(fit_inside(QRect(*saved), scr.availableGeometry()))
+            return
         if scr is None:
             self.resize(900, 160)
             return

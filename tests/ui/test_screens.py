@@ -1,0 +1,129 @@
+"""The overlay over two monitors, and after one is unplugged: real QScreens from Qt's offscreen
+platform configured with a screens file (each layout needs its own process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QRect
+
+from subtitler.ui.overlay import fit_inside
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LAPTOP = {"name": "Laptop", "x": 0, "y": 0, "width": 1280, "height": 800}
+MONITOR = {"name": "Monitor", "x": 1280, "y": 0, "width": 1920, "height": 1080}
+
+# Places the overlay from a saved DisplayConfig, then (optionally) moves it, and reports what the
+# app would save: the screen it is on and its geometry.
+PROBE = """
+import json, sys
+from PySide6.QtCore import QRect
+from PySide6.QtWidgets import QApplication
+from subtitler.config import DisplayConfig
+from subtitler.ui.overlay import SubtitleOverlay
+
+args = json.loads(sys.argv[1])
+app = QApplication([])
+o = SubtitleOverlay(DisplayConfig(screen=args["screen"], geometry=args["geometry"]))
+o.place()
+o.show()
+app.processEvents()
+out = {"placed": [o.x(), o.y(), o.width(), o.height()], "placed_on": o.screen_name()}
+if args.get("move"):
+    o.setGeometry(QRect(*args["move"]))
+    app.processEvents()
+    out["moved_on"] = o.screen_name()
+out["screens"] = [s.name() for s in app.screens()]
+print(json.dumps(out))
+"""
+
+
+def probe(tmp_path: Path, screens: list[dict[str, object]], **args: object) -> dict:  # type: ignore[type-arg]
+    layout = tmp_path / f"screens-{len(screens)}.json"
+    layout.write_text(
+        json.dumps({"screens": [dict(s, logicalDpi=96, logicalBaseDpi=96, dpr=1) for s in screens]})
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={layout}", PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_overlay_comes_back_on_the_second_monitor(tmp_path: Path) -> None:
+    saved = {"Laptop": [100, 600, 900, 120], "Monitor": [1600, 900, 1000, 140]}
+    got = probe(
+        tmp_path, [LAPTOP, MONITOR], screen="Monitor", geometry=saved, move=[200, 500, 800, 100]
+    )
+    assert got["screens"] == ["Laptop", "Monitor"]
+    assert got["placed"] == [1600, 900, 1000, 140] and got["placed_on"] == "Monitor"
+    # Dragged back to the laptop screen, the app would save it under that screen's name.
+    assert got["moved_on"] == "Laptop"
+
+
+def test_monitor_unplugged_brings_it_back_where_it_was_on_the_laptop(tmp_path: Path) -> None:
+    saved = {"Laptop": [100, 600, 900, 120], "Monitor": [1600, 900, 1000, 140]}
+    got = probe(tmp_path, [LAPTOP], screen="Monitor", geometry=saved)
+    assert got["screens"] == ["Laptop"]
+    assert got["placed"] == [100, 600, 900, 120] and got["placed_on"] == "Laptop"
+
+
+def test_monitor_unplugged_and_never_on_the_laptop_goes_bottom_centre(tmp_path: Path) -> None:
+    got = probe(tmp_path, [LAPTOP], screen="Monitor", geometry={"Monitor": [1600, 900, 1000, 140]})
+    x, y, w, h = got["placed"]
+    assert got["placed_on"] == "Laptop"
+    assert w == round(1280 * 0.7) and x == (1280 - w) // 2 and y + h == 800 - 1 - 60
+
+
+def test_smaller_resolution_keeps_the_whole_overlay_on_screen(tmp_path: Path) -> None:
+    # Saved at 1920x1080, the monitor now runs at 1280x720: same size, moved fully inside.
+    small = dict(MONITOR, width=1280, height=720)
+    got = probe(
+        tmp_path, [LAPTOP, small], screen="Monitor", geometry={"Monitor": [2000, 900, 1000, 140]}
+    )
+    assert got["placed_on"] == "Monitor"
+    assert got["placed"] == [1280 + 1280 - 1000, 720 - 140, 1000, 140]
+
+
+def test_fit_inside() -> None:
+    area = QRect(1280, 0, 1280, 720)
+    assert fit_inside(QRect(1300, 10, 500, 100), area) == QRect(1300, 10, 500, 100)  # untouched
+    assert fit_inside(QRect(2400, 700, 500, 100), area) == QRect(2060, 620, 500, 100)
+    assert fit_inside(QRect(1000, -50, 500, 100), area) == QRect(1280, 0, 500, 100)
+    assert fit_inside(QRect(1300, 0, 3000, 900), area) == area  # larger than the screen
+
+
+def test_overlay_left_off_every_screen_is_placed_again(qtbot) -> None:  # type: ignore[no-untyped-def]
+    # What Qt leaves behind when the monitor the overlay was on is unplugged while running: a
+    # window at coordinates no screen covers. The overlay reacts to the screen-removed signal.
+    from PySide6.QtGui import QGuiApplication
+
+    from subtitler.config import DisplayConfig
+    from subtitler.ui.overlay import SubtitleOverlay
+
+    o = SubtitleOverlay(DisplayConfig())
+    qtbot.addWidget(o)
+    o.place()
+    o.show()
+    home = o.geometry()
+    o.setGeometry(QRect(9000, 9000, 700, 120))
+    gui = QGuiApplication.instance()
+    assert isinstance(gui, QGuiApplication)
+    gui.screenRemoved.emit(gui.primaryScreen())
+    qtbot.waitUntil(lambda: o.geometry() == home, timeout=2000)
+    # Still on some screen: a removal elsewhere does not move it.
+    o.setGeometry(QRect(10, 10, 700, 120))
+    gui.screenRemoved.emit(gui.primaryScreen())
+    qtbot.wait(50)
+    assert o.geometry() == QRect(10, 10, 700, 120)
