@@ -68,7 +68,28 @@ def check_audio() -> str:
     devices = list_input_devices(sd)
     apis = sorted({d.hostapi for d in devices if d.hostapi})
     where = f" ({', '.join(apis)})" if apis else ""
-    return f"{version}, {len(devices)} input device(s){where}"
+    return f"{version}, {len(devices)} input device(s){where}; {check_meeting_audio(sd)}"
+
+
+def check_meeting_audio(sd: Any) -> str:
+    """The loopback inputs soundcard adds; on Windows a broken soundcard is a broken install."""
+    from subtitler.audio.capture import list_input_devices
+    from subtitler.audio.loopback import HOSTAPIS, LoopbackAudio
+
+    hostapi = HOSTAPIS.get(sys.platform)
+    if hostapi is None:
+        return "meeting audio through a virtual input device (no loopback API on this OS)"
+    try:
+        import soundcard
+
+        n = sum(d.loopback for d in list_input_devices(LoopbackAudio(sd, soundcard, hostapi)))
+    except Exception as e:
+        if sys.platform == "win32":
+            raise RuntimeError(f"meeting audio (soundcard, WASAPI loopback) is broken: {e}") from e
+        # Linux without a PulseAudio/PipeWire server (a CI machine): microphones still work.
+        why = (str(e).splitlines() or [""])[0][:100]
+        return f"meeting audio unavailable ({type(e).__name__}: {why})"
+    return f"meeting audio: {n} loopback input(s)"
 
 
 def check_vad() -> str:

@@ -1,5 +1,8 @@
 """Microphone / loopback capture with sounddevice: callback -> bounded queue -> 16 kHz blocks.
 
+Loopback inputs PortAudio cannot see come from :mod:`subtitler.audio.loopback` behind the same
+interface.
+
 The sounddevice module is injected (tests pass a fake that plays a real clip through the real
 callback). The callback only copies into a bounded queue, dropping the oldest block when the
 consumer falls behind; mixing down, resampling and the level meter run in ``read``.
@@ -158,7 +161,9 @@ class MicrophoneCapture:
         if sd is None:
             import sounddevice
 
-            sd = sounddevice
+            from subtitler.audio.loopback import with_loopback
+
+            sd = with_loopback(sounddevice)
         self._sd = sd
         self._clock = clock
         self.reopen_s = reopen_s

@@ -242,8 +242,9 @@ def input_devices() -> tuple[list[tuple[str, str]], str]:
         import sounddevice as sd
 
         from subtitler.audio.capture import list_input_devices
+        from subtitler.audio.loopback import with_loopback
 
-        devs = list_input_devices(sd)
+        devs = list_input_devices(with_loopback(sd))
     except (OSError, ImportError) as e:  # no PortAudio, or no sound system at all
         return [], f"Audio is unavailable ({e}); replaying files still works."
     except Exception as e:

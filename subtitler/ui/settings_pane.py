@@ -62,12 +62,12 @@ def meeting_audio_hint() -> str:
         )
     if sys.platform.startswith("win"):
         return (
-            "Choose a “loopback” entry to caption what your speakers play (WASAPI loopback); "
-            "choose a microphone to caption yourself."
+            "Choose a “… [Loopback]” entry to caption what those speakers or headphones play "
+            "(the meeting); choose a microphone to caption yourself."
         )
     return (
-        "Choose a “Monitor of …” source to caption what your speakers play (PulseAudio / "
-        "PipeWire); choose a microphone to caption yourself."
+        "Choose a “Monitor of …” entry to caption what those speakers or headphones play "
+        "(the meeting; needs PulseAudio or PipeWire); choose a microphone to caption yourself."
     )
 
 

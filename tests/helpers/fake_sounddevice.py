@@ -1,0 +1,153 @@
+"""A fake sounddevice module that plays a real clip through the capture's real callback."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from subtitler.audio.capture import MicrophoneCapture
+
+WAIT = 10.0  # seconds an event may take before the test fails (never a sleep)
+
+
+class FakeStream:
+    """Plays its device's signal through the callback from a thread, block by block."""
+
+    def __init__(
+        self,
+        sd: FakeSoundDevice,
+        device: int,
+        samplerate: float,
+        blocksize: int,
+        callback: Callable[..., None],
+        finished_callback: Callable[[], None],
+        channels: int,
+        dtype: str,
+    ) -> None:
+        assert dtype == "float32"
+        self.sd, self.device, self.rate, self.n = sd, device, int(samplerate), blocksize
+        self.callback, self.finished = callback, finished_callback
+        self.channels = channels
+        self.done = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._play, daemon=True)
+
+    def start(self) -> None:
+        self.sd.streams.append(self)
+        self._thread.start()
+
+    def _play(self) -> None:
+        sig = self.sd.signal[self.rate]
+        while not self._stop.is_set():
+            with self.sd.lock:
+                pos = self.sd.position[self.rate]
+                if pos >= len(sig) or self.sd.vanish_at_block == self.sd.blocks_played:
+                    break
+                self.sd.position[self.rate] = pos + self.n
+                self.sd.blocks_played += 1
+            block = sig[pos : pos + self.n]
+            if len(block) < self.n:
+                block = np.pad(block, (0, self.n - len(block)))
+            frame = np.repeat(block[:, None], self.channels, axis=1)
+            self.callback(frame, self.n, None, None)
+        if self.sd.vanish_at_block == self.sd.blocks_played:
+            self.sd.unplug()  # the device disappears: PortAudio ends the stream
+            self.finished()
+        # At the end of the clip the microphone just goes quiet; the stream stays open.
+        self.done.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(WAIT)
+
+    def close(self) -> None:
+        pass
+
+
+class FakeSoundDevice:
+    """Just the parts of the sounddevice module the capture uses."""
+
+    def __init__(self, clip: np.ndarray, rates: tuple[int, ...] = (16000,)) -> None:
+        self.devices: list[dict[str, Any]] = [
+            {
+                "name": "Speakers",
+                "hostapi": 0,
+                "max_input_channels": 0,
+                "max_output_channels": 2,
+                "default_samplerate": 48000.0,
+            },
+            {
+                "name": "USB Mic",
+                "hostapi": 0,
+                "max_input_channels": 1,
+                "max_output_channels": 0,
+                "default_samplerate": float(rates[-1]),
+            },
+            {
+                "name": "Monitor of Speakers",
+                "hostapi": 0,
+                "max_input_channels": 2,
+                "max_output_channels": 0,
+                "default_samplerate": 48000.0,
+            },
+        ]
+        self._saved = list(self.devices)
+        self.rates = rates
+        self.default = type("Default", (), {"device": [1, 0]})()
+        # The clip as the device delivers it at each rate it supports.
+        self.signal = {r: _at_rate(clip, r) for r in rates}
+        self.position = dict.fromkeys(rates, 0)
+        self.lock = threading.Lock()
+        self.streams: list[FakeStream] = []
+        self.blocks_played = 0
+        self.vanish_at_block = -1
+
+    def query_hostapis(self) -> list[dict[str, Any]]:
+        return [{"name": "ALSA"}]
+
+    def query_devices(self) -> list[dict[str, Any]]:
+        return list(self.devices)
+
+    def check_input_settings(
+        self, device: int, channels: int, dtype: str, samplerate: float
+    ) -> None:
+        if int(samplerate) not in self.rates:
+            raise ValueError("Invalid sample rate")
+
+    def InputStream(self, **kw: Any) -> FakeStream:  # sounddevice's name
+        if (
+            kw["device"] >= len(self.devices)
+            or self.devices[kw["device"]]["max_input_channels"] == 0
+        ):
+            raise RuntimeError("Error querying device")
+        return FakeStream(self, **kw)
+
+    def unplug(self) -> None:
+        """The USB mic goes; PortAudio renumbers the rest."""
+        self.devices = [d for d in self._saved if d["name"] != "USB Mic"]
+        self.default.device = [-1, 0]
+
+    def plug_back(self) -> None:
+        self.devices = list(self._saved)
+        self.default.device = [1, 0]
+
+
+def _at_rate(clip: np.ndarray, rate: int) -> np.ndarray:
+    if rate == 16000:
+        return clip
+    t_out = np.arange(round(len(clip) * rate / 16000)) / rate
+    return np.interp(t_out, np.arange(len(clip)) / 16000, clip).astype(np.float32)
+
+
+def read_all(cap: MicrophoneCapture, until: Callable[[], bool]) -> list[Any]:
+    blocks = []
+    while True:
+        b = cap.read(timeout=0.05)
+        if b is not None:
+            blocks.append(b)
+        elif until():
+            return blocks

@@ -1,0 +1,142 @@
+"""Meeting audio for real: a private PulseAudio server with a null sink plays a real speech clip
+(paplay), and the app's capture path (real sounddevice + real soundcard behind
+subtitler.audio.loopback) records it from the sink's monitor."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from subtitler.asr.faster_whisper import decode_audio_file
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIP = ROOT / "tests" / "data" / "LJ001-0008.flac"
+
+# CI installs Debian's pulseaudio and pulseaudio-utils (.ci/run) and must run this.
+pytestmark = pytest.mark.skipif(
+    (shutil.which("pulseaudio") is None or shutil.which("paplay") is None)
+    and os.environ.get("CI") != "true",
+    reason="PulseAudio (pulseaudio, paplay) is not installed",
+)
+
+# Runs in its own process: soundcard connects to the server when it is imported.
+RECORD = """
+import json, subprocess, sys, time
+import numpy as np
+import sounddevice
+from subtitler.audio.capture import MicrophoneCapture, list_input_devices
+from subtitler.audio.loopback import with_loopback
+from subtitler.config import AudioConfig
+
+clip, out = sys.argv[1], sys.argv[2]
+audio = with_loopback(sounddevice)
+names = [(d.name, d.loopback) for d in list_input_devices(audio)]
+cap = MicrophoneCapture(AudioConfig(device="Monitor of Meeting", block_ms=100), sd=audio)
+cap.start()
+player = subprocess.Popen(["paplay", "--device=meeting", clip])
+blocks, quiet_since = [], None
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    b = cap.read(timeout=0.2)
+    if b is not None:
+        blocks.append(b)
+    if player.poll() is not None:
+        quiet_since = quiet_since or time.monotonic()
+        if time.monotonic() - quiet_since > 1.0:
+            break
+cap.stop()
+np.save(out, np.concatenate([b.samples for b in blocks]))
+t0s = [b.t0 for b in blocks]
+steps = sorted({round(b - a, 3) for a, b in zip(t0s, t0s[1:])})
+print(json.dumps({"names": names, "device": cap.device.name, "paplay": player.returncode,
+                  "dropped": cap.dropped, "steps": steps}))
+"""
+
+
+@pytest.fixture()
+def pulse(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A private PulseAudio server with one null sink, "meeting"; yields the clients' env."""
+    run = tmp_path / "pulse"
+    run.mkdir()
+    socket = run / "native"
+    env = dict(
+        os.environ,
+        HOME=str(tmp_path),
+        XDG_RUNTIME_DIR=str(run),
+        PULSE_RUNTIME_PATH=str(run),
+        PULSE_SERVER=f"unix:{socket}",
+    )
+    server = subprocess.Popen(
+        [
+            "pulseaudio",
+            "-n",  # no default.pa: exactly these modules
+            "--daemonize=no",
+            "--exit-idle-time=-1",
+            "--use-pid-file=no",
+            "--disallow-exit",
+            "-L",
+            "module-null-sink sink_name=meeting sink_properties=device.description=Meeting",
+            "-L",
+            f"module-native-protocol-unix socket={socket} auth-anonymous=1",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        for _ in range(200):
+            if socket.exists() or server.poll() is not None:
+                break
+            time.sleep(0.05)
+        if not socket.exists():
+            ended = server.poll() is not None and server.stderr is not None
+            err = server.stderr.read().decode() if ended and server.stderr else ""
+            raise RuntimeError(f"PulseAudio did not start: {err}")
+        yield env
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_meeting_audio_is_recorded_from_a_pulseaudio_monitor(
+    pulse: dict[str, str], tmp_path: Path
+) -> None:
+    script = tmp_path / "record.py"
+    script.write_text(RECORD)
+    out = tmp_path / "got.npy"
+    env = dict(pulse, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, str(script), str(CLIP), str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert done.returncode == 0, done.stderr
+    info = json.loads(done.stdout.strip().splitlines()[-1])
+    assert ["Monitor of Meeting", True] in info["names"]
+    assert info["device"] == "Monitor of Meeting" and info["paplay"] == 0
+    assert info["dropped"] == 0 and info["steps"] == [0.1]  # gapless 100 ms blocks
+    got = np.load(out)
+    ref = decode_audio_file(CLIP)
+    # Where the clip is in the recording (PulseAudio resampled it twice, 22.05 -> 44.1 -> 16 kHz,
+    # and a stream starting on a busy sink can lose its first ~100 ms to the sink's rewind).
+    n = len(got) + len(ref)
+    corr = np.fft.irfft(np.fft.rfft(got, n) * np.conj(np.fft.rfft(ref, n)), n)
+    lag = int(np.argmax(corr))
+    lag = lag - n if lag > n // 2 else lag
+    a, b = (got[lag:], ref) if lag >= 0 else (got, ref[-lag:])
+    m = min(len(a), len(b))
+    assert m >= 0.9 * len(ref), f"only {m / len(ref):.0%} of the clip was recorded (lag {lag})"
+    r = float(np.corrcoef(a[:m], b[:m])[0, 1])
+    assert r > 0.95, f"the recording matches the clip only with r = {r:.3f} (lag {lag})"
