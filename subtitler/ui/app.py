@@ -15,6 +15,7 @@ from PySide6.QtGui import QDesktopServices, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from subtitler import settings_store
+from subtitler.audio.loopback import HOSTAPIS as LOOPBACK_APIS_BY_OS
 from subtitler.config import AppConfig
 from subtitler.pipeline.events import (
     ErrorEvent,
@@ -32,6 +33,7 @@ from subtitler.ui.settings_pane import Choices, SettingsPane
 from subtitler.ui.tray import Tray
 
 log = logging.getLogger(__name__)
+LOOPBACK_APIS = frozenset(LOOPBACK_APIS_BY_OS.values())
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 
@@ -251,8 +253,10 @@ def input_devices() -> tuple[list[tuple[str, str]], str]:
         return [], f"Could not list audio devices: {e}"
     out = []
     for d in devs:
-        label = f"{d.name} ({d.hostapi})" + ("  · meeting audio" if d.loopback else "")
-        out.append((label, d.name))
+        # soundcard's loopback inputs are named for what they record; PortAudio's show their API
+        # (Windows lists one microphone under MME, DirectSound and WASAPI).
+        label = d.name if d.hostapi in LOOPBACK_APIS else f"{d.name} ({d.hostapi})"
+        out.append((label + ("  · meeting audio" if d.loopback else ""), d.name))
     return out, "" if out else "No input device found: connect a microphone or use --replay."
 
 

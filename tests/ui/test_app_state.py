@@ -61,3 +61,33 @@ def test_run_replay_and_live_settings(qtbot, tmp_path: Path) -> None:  # type: i
     assert app.pipeline is not None
     app.pipeline.stop()
     assert list((tmp_path / "transcripts").glob("*.jsonl"))
+
+
+def test_audio_inputs_offered_in_settings(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    import numpy as np
+
+    from subtitler.ui.app import input_devices
+    from tests.helpers.fake_soundcard import FakeSoundCard
+    from tests.helpers.fake_sounddevice import FakeSoundDevice
+
+    quiet = np.zeros(1600, dtype=np.float32)
+    sd = FakeSoundDevice(quiet)
+    monkeypatch.setitem(sys.modules, "sounddevice", sd)
+    monkeypatch.setitem(sys.modules, "soundcard", FakeSoundCard(quiet))
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert input_devices() == (
+        [
+            ("USB Mic (ALSA)", "USB Mic"),
+            ("Monitor of Speakers (ALSA)  · meeting audio", "Monitor of Speakers"),
+            (
+                "Speakers (Realtek(R) Audio) [Loopback]  · meeting audio",
+                "Speakers (Realtek(R) Audio) [Loopback]",
+            ),
+        ],
+        "",
+    )
+    monkeypatch.setitem(sys.modules, "soundcard", None)  # not installed: microphones only
+    sd.devices = sd.devices[:1]  # and only an output
+    assert input_devices() == ([], "No input device found: connect a microphone or use --replay.")
