@@ -293,12 +293,13 @@ def run_app(args: Any, data_dir: Path) -> int:
             cfg.audio, source="file", file_path=str(args.replay), realtime=True
         )
     cfg = dataclasses.replace(cfg, **overrides)
-    devices, audio_notice = input_devices() if not args.replay else ([], "")
+    audio_notice = "" if args.replay else input_devices()[1]
     if audio_notice:
         notices.append(audio_notice)
     catalog = load_catalog()
     choices = Choices(
-        input_devices=lambda: devices,
+        # Listed again each time the settings open: a headset plugged in since shows up.
+        input_devices=(lambda: []) if args.replay else (lambda: input_devices()[0]),
         translation_models=[
             (f"{e.name} ({e.size_mb / 1000:.1f} GB)", e.id) for e in catalog.of_kind("mt")
         ],

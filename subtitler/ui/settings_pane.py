@@ -179,9 +179,7 @@ class SettingsPane(QDialog):
         w = QWidget()
         f = QFormLayout(w)
         self.device = QComboBox()
-        self.device.addItem("System default microphone", None)
-        for label, name in self.choices.input_devices():
-            self.device.addItem(label, name)
+        self._fill_devices(None)
         self.level = QProgressBar()
         self.level.setRange(0, 100)
         self.level.setTextVisible(False)
@@ -191,6 +189,17 @@ class SettingsPane(QDialog):
         f.addRow("Level", self.level)
         f.addRow(hint)
         return w
+
+    def _fill_devices(self, keep: str | int | None) -> None:
+        """The inputs present now (listed afresh each time the pane opens), and the chosen one
+        even while it is unplugged: saving must not silently switch to the default."""
+        self.device.clear()
+        self.device.addItem("System default microphone", None)
+        for label, name in self.choices.input_devices():
+            self.device.addItem(label, name)
+        if keep not in (None, "") and self.device.findData(keep) < 0:
+            self.device.addItem(f"{keep} (not connected)", keep)
+        self._select(self.device, keep)
 
     def _speech_tab(self) -> QWidget:
         w = QWidget()
@@ -342,7 +351,7 @@ class SettingsPane(QDialog):
         self.mt_threads.setValue(mt.threads)
         self.gpu_layers.setValue(-1 if mt.gpu_layers is None else mt.gpu_layers)
         self.context.setValue(mt.context_sentences)
-        self._select(self.device, cfg.audio.device)
+        self._fill_devices(cfg.audio.device)
         i = self.asr_model.findText(asr.model)
         if i >= 0:
             self.asr_model.setCurrentIndex(i)

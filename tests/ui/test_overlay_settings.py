@@ -248,3 +248,30 @@ def test_gpu_layers_auto_is_none(qtbot) -> None:  # type: ignore[no-untyped-def]
     cfg.mt.gpu_layers = 12
     pane.load(cfg)
     assert pane.gpu_layers.value() == 12 and pane.values().mt.gpu_layers == 12
+
+
+def test_device_list_is_fresh_and_an_unplugged_choice_is_kept(qtbot) -> None:  # type: ignore[no-untyped-def]
+    present = [("Mic A (ALSA)", "Mic A")]
+    cfg = AppConfig()
+    cfg.audio.device = "USB Headset"
+    pane = SettingsPane(cfg, Choices(input_devices=lambda: list(present)))
+    qtbot.addWidget(pane)
+    items = [(pane.device.itemText(i), pane.device.itemData(i)) for i in range(pane.device.count())]
+    assert items == [
+        ("System default microphone", None),
+        ("Mic A (ALSA)", "Mic A"),
+        ("USB Headset (not connected)", "USB Headset"),
+    ]
+    assert pane.device.currentData() == "USB Headset"
+    assert pane.values().audio.device == "USB Headset"  # saving keeps the user's choice
+    present.append(("USB Headset (ALSA)", "USB Headset"))  # plugged in; the pane opens again
+    pane.load(cfg)
+    assert [pane.device.itemText(i) for i in range(pane.device.count())] == [
+        "System default microphone",
+        "Mic A (ALSA)",
+        "USB Headset (ALSA)",
+    ]
+    assert pane.device.currentText() == "USB Headset (ALSA)"
+    cfg.audio.device = None
+    pane.load(cfg)
+    assert pane.device.currentIndex() == 0 and pane.values().audio.device is None
