@@ -64,14 +64,16 @@ class LoopbackAudio:
 
     def _scan(self) -> list[tuple[str, str, int]]:
         try:
-            mics = self._sc.all_microphones(include_loopback=True)
-            found = []
-            for m in mics:
-                if getattr(m, "isloopback", False):
-                    name = str(m.name)
-                    if "monitor" not in name.lower():
-                        name += SUFFIX
-                    found.append((str(m.id), name, max(1, int(m.channels))))
+            # Listing runs in whichever thread asks (the UI's, or the pipeline's audio thread,
+            # which has no COM apartment of its own).
+            with com_apartment():
+                found = []
+                for m in self._sc.all_microphones(include_loopback=True):
+                    if getattr(m, "isloopback", False):
+                        name = str(m.name)
+                        if "monitor" not in name.lower():
+                            name += SUFFIX
+                        found.append((str(m.id), name, max(1, int(m.channels))))
             return found
         except Exception as e:  # COM or driver trouble: the microphones still work
             log.warning("cannot list loopback inputs (meeting audio): %s", e)
@@ -175,9 +177,10 @@ class LoopbackStream:
 def com_apartment() -> Iterator[None]:
     """COM for this thread (multithreaded apartment) on Windows; nothing elsewhere.
 
-    WASAPI objects are created and used in the reader thread. The UI thread is a
-    single-threaded apartment (Qt), so the reader joins the MTA itself instead of relying
-    on one that soundcard's import may or may not have created.
+    soundcard joins the MTA only in the thread that imports it, and not at all when that is
+    Qt's UI thread (already a single-threaded apartment), so every thread that talks to WASAPI
+    through it enters COM here first. In a thread that is already an STA the call fails with
+    RPC_E_CHANGED_MODE and the thread stays as it was, which works as well.
     """
     if sys.platform != "win32":
         yield

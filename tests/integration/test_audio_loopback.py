@@ -3,15 +3,18 @@ sounddevice and soundcard modules that play a real clip through the real capture
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from subtitler.asr.faster_whisper import decode_audio_file
+from subtitler.audio import loopback
 from subtitler.audio.capture import (
     AudioDeviceError,
     MicrophoneCapture,
@@ -63,7 +66,17 @@ def test_loopback_inputs_follow_portaudios_own(clip: np.ndarray) -> None:
     assert find_input_device(lb, None).name == "USB Mic"  # the default stays the microphone
 
 
-def test_meeting_audio_arrives_exactly_through_the_capture_path(clip: np.ndarray) -> None:
+def test_meeting_audio_arrives_exactly_through_the_capture_path(
+    clip: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered: list[str] = []
+
+    @contextlib.contextmanager
+    def apartment() -> Iterator[None]:  # COM is Windows-only: record who would enter it
+        entered.append(threading.current_thread().name)
+        yield
+
+    monkeypatch.setattr(loopback, "com_apartment", apartment)
     lb, sd, sc = backend(clip)
     cap = MicrophoneCapture(AudioConfig(device="Realtek", block_ms=100), sd=lb)
     cap.start()
@@ -74,6 +87,8 @@ def test_meeting_audio_arrives_exactly_through_the_capture_path(clip: np.ndarray
     assert (rec.channels, rec.blocksize) == (1, 1600)
     # WASAPI objects live in the reader thread (its COM apartment), not in the caller's.
     assert rec.opened_in == "loopback-capture" != threading.current_thread().name
+    # Listing (here in the caller's thread) and recording each enter COM first.
+    assert entered == [threading.current_thread().name, "loopback-capture"]
     cap.stop()
     got = np.concatenate([b.samples for b in blocks])
     np.testing.assert_array_equal(got[: len(clip)], clip)
@@ -143,6 +158,7 @@ def test_loopback_backend_per_platform(
     monkeypatch.setattr(sys, "platform", "darwin")  # no loopback API: a virtual device instead
     assert with_loopback(sd) is sd
     monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(loopback, "com_apartment", contextlib.nullcontext)  # no COM here
     monkeypatch.setitem(sys.modules, "soundcard", sc)
     lb = with_loopback(sd)
     assert isinstance(lb, LoopbackAudio)

@@ -64,10 +64,12 @@ def test_run_replay_and_live_settings(qtbot, tmp_path: Path) -> None:  # type: i
 
 
 def test_audio_inputs_offered_in_settings(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import contextlib
     import sys
 
     import numpy as np
 
+    from subtitler.audio import loopback
     from subtitler.ui.app import input_devices
     from tests.helpers.fake_soundcard import FakeSoundCard
     from tests.helpers.fake_sounddevice import FakeSoundDevice
@@ -77,6 +79,7 @@ def test_audio_inputs_offered_in_settings(monkeypatch) -> None:  # type: ignore[
     monkeypatch.setitem(sys.modules, "sounddevice", sd)
     monkeypatch.setitem(sys.modules, "soundcard", FakeSoundCard(quiet))
     monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(loopback, "com_apartment", contextlib.nullcontext)  # no COM here
     assert input_devices() == (
         [
             ("USB Mic (ALSA)", "USB Mic"),
