@@ -54,6 +54,8 @@ class PacedFileSource:
     def exhausted(self) -> bool:
         return self.pos >= len(self.audio)
 
+    problem = ""  # a decoded file cannot go away
+
     def start(self) -> None:
         if self._origin is None:
             self._origin = self.clock()
@@ -99,6 +101,10 @@ class MeteredMicrophone:
     @property
     def level(self) -> float:
         return float(10 ** (self.capture.level / 20)) if self.capture.level > -100 else 0.0
+
+    @property
+    def problem(self) -> str:
+        return str(self.capture.error) if self.capture.state == "lost" else ""
 
     def start(self) -> None:
         self.capture.start()

@@ -167,8 +167,13 @@ class Pipeline:
     def resume(self) -> None:
         if self.state != "paused" or self._asr is None:
             return
+        try:
+            self._asr.source.start()
+        except Exception as e:  # unplugged while paused: stay paused, say why
+            log.warning("resume failed: %s", e)
+            self.emit(ErrorEvent("audio", f"cannot resume: {e}"))
+            return
         self.clock.resume()
-        self._asr.source.start()
         self._set_state("running")
 
     def stop(self, timeout: float = 2.0) -> bool:

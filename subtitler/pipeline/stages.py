@@ -50,6 +50,11 @@ class AudioSource(Protocol):
         """True once a file source has delivered its last block (never for a device)."""
         ...
 
+    @property
+    def problem(self) -> str:
+        """Why no audio is coming now (a device unplugged and being retried), else ""."""
+        ...
+
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
@@ -105,6 +110,7 @@ class AsrStage(threading.Thread):
         self._lock = threading.Lock()
         self.done = threading.Event()  # set when a file source is exhausted and flushed
         self._last_level = 0.0
+        self._problem = ""  # the source's trouble last reported to the user
 
     def swap(self, source: AudioSource | None = None, recognizer: Recognizer | None = None) -> None:
         """Replace the source and/or recogniser at the next block boundary."""
@@ -129,17 +135,36 @@ class AsrStage(threading.Thread):
             self.recognizer.finish(self.clock())
         )  # close the open segment on the old timeline
         if source is not None:
-            self.source.stop()
-            self.source = source
-            self.source.start()
+            old = self.source
+            old.stop()  # first: the new input may be the same device
+            try:
+                source.start()
+            except Exception as e:
+                log.warning("audio switch failed: %s", e)
+                self.emit(ErrorEvent("audio", f"{e} (kept the previous input)"))
+                old.start()  # if this fails too, run() reports that speech recognition stopped
+            else:
+                self.source = source
         if recognizer is not None:
             self.recognizer = recognizer
+
+    def _report_problem(self) -> None:
+        """Tell the user once when the input goes away (it is retried) and when it is back."""
+        problem = self.source.problem
+        if problem == self._problem:
+            return
+        self._problem = problem
+        if problem:
+            self.emit(ErrorEvent("audio", problem))
+        else:
+            self.emit(StatusEvent("running", "audio input is back"))
 
     def run(self) -> None:
         try:
             while not self._stop_ev.is_set():
                 self._apply_swap()
                 block = self.source.read(0.05)
+                self._report_problem()
                 if block is None:
                     if self.source.exhausted:
                         self._post(self.recognizer.finish(self.clock()))

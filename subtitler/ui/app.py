@@ -73,6 +73,7 @@ class SubtitlerApp(QObject):
         self.pipeline: Pipeline | None = None
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
+        self._stopped_by: str = ""  # the fatal error that ended this run, kept on screen
         self._shot_taken = False
         self._wire()
         if notice:
@@ -118,6 +119,7 @@ class SubtitlerApp(QObject):
             self.pipeline.stop()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.transcript_path = self.data_dir / "transcripts" / f"{stamp}.jsonl"
+        self._stopped_by = ""
         self.overlay.clear()
         self.pipeline = Pipeline(
             copy.deepcopy(self.config),
@@ -157,10 +159,13 @@ class SubtitlerApp(QObject):
                 self.overlay.set_notice("Listening…")
             elif ev.state == "paused":
                 self.overlay.set_notice("Paused")
-            elif ev.state == "finished":
+            elif ev.state == "finished" and not self._stopped_by:
+                # (After a fatal error the run also "finishes": its reason stays on screen.)
                 self.overlay.set_notice("Replay finished")
         elif isinstance(ev, ErrorEvent):
             self.errors.append(ev.message)
+            if ev.fatal:
+                self._stopped_by = ev.message
             self.show_notice(ev.message)
         elif isinstance(ev, MetricsEvent):
             m = ev.metrics

@@ -25,12 +25,16 @@ class FakeSource:
         self.running = False
         self.dropped, self.level = 0, 0.0
         self.starts = 0
+        self.problem = ""  # set by a test: the input is away (being retried)
+        self.refuse_start = ""  # set by a test: start() fails with this message
 
     @property
     def exhausted(self) -> bool:
         return self.i >= self.n_blocks
 
     def start(self) -> None:
+        if self.refuse_start:
+            raise RuntimeError(self.refuse_start)
         self.running = True
         self.starts += 1
 

@@ -94,3 +94,21 @@ def test_audio_inputs_offered_in_settings(monkeypatch) -> None:  # type: ignore[
     monkeypatch.setitem(sys.modules, "soundcard", None)  # not installed: microphones only
     sd.devices = sd.devices[:1]  # and only an output
     assert input_devices() == ([], "No input device found: connect a microphone or use --replay.")
+
+
+def test_notices_for_a_lost_input_and_a_fatal_stop(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from subtitler.pipeline.events import ErrorEvent, StatusEvent
+
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.on_event(ErrorEvent("audio", "audio input 'USB Mic' disappeared; retrying"))
+    assert app.overlay._notice == "audio input 'USB Mic' disappeared; retrying"
+    app.on_event(StatusEvent("running", "audio input is back"))
+    assert app.overlay._notice == "Listening…"
+    app.on_event(ErrorEvent("asr", "speech recognition stopped: boom", fatal=True))
+    app.on_event(StatusEvent("finished", "replay finished"))
+    assert app.overlay._notice == "speech recognition stopped: boom"  # the reason stays
+    app.start()  # a new run forgets it
+    app.on_event(StatusEvent("finished", "replay finished"))
+    assert app.overlay._notice == "Replay finished"
+    assert app.pipeline is not None and app.pipeline.stop()

@@ -264,3 +264,68 @@ def test_audio_source_change_while_running(tmp_path: Path) -> None:
         time.sleep(0.01)
     assert second.i > n  # the new source is being read
     assert p.stop()
+
+
+def wait_for(cond, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return bool(cond())
+
+
+def test_unplugged_input_is_reported_once_and_its_return_too(tmp_path: Path) -> None:
+    src = FakeSource(30.0, speed=5.0)
+    p, ev, _, _ = make(tmp_path, source=src)
+    p.start()
+    assert wait_for(lambda: p.state == "running")
+    src.problem = "audio input 'USB Mic' disappeared; retrying"
+    assert wait_for(lambda: any(e.where == "audio" for e in ev.of(ErrorEvent)))
+    time.sleep(0.1)  # many more reads while it is away: still one notice
+    errors = [e for e in ev.of(ErrorEvent) if e.where == "audio"]
+    assert [(e.message, e.fatal) for e in errors] == [(src.problem, False)]
+    src.problem = ""
+    assert wait_for(lambda: any(e.message == "audio input is back" for e in ev.of(StatusEvent)))
+    assert p.state == "running"
+    assert p.stop()
+
+
+def test_resume_with_the_input_gone_stays_paused_and_says_why(tmp_path: Path) -> None:
+    src = FakeSource(30.0, speed=5.0)
+    p, ev, _, _ = make(tmp_path, source=src)
+    p.start()
+    assert wait_for(lambda: p.state == "running")
+    p.pause()
+    src.refuse_start = "audio input device 'USB Mic' not found"
+    p.resume()  # returns; no exception reaches the UI's event loop
+    assert p.state == "paused" and not src.running
+    assert [e.message for e in ev.of(ErrorEvent)][-1] == (
+        "cannot resume: audio input device 'USB Mic' not found"
+    )
+    src.refuse_start = ""  # plugged back in
+    p.resume()
+    assert p.state == "running" and src.running
+    assert p.stop()
+
+
+def test_switching_to_an_input_that_fails_keeps_the_previous_one(tmp_path: Path) -> None:
+    first, second = FakeSource(30.0, speed=5.0), FakeSource(30.0, speed=5.0)
+    second.refuse_start = "cannot open audio input 'Headset': Device unavailable"
+    sources = iter([first, second])
+    cfg = AppConfig(mt=MtConfig(model_path="x", max_new_tokens=8))
+    ev = Events()
+    rec = ScriptedRecognizer([Step(0.3, 0, ["hello"])])
+    p = Pipeline(
+        cfg, ev, Factories(lambda a, c: next(sources), lambda a: rec, loader_for(echo_lm()))
+    )
+    p.start()
+    assert wait_for(lambda: p.state == "running" and first.i > 0)
+    p.apply_config(dataclasses.replace(cfg, audio=dataclasses.replace(cfg.audio, device="Headset")))
+    assert wait_for(lambda: bool(ev.of(ErrorEvent)))
+    assert [(e.message, e.fatal) for e in ev.of(ErrorEvent)] == [
+        ("cannot open audio input 'Headset': Device unavailable (kept the previous input)", False)
+    ]
+    assert wait_for(lambda: first.running and first.starts == 2)
+    n = first.i
+    assert wait_for(lambda: first.i > n)  # speech recognition goes on with the old input
+    assert p.state == "running"
+    assert p.stop()
