@@ -22,7 +22,7 @@ from subtitler.pipeline.stages import (
     Recognizer,
     TranslationStage,
 )
-from subtitler.pipeline.transcript import TranscriptWriter
+from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,11 @@ class Pipeline:
         self.state = "stopped"
         self.finished = threading.Event()
         self._paused = False
+
+    @property
+    def transcript_records(self) -> list[SegmentRecord]:
+        """This run's finished lines, also those the disk did not take."""
+        return list(self._transcript.records) if self._transcript is not None else []
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:

@@ -282,7 +282,14 @@ class TranslationStage(threading.Thread):
                     )
                 )
             except OSError as e:
-                self.emit(ErrorEvent("transcript", f"could not write the transcript: {e}"))
+                waiting = self.transcript.waiting
+                self.emit(
+                    ErrorEvent(
+                        "transcript",
+                        f"could not write the transcript ({e}); {waiting} finished line(s) "
+                        "kept in memory and written once that is fixed",
+                    )
+                )
         m = self.metrics.finish_segment(u.segment_id, self.metrics.dropped_blocks)
         self.emit(MetricsEvent(m))
         log.info(

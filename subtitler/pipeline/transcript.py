@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
+log = logging.getLogger(__name__)
 Which = Literal["source", "translation", "both"]
 
 
@@ -25,21 +28,58 @@ class SegmentRecord:
 
 class TranscriptWriter:
     """Appends one JSON line per finished segment and fsyncs it: a killed process loses at most
-    the segment that was still open."""
+    the segment that was still open.
+
+    Every record is also kept in memory (``records``). When the folder cannot be created or the
+    disk is full, ``append`` raises ``OSError`` but keeps the lines that could not be written and
+    writes them first on the next call: once there is room again, nothing is missing.
+    """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._f = path.open("a", encoding="utf-8")
+        self.records: list[SegmentRecord] = []
+        self._unwritten: list[str] = []
+        self._f: TextIO | None = None
+        self._torn = False  # a failed write may have left half a line at the end of the file
 
     def append(self, rec: SegmentRecord) -> None:
-        self._f.write(json.dumps(asdict(rec), ensure_ascii=False) + "\n")
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        self.records.append(rec)
+        self._unwritten.append(json.dumps(asdict(rec), ensure_ascii=False) + "\n")
+        self.flush()
+
+    def flush(self) -> None:
+        """Write the lines still waiting; raises OSError (and keeps them) if it cannot."""
+        if not self._unwritten:
+            return
+        try:
+            if self._f is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._f = self.path.open("a", encoding="utf-8")
+            # A torn line is ended first so that it stays one unreadable line (skipped when read).
+            self._f.write(("\n" if self._torn else "") + "".join(self._unwritten))
+            self._f.flush()
+            os.fsync(self._f.fileno())
+        except OSError:
+            self._torn = self._f is not None
+            raise
+        self._torn = False
+        self._unwritten.clear()
+
+    @property
+    def waiting(self) -> int:
+        """Finished segments not on disk yet."""
+        return len(self._unwritten)
 
     def close(self) -> None:
-        if not self._f.closed:
-            self._f.close()
+        try:
+            self.flush()
+        except OSError as e:  # the records stay in memory (export still has them)
+            log.error(
+                "%d transcript line(s) could not be written to %s: %s", self.waiting, self.path, e
+            )
+        if self._f is not None and not self._f.closed:
+            with contextlib.suppress(OSError):
+                self._f.close()
 
 
 def read_transcript(path: Path) -> list[SegmentRecord]:

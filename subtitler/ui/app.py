@@ -221,7 +221,10 @@ class SubtitlerApp(QObject):
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     def export_dialog(self) -> None:
-        if self.transcript_path is None or not self.transcript_path.exists():
+        records = self.pipeline.transcript_records if self.pipeline is not None else []
+        if not records and self.transcript_path is not None and self.transcript_path.exists():
+            records = read_transcript(self.transcript_path)
+        if not records:
             QMessageBox.information(None, "subtitler", "No finished lines to export yet.")
             return
         path, _ = QFileDialog.getSaveFileName(
@@ -232,7 +235,7 @@ class SubtitlerApp(QObject):
         )
         if path:
             try:
-                export(read_transcript(self.transcript_path), Path(path), "both")
+                export(records, Path(path), "both")
             except (OSError, ValueError) as e:
                 self.show_notice(f"Export failed: {e}")
 

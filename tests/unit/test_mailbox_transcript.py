@@ -121,6 +121,53 @@ class TestTranscript:
         with pytest.raises(ValueError, match="unknown export format"):
             export(RECS, tmp_path / "x.doc")
 
+    def test_unwritable_folder_loses_nothing(self, tmp_path: Path) -> None:
+        blocker = tmp_path / "transcripts"
+        blocker.write_text("a file where the folder should be")
+        w = TranscriptWriter(blocker / "a.jsonl")
+        for r in RECS:
+            with pytest.raises(OSError):
+                w.append(r)
+        assert w.waiting == 2 and w.records == RECS
+        blocker.unlink()  # the user fixes it; the next finished line writes all three
+        extra = SegmentRecord(2, 5.0, 6.0, "Again.", "Wieder.", "en", "de", 3.0)
+        w.append(extra)
+        w.close()
+        assert w.waiting == 0
+        assert read_transcript(blocker / "a.jsonl") == [*RECS, extra]
+
+    def test_disk_full_mid_line_loses_nothing(self, tmp_path: Path) -> None:
+        path = tmp_path / "a.jsonl"
+        w = TranscriptWriter(path)
+        w.append(RECS[0])
+
+        class FullDisk:
+            """The disk fills up halfway through a line, once."""
+
+            def __init__(self, f) -> None:  # type: ignore[no-untyped-def]
+                self.f, self.full = f, True
+
+            def write(self, text: str) -> int:
+                if self.full:
+                    self.full = False
+                    self.f.write(text[: len(text) // 2])
+                    self.f.flush()
+                    raise OSError(28, "No space left on device")
+                return int(self.f.write(text))
+
+            def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+                return getattr(self.f, name)
+
+        w._f = FullDisk(w._f)  # type: ignore[assignment]
+        with pytest.raises(OSError, match="No space left"):
+            w.append(RECS[1])
+        assert w.waiting == 1
+        w.flush()  # space again (the app retries at the next finished line, and at close)
+        w.close()
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 3  # the torn half line stays on a line of its own
+        assert read_transcript(path) == RECS
+
     def test_survives_kill_9(self, tmp_path: Path) -> None:
         path = tmp_path / "live.jsonl"
         code = f"""

@@ -329,3 +329,22 @@ def test_switching_to_an_input_that_fails_keeps_the_previous_one(tmp_path: Path)
     assert wait_for(lambda: first.i > n)  # speech recognition goes on with the old input
     assert p.state == "running"
     assert p.stop()
+
+
+def test_unwritable_transcript_folder_keeps_the_lines_and_runs_on(tmp_path: Path) -> None:
+    (tmp_path / "transcripts").write_text("a file where the folder should be")
+    cfg = AppConfig(mt=MtConfig(model_path="fake.gguf", max_new_tokens=16))
+    ev = Events()
+    rec = ScriptedRecognizer(SCRIPT)
+    src = FakeSource(3.5, speed=5.0)
+    f = Factories(lambda a, c: src, lambda a: rec, loader_for(echo_lm()))
+    p = Pipeline(cfg, ev, f, transcript_path=tmp_path / "transcripts" / "t.jsonl")
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    finals = [e for e in ev.of(SubtitleEvent) if e.final]
+    assert len(finals) == 3  # every segment translated and shown
+    errors = [e.message for e in ev.of(ErrorEvent) if e.where == "transcript"]
+    assert len(errors) == 3 and "3 finished line(s) kept in memory" in errors[-1]
+    # Nothing lost: the run still has every line (the tray's export uses these).
+    assert [r.source for r in p.transcript_records] == [e.source for e in finals]
