@@ -9,9 +9,10 @@ import os
 import tempfile
 import time
 import tomllib
+import types
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import tomli_w
 
@@ -96,6 +97,7 @@ def _build(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(f"[{where}] must be a table")
     known = {f.name: f for f in fields(cls)}
+    hints = get_type_hints(cls)
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if key not in known:
@@ -105,26 +107,43 @@ def _build(cls: type, data: Any, where: str) -> Any:
         if is_dataclass(default):
             kwargs[key] = _build(type(default), value, f"{where}.{key}" if where else key)
             continue
-        if default is not None and not isinstance(default, dict):
-            ok = isinstance(value, type(default)) or (
-                isinstance(default, float)
-                and isinstance(value, int)
-                and not isinstance(value, bool)
-            )
-            if (
-                isinstance(default, int)
-                and isinstance(value, bool)
-                and not isinstance(default, bool)
-            ):
-                ok = False
-            if not ok:
-                raise ConfigError(
-                    f"{where}.{key} should be {type(default).__name__}, got {value!r}"
-                )
-            if isinstance(default, float):
-                value = float(value)
+        # Checked against the field's declared type, so that fields whose default is None or
+        # a table (language, device, geometry...) are checked too.
+        tp = hints[key]
+        if not _matches(value, tp):
+            raise ConfigError(f"{where}.{key} should be {_type_name(tp)}, got {value!r}")
+        if isinstance(default, float):
+            value = float(value)
         kwargs[key] = value
     return cls(**kwargs)
+
+
+def _matches(value: Any, tp: Any) -> bool:
+    """Whether a TOML value fits a settings field's type (the few shapes config.py uses)."""
+    origin, args = get_origin(tp), get_args(tp)
+    if tp is Any:
+        return True
+    if origin in (Union, types.UnionType):
+        return any(_matches(value, a) for a in args)
+    if tp is type(None):
+        return value is None
+    if tp is float:  # TOML writes 1 for 1.0
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin is dict:
+        kt, vt = args or (Any, Any)
+        return isinstance(value, dict) and all(
+            _matches(k, kt) and _matches(v, vt) for k, v in value.items()
+        )
+    if origin is list:
+        (et,) = args or (Any,)
+        return isinstance(value, list) and all(_matches(v, et) for v in value)
+    return isinstance(value, tp) if isinstance(tp, type) else True
+
+
+def _type_name(tp: Any) -> str:
+    return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
 
 
 def from_toml(text: str) -> AppConfig:
@@ -155,15 +174,27 @@ def load(path: Path | None = None) -> LoadResult:
         return LoadResult(from_toml(path.read_text(encoding="utf-8")))
     except (ConfigError, UnicodeDecodeError, TypeError) as e:
         backup = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
-        os.replace(path, backup)
         cfg = AppConfig()
-        save(cfg, path)
+        try:
+            os.replace(path, backup)
+            save(cfg, path)
+        except OSError as oe:  # a read-only settings folder: leave the file as it is
+            notice = (
+                f"Your settings file could not be read ({e}), nor set aside ({oe.strerror}). "
+                "The defaults are in use for this session."
+            )
+            log.warning(notice)
+            return LoadResult(cfg, notice)
         notice = (
             f"Your settings file could not be read ({e}). It was saved as {backup.name} "
             "and the defaults are in use."
         )
         log.warning(notice)
         return LoadResult(cfg, notice, backup)
+    except OSError as e:  # unreadable (permissions, a folder in its place)
+        notice = f"Your settings file could not be opened ({e}); the defaults are in use."
+        log.warning(notice)
+        return LoadResult(AppConfig(), notice)
 
 
 def save(cfg: AppConfig, path: Path | None = None) -> Path:

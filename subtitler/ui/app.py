@@ -325,7 +325,10 @@ def run_app(args: Any, data_dir: Path) -> int:
         if dlg.exec():
             cfg = dlg.result_config
             if not overrides:
-                settings_store.save(cfg, config_path)
+                try:
+                    settings_store.save(cfg, config_path)
+                except (OSError, settings_store.ConfigError) as e:
+                    notices.append(f"Your choices could not be saved ({e}); they apply now only.")
     app = SubtitlerApp(
         cfg,
         real_factories(),

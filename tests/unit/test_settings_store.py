@@ -32,6 +32,13 @@ def test_missing_file_gives_defaults(tmp_path: Path) -> None:
         "[display]\nmask_k = 'five'\n",
         "[mt]\ntgt_lang = 'klingon'\n",
         "mt = 5\n",
+        # Fields whose default is None or a table are type-checked too.
+        "[asr]\nlanguage = 5\n",
+        "[display]\ngeometry = 'x'\n",
+        "[display.geometry]\nscreen = [1, 2, 'three', 4]\n",
+        "[audio]\ndevice = 1.5\n",
+        "[mt]\ngpu_layers = 'all'\n",
+        "[display]\nmask_k = true\n",
     ],
 )
 def test_corrupt_file_is_backed_up_and_replaced(tmp_path: Path, text: str) -> None:
@@ -42,6 +49,35 @@ def test_corrupt_file_is_backed_up_and_replaced(tmp_path: Path, text: str) -> No
     assert res.backup is not None and res.backup.read_text(encoding="utf-8") == text
     assert "could not be read" in res.notice and res.backup.name in res.notice
     assert store.load(p).config == AppConfig()  # the replacement file is valid
+
+
+def test_values_of_union_and_table_fields_are_accepted(tmp_path: Path) -> None:
+    p = tmp_path / "config.toml"
+    p.write_text(
+        "[audio]\ndevice = 3\n[display.geometry]\nscreen = [1, 2, 3, 4]\n", encoding="utf-8"
+    )
+    res = store.load(p)
+    assert res.notice == "" and res.config.audio.device == 3
+    assert res.config.display.geometry == {"screen": [1, 2, 3, 4]}
+    p.write_text("[audio]\ndevice = 'USB Mic'\n", encoding="utf-8")
+    assert store.load(p).config.audio.device == "USB Mic"
+
+
+def test_corrupt_file_in_a_read_only_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "config.toml"
+    p.write_text("[asr]\nlanguage = 5\n", encoding="utf-8")
+
+    def refuse(*a: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(store.os, "replace", refuse)
+    res = store.load(p)  # no exception: the app starts on defaults
+    assert res.config == AppConfig() and res.backup is None
+    assert res.notice.startswith("Your settings file could not be read (asr.language should be")
+    assert "nor set aside (Permission denied)" in res.notice
+    assert p.read_text(encoding="utf-8") == "[asr]\nlanguage = 5\n"  # left as it was
 
 
 def test_unknown_keys_are_ignored_and_ints_accepted_for_floats(tmp_path: Path) -> None:
