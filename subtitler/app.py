@@ -78,6 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     if a.speed <= 0:
         print("error: --speed must be positive", file=sys.stderr)
         return 2
+    if a.tgt_lang is not None:
+        from subtitler.mt.languages import UnknownLanguageError, normalize_code
+
+        try:
+            a.tgt_lang = normalize_code(a.tgt_lang)
+        except UnknownLanguageError as e:
+            print(f"error: --tgt-lang: {e}", file=sys.stderr)
+            return 2
     from subtitler.ui.app import run_app
 
     return run_app(a, data_dir)

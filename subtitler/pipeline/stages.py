@@ -11,6 +11,7 @@ from typing import Protocol
 
 from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel, GuessGate
+from subtitler.mt.languages import LANGUAGES
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import display_text
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder
@@ -231,7 +232,7 @@ class TranslationStage(threading.Thread):
                 old.close()
         if self._model is None:
             return None
-        src = u.language or mt.src_lang
+        src = u.language if u.language in LANGUAGES else mt.src_lang
         prompts = PromptBuilder(self._model.template, src, mt.tgt_lang, self._model.formatter)
         opts = DecodeOptions(
             method=Method(mt.method),
@@ -361,6 +362,8 @@ class TranslationStage(threading.Thread):
             except Exception as e:
                 log.exception("translation failed")
                 self.emit(ErrorEvent("mt", f"translation failed: {e}"))
+                if u.final:  # what was said is kept in the transcript all the same
+                    self._emit_final(u, "")
 
     def close(self) -> None:
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Sequence
@@ -60,6 +61,7 @@ class Step:
     segment_id: int
     words: Sequence[str]
     final: bool = False
+    language: str | None = None  # what the recogniser says it heard
 
 
 class ScriptedRecognizer:
@@ -77,7 +79,15 @@ class ScriptedRecognizer:
             for i, w in enumerate(s.words)
         )
         return AsrUpdate(
-            s.segment_id, " ".join(s.words), "", s.final, 0.0, s.at, s.at, committed_words=words
+            s.segment_id,
+            " ".join(s.words),
+            "",
+            s.final,
+            0.0,
+            s.at,
+            s.at,
+            committed_words=words,
+            language=s.language,
         )
 
     def insert_audio(self, block: AudioBlock) -> None:
@@ -98,7 +108,7 @@ class ScriptedRecognizer:
         self.steps = []
         if self.last is not None and not self.last.final:
             # End of input closes the open segment.
-            self.last = Step(self.t, self.last.segment_id, self.last.words, final=True)
+            self.last = dataclasses.replace(self.last, at=self.t, final=True)
             out.append(self._update(self.last))
         return out
 

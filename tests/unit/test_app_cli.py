@@ -33,6 +33,15 @@ def test_missing_replay_file_is_one_line_error(
     assert rc == 2 and err == [f"error: audio file not found: {tmp_path / 'nope.wav'}"]
 
 
+def test_unknown_target_language_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(["--tgt-lang", "klingon", "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1
+    assert err[0].startswith("error: --tgt-lang: unknown language code 'klingon' (known: af, ")
+
+
 def test_models_subcommand(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -348,3 +348,52 @@ def test_unwritable_transcript_folder_keeps_the_lines_and_runs_on(tmp_path: Path
     assert len(errors) == 3 and "3 finished line(s) kept in memory" in errors[-1]
     # Nothing lost: the run still has every line (the tray's export uses these).
     assert [r.source for r in p.transcript_records] == [e.source for e in finals]
+
+
+def test_any_language_whisper_detects_has_a_prompt_and_others_fall_back(tmp_path: Path) -> None:
+    from faster_whisper.tokenizer import _LANGUAGE_CODES
+
+    from subtitler.mt.languages import LANGUAGES
+
+    assert set(LANGUAGES) == set(_LANGUAGE_CODES)  # so a detected language never breaks prompts
+    seen: list[str] = []
+    script = [
+        Step(0.5, 0, ["bore", "da."], final=True, language="cy"),  # Welsh: in Whisper's list
+        Step(1.0, 1, ["hello."], final=True, language="xx"),  # unknown: the configured source
+    ]
+    lm = echo_lm()
+    original = lm.tokenize
+
+    def tokenize(text: str, **kw):  # type: ignore[no-untyped-def]
+        seen.append(text)
+        return original(text, **kw)
+
+    lm.tokenize = tokenize  # type: ignore[method-assign]
+    p, ev, _, _ = make(tmp_path, lm=lm, script=script)
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    assert not ev.of(ErrorEvent)
+    assert any("Welsh" in t for t in seen) and any("English" in t for t in seen)
+    assert [r.source for r in read_transcript(tmp_path / "transcript.jsonl")] == [
+        "bore da.",
+        "hello.",
+    ]
+
+
+def test_a_failed_translation_still_keeps_the_line_in_the_transcript(tmp_path: Path) -> None:
+    class Broken(SlowLM):
+        def evaluate(self, tokens, logits_at):  # type: ignore[no-untyped-def]
+            raise RuntimeError("llama_decode failed with code 1")
+
+    p, ev, _, _ = make(tmp_path, lm=Broken(0.0))
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    assert any("translation failed: llama_decode" in e.message for e in ev.of(ErrorEvent))
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [(r.source, r.translation) for r in recs] == [
+        ("good morning everyone.", ""),
+        ("the budget grew.", ""),
+        ("thanks", ""),
+    ]
