@@ -227,3 +227,6 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, CatalogError, dl.DownloadError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a models folder that cannot be read or changed
+        print(f"error: {e.strerror or e}: {e.filename or a.models_dir}", file=sys.stderr)
+        return 2

@@ -409,10 +409,28 @@ def download(
 ) -> Path:
     """Fetch (or finish fetching) every file of ``entry``; returns :func:`model_path`.
 
-    Raises DownloadError (NetworkUnavailableError, IntegrityError, DownloadCancelled) with a
-    one-line message. Safe to call again after any failure: finished files are kept, a partial
-    file is continued.
+    Raises DownloadError (NetworkUnavailableError, IntegrityError, DownloadCancelled, or a
+    folder that cannot be written: not a folder, read-only, disk full) with a one-line message.
+    Safe to call again after any failure: finished files are kept, a partial file is continued.
     """
+    try:
+        return _download(
+            entry, root=root, endpoint=endpoint, token=token, progress=progress, cancel=cancel
+        )
+    except OSError as e:
+        where = e.filename or model_dir(entry, root)
+        raise DownloadError(f"cannot write {entry.id} to {where}: {e.strerror or e}") from e
+
+
+def _download(
+    entry: CatalogEntry,
+    *,
+    root: Path | None,
+    endpoint: str | None,
+    token: str | bool | None,
+    progress: ProgressCallback | None,
+    cancel: threading.Event | None,
+) -> Path:
     if entry.repo is None:
         raise DownloadError(f"{entry.id} is a local model and cannot be downloaded")
     if status(entry, root) == "installed":

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from PySide6.QtWidgets import (
 from subtitler.config import AppConfig
 from subtitler.models.catalog import CatalogEntry
 from subtitler.models.firstrun import FirstRunPlan, with_models
+
+log = logging.getLogger(__name__)
 
 
 class _Relay(QObject):
@@ -96,6 +99,10 @@ class FirstRunDialog(QDialog):
                     got[e.id] = dl.download(e, root=self.root, progress=report, cancel=self._cancel)
             except dl.DownloadError as err:
                 self._relay.finished.emit(None, str(err))
+                return
+            except Exception as err:  # never leave the dialog waiting on a dead thread
+                log.exception("model download failed")
+                self._relay.finished.emit(None, f"unexpected error: {err}")
                 return
             self._relay.finished.emit(got, "")
 

@@ -268,6 +268,20 @@ def test_cli_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert err.startswith("error: offline mode is on (HF_HUB_OFFLINE)") and err.count("\n") == 1
 
 
+def test_unwritable_models_folder_is_a_one_line_error(
+    hub: FakeHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "m"  # the models folder the CLI helper uses
+    blocker.write_text("a file where the folder should be")
+    with pytest.raises(dl.DownloadError) as err:
+        dl.download(mt_entry(), root=blocker)
+    assert str(err.value) == f"cannot write tiny-mt to {blocker / 'tiny-mt'}: Not a directory"
+    assert cli(tmp_path, "download", "tiny-mt") == 2
+    assert capsys.readouterr().err == (
+        f"error: cannot write tiny-mt to {blocker / 'tiny-mt'}: Not a directory\n"
+    )
+
+
 def test_cli_verify_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "noise.gguf"
     bad.write_bytes(b"\x00" * 1000)

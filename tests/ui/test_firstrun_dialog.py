@@ -70,3 +70,18 @@ def test_download_failure_keeps_the_dialog_usable(
     qtbot.waitUntil(lambda: dlg.download_btn.isEnabled(), timeout=30_000)
     assert dlg.status.text().startswith("Download stopped:")
     assert dlg.result_config == AppConfig()
+
+
+def test_unwritable_models_folder_keeps_the_dialog_usable(
+    qtbot, hub: FakeHub, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "models"
+    blocker.write_text("a file where the folder should be")
+    dlg = FirstRunDialog(AppConfig(), plan(True), root=blocker)
+    qtbot.addWidget(dlg)
+    dlg.download_btn.click()
+    qtbot.waitUntil(lambda: dlg.download_btn.isEnabled(), timeout=30_000)
+    assert dlg.status.text() == (
+        f"Download stopped: cannot write tiny-asr to {blocker / 'tiny-asr'}: Not a directory"
+    )
+    assert dlg.cancel_btn.isHidden() and dlg.result_config == AppConfig()
