@@ -179,6 +179,7 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
 
         words = parts.words()
         return StreamingRecognizer(OracleBackend(words), opts, vad=OracleVad(words))
+    from subtitler.asr.backend import AsrError
     from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
     from subtitler.asr.vad import SileroStream
     from subtitler.models.catalog import load_catalog
@@ -190,13 +191,23 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
     # A downloaded catalog model or a local folder loads offline; a bare size name is left to
     # faster-whisper (its own download, which needs the network).
     model = str(st.path) if st.state == "ready" and st.path is not None else cfg.model
+    if st.state == "missing" and st.entry is not None and st.entry.size_name:
+        model = st.entry.size_name  # faster-whisper knows "small", not the catalog id
     if st.state == "ready" and st.path is not None and st.path.is_dir():
         from subtitler.models import hardware
 
         need = hardware.whisper_memory_needed(st.path, cfg.compute_type)
         hardware.check_fits([(st.path.name, need)], hardware.detect(probe_backends=False))
     settings = WhisperSettings.from_config(dataclasses.replace(cfg, model=model))
-    backend = FasterWhisperBackend(settings)
+    try:
+        backend = FasterWhisperBackend(settings)
+    except AsrError as e:
+        if st.state == "missing" and st.entry is not None:
+            raise AsrError(
+                f"{e} ({st.reason}: run `subtitler models download {st.entry.id}`, or choose "
+                "a model folder in Settings)"
+            ) from e
+        raise
     vad = SileroStream(silero_session()) if cfg.vad else None
     return StreamingRecognizer(backend, opts, vad=vad)
 

@@ -99,3 +99,26 @@ def test_unusable_draft_models_leave_the_translator_working(
             assert "12000 tokens" in m.notice
     finally:
         m.close()
+
+
+def test_speech_model_not_downloaded_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subtitler.asr.backend import AsrError
+    from subtitler.config import AsrConfig
+    from subtitler.models import download as dl
+    from subtitler.pipeline.factories import RealParts, make_recognizer
+
+    monkeypatch.setenv(dl.MODELS_DIR_ENV, str(tmp_path / "models"))  # nothing downloaded
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # nor in the Hugging Face cache
+    for value in ("whisper-small", "small"):  # the catalog id and the size name
+        with pytest.raises(AsrError) as err:
+            make_recognizer(AsrConfig(model=value), RealParts())
+        msg = str(err.value)
+        # faster-whisper got the size name it knows (offline here: HF_HUB_OFFLINE=1)...
+        assert msg.startswith("cannot load Whisper model 'small': ")
+        # ...and the user is told what to do.
+        assert msg.endswith(
+            "is not downloaded: run `subtitler models download whisper-small`, or choose a "
+            "model folder in Settings)"
+        )
