@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,14 +15,15 @@ import numpy as np
 import pytest
 
 from subtitler.asr.faster_whisper import decode_audio_file
+from tests.helpers.pulse import available as pulse_available
+from tests.helpers.pulse import pulse_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIP = ROOT / "tests" / "data" / "LJ001-0008.flac"
 
 # CI installs Debian's pulseaudio and pulseaudio-utils (.ci/run) and must run this.
 pytestmark = pytest.mark.skipif(
-    (shutil.which("pulseaudio") is None or shutil.which("paplay") is None)
-    and os.environ.get("CI") != "true",
+    not pulse_available() and os.environ.get("CI") != "true",
     reason="PulseAudio (pulseaudio, paplay) is not installed",
 )
 
@@ -64,47 +63,8 @@ print(json.dumps({"names": names, "device": cap.device.name, "paplay": player.re
 
 @pytest.fixture()
 def pulse(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """A private PulseAudio server with one null sink, "meeting"; yields the clients' env."""
-    run = tmp_path / "pulse"
-    run.mkdir()
-    socket = run / "native"
-    env = dict(
-        os.environ,
-        HOME=str(tmp_path),
-        XDG_RUNTIME_DIR=str(run),
-        PULSE_RUNTIME_PATH=str(run),
-        PULSE_SERVER=f"unix:{socket}",
-    )
-    server = subprocess.Popen(
-        [
-            "pulseaudio",
-            "-n",  # no default.pa: exactly these modules
-            "--daemonize=no",
-            "--exit-idle-time=-1",
-            "--use-pid-file=no",
-            "--disallow-exit",
-            "-L",
-            "module-null-sink sink_name=meeting sink_properties=device.description=Meeting",
-            "-L",
-            f"module-native-protocol-unix socket={socket} auth-anonymous=1",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        for _ in range(200):
-            if socket.exists() or server.poll() is not None:
-                break
-            time.sleep(0.05)
-        if not socket.exists():
-            ended = server.poll() is not None and server.stderr is not None
-            err = server.stderr.read().decode() if ended and server.stderr else ""
-            raise RuntimeError(f"PulseAudio did not start: {err}")
+    with pulse_server(tmp_path) as env:
         yield env
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 def test_meeting_audio_is_recorded_from_a_pulseaudio_monitor(

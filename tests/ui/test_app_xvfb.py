@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QImage
 
 from subtitler.asr.tiny_model import build_tiny_whisper
 from subtitler.bench.random_model import PRESETS, build_random_llama
+from tests.helpers import pulse
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIP = ROOT / "tests" / "data" / "LJ001-0008.flac"
@@ -99,3 +100,60 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path) -> None:
         if QColor.fromRgba(img.pixel(x, y)).lightness() > 200
     )
     assert bright > 100, "subtitle text is drawn"
+
+
+@pytest.mark.skipif(
+    not pulse.available() and os.environ.get("CI") != "true",
+    reason="PulseAudio (pulseaudio, paplay) is not installed",
+)
+def test_real_app_captions_meeting_audio(xvfb: str, tmp_path: Path) -> None:
+    """The whole live path: a meeting app's voice (paplay into a PulseAudio sink) -> the
+    sink's monitor chosen in the settings file -> capture -> VAD + Whisper -> translation ->
+    overlay and transcript, in the real app under Xvfb."""
+    whisper = build_tiny_whisper(tmp_path / "whisper")
+    gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[audio]\ndevice = "{pulse.MONITOR}"\n', encoding="utf-8")
+    data = tmp_path / "data"
+    with pulse.pulse_server(tmp_path) as env:
+        env = {**env, "DISPLAY": xvfb, "QT_QPA_PLATFORM": "xcb"}
+        cmd = [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "--asr-model",
+            str(whisper),
+            "--mt-model",
+            str(gguf),
+            "--data-dir",
+            str(data),
+            "--config",
+            str(config),
+        ]
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        player: subprocess.Popen[bytes] | None = None
+        try:
+            deadline = time.monotonic() + 90
+            transcripts = data / "transcripts"
+            while time.monotonic() < deadline:
+                done = list(transcripts.glob("*.jsonl")) if transcripts.exists() else []
+                if done and done[0].read_text().strip():
+                    break
+                assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+                # The speaker talks, then pauses long enough to end the utterance.
+                if player is None or player.poll() is not None:
+                    time.sleep(1.5)
+                    player = pulse.play(env, CLIP)
+                time.sleep(0.2)
+            else:
+                pytest.fail("no finished line from meeting audio within 90 s")
+        finally:
+            if player is not None:
+                player.terminate()
+            proc.terminate()
+            out = proc.communicate(timeout=10)[0]
+    log = (data / "subtitler.log").read_text(encoding="utf-8")
+    assert f"capturing from {pulse.MONITOR} at 16000 Hz" in log, out
+    rec = json.loads(done[0].read_text().splitlines()[0])
+    assert rec["source"] and rec["translation"] and rec["tgt_lang"] == "de"
