@@ -192,10 +192,20 @@ class MicrophoneCapture:
         return self._queue.dropped
 
     def start(self) -> None:
-        """Open the configured device; raises AudioDeviceError with a user-facing message."""
-        self._t_start = self._clock()
+        """Open the configured device; raises AudioDeviceError with a user-facing message.
+
+        After a ``stop`` (a pause) the stream clock goes on from where it stopped, like the
+        pipeline's clock, which does not count paused time either.
+        """
+        resume_at = self.stream_time
+        self._t_start = self._clock() - resume_at
         self._stopping = False
-        self._open(origin=0.0)
+        self._open(origin=resume_at)
+
+    @property
+    def stream_time(self) -> float:
+        """Stream time of the end of the last block handed out (0 before the first)."""
+        return self._origin + self._out_pos / RATE
 
     def stop(self) -> None:
         self._stopping = True

@@ -55,6 +55,7 @@ class PacedFileSource:
         return self.pos >= len(self.audio)
 
     problem = ""  # a decoded file cannot go away
+    live = False
 
     def start(self) -> None:
         if self._origin is None:
@@ -101,6 +102,8 @@ class MeteredMicrophone:
     @property
     def level(self) -> float:
         return float(10 ** (self.capture.level / 20)) if self.capture.level > -100 else 0.0
+
+    live = True
 
     @property
     def problem(self) -> str:

@@ -166,6 +166,10 @@ class Pipeline:
         if self.state != "running" or self._asr is None:
             return
         self._asr.source.stop()
+        if self._asr.source.live:
+            # The sentence being spoken is cut here: show it as final now rather than join it
+            # to whatever is said after the pause.
+            self._asr.close_segment()
         self.clock.pause()
         self._set_state("paused")
 

@@ -56,6 +56,11 @@ class AudioSource(Protocol):
         """Why no audio is coming now (a device unplugged and being retried), else ""."""
         ...
 
+    @property
+    def live(self) -> bool:
+        """A device: what is said during a pause is not heard (a file just waits)."""
+        ...
+
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
@@ -117,6 +122,10 @@ class AsrStage(threading.Thread):
         """Replace the source and/or recogniser at the next block boundary."""
         with self._lock:
             self._swap = (source, recognizer)
+
+    def close_segment(self) -> None:
+        """Make the open segment final at the next turn of the loop (even while paused)."""
+        self.swap()
 
     def _post(self, updates: list[AsrUpdate]) -> None:
         now = self.clock()

@@ -19,7 +19,10 @@ from tests.helpers.fake_lm import ScriptedLM, peaked
 class FakeSource:
     """Silence in 100 ms blocks, ``seconds`` long, paced by ``speed`` (0 = as fast as read)."""
 
-    def __init__(self, seconds: float, speed: float = 0.0, block_s: float = 0.1) -> None:
+    def __init__(
+        self, seconds: float, speed: float = 0.0, block_s: float = 0.1, live: bool = False
+    ) -> None:
+        self.live = live  # a microphone rather than a file
         self.n_blocks = round(seconds / block_s)
         self.block_s, self.speed = block_s, speed
         self.i = 0

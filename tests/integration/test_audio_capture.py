@@ -182,3 +182,18 @@ def test_resampler_is_block_size_independent() -> None:
     parts = np.concatenate([r(x[i : i + 441]) for i in range(0, len(x), 441)])
     np.testing.assert_allclose(parts, whole, atol=1e-6)
     assert len(whole) == 16000
+
+
+def test_stream_time_goes_on_after_a_pause(clip: np.ndarray) -> None:
+    sd = FakeSoundDevice(clip)
+    cap = MicrophoneCapture(AudioConfig(device="USB Mic", block_ms=100), sd=sd)
+    cap.start()
+    before = [b for b in (cap.read(timeout=1.0) for _ in range(4)) if b is not None]
+    cap.stop()  # paused: the pipeline's clock stops too
+    assert len(before) == 4 and cap.stream_time == pytest.approx(0.4)
+    sd.position[16000] = 0  # the fake device plays the clip again
+    cap.start()
+    after = cap.read(timeout=1.0)
+    cap.stop()
+    # Not back to 0: the recogniser's timeline and the pipeline clock stay in step.
+    assert after is not None and after.t0 == pytest.approx(0.4)

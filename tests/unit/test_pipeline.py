@@ -397,3 +397,21 @@ def test_a_failed_translation_still_keeps_the_line_in_the_transcript(tmp_path: P
         ("the budget grew.", ""),
         ("thanks", ""),
     ]
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_pausing_a_microphone_makes_the_open_sentence_final(tmp_path: Path, live: bool) -> None:
+    src = FakeSource(30.0, speed=5.0, live=live)
+    script = [Step(0.3, 0, ["so", "the"])]  # the speaker pauses mid-sentence
+    p, ev, _, rec = make(tmp_path, source=src, script=script)
+    p.start()
+    assert wait_for(lambda: any(e.source == "so the" for e in ev.of(SubtitleEvent)))
+    p.pause()
+    if live:  # what was said before the pause is final now, not joined to what comes after
+        assert wait_for(lambda: any(e.final for e in ev.of(SubtitleEvent)))
+        assert rec.finished == 1
+        assert [e.source for e in ev.of(SubtitleEvent) if e.final] == ["so the"]
+    else:  # a file resumes mid-sentence: nothing is cut
+        time.sleep(0.2)
+        assert rec.finished == 0 and not any(e.final for e in ev.of(SubtitleEvent))
+    assert p.stop()
