@@ -174,6 +174,9 @@ class MicrophoneCapture:
         self._t_start = 0.0
         self._stopping = False
         self._lost = threading.Event()
+        # start / stop (the UI's thread) and the re-open after a loss (the reader's thread)
+        # change the stream one at a time.
+        self._transition = threading.RLock()
         self._next_retry = 0.0
         self._generation = 0  # increments on each (re)open: stale blocks are recognised
         self._rate = RATE
@@ -197,10 +200,12 @@ class MicrophoneCapture:
         After a ``stop`` (a pause) the stream clock goes on from where it stopped, like the
         pipeline's clock, which does not count paused time either.
         """
-        resume_at = self.stream_time
-        self._t_start = self._clock() - resume_at
-        self._stopping = False
-        self._open(origin=resume_at)
+        with self._transition:
+            self._close()  # a stream still open (start twice) is not left running
+            resume_at = self.stream_time
+            self._t_start = self._clock() - resume_at
+            self._stopping = False
+            self._open(origin=resume_at)
 
     @property
     def stream_time(self) -> float:
@@ -208,9 +213,10 @@ class MicrophoneCapture:
         return self._origin + self._out_pos / RATE
 
     def stop(self) -> None:
-        self._stopping = True
-        self._close()
-        self.state = "stopped"
+        with self._transition:  # waits for a re-open in progress, then undoes it
+            self._stopping = True
+            self._close()
+            self.state = "stopped"
 
     def _open(self, origin: float) -> None:
         sd = self._sd
@@ -266,6 +272,10 @@ class MicrophoneCapture:
                 log.debug("closing the audio stream failed: %s", e)
 
     def _check_device(self) -> None:
+        with self._transition:
+            self._check_device_locked()
+
+    def _check_device_locked(self) -> None:
         # Blocks captured before the loss are good audio: hand them out first.
         if self._lost.is_set() and self.state == "running" and self._queue.qsize() == 0:
             name = self.device.name if self.device else "?"

@@ -82,6 +82,9 @@ class Pipeline:
         self.state = "stopped"
         self.finished = threading.Event()
         self._paused = False
+        self._load_lock = threading.Lock()
+        self._life = threading.Lock()  # start-up's last step vs pause / resume / stop
+        self._load_seq = 0  # the newest model load asked for; older ones are thrown away
 
     @property
     def transcript_records(self) -> list[SegmentRecord]:
@@ -100,7 +103,7 @@ class Pipeline:
     def _bootstrap(self) -> None:
         cfg = self.config
         if cfg.mt.model_path:
-            self._load_model(cfg.mt)
+            self._load_model(cfg.mt, self._next_load())
         else:
             self.emit(
                 ErrorEvent(
@@ -111,6 +114,8 @@ class Pipeline:
             )
         if self._stop.is_set():
             return
+        # Settings applied while the model loaded: audio and speech use the newest ones.
+        cfg = self.config
         try:
             recognizer = self.factories.recognizer(cfg.asr)
         except Exception as e:
@@ -119,20 +124,28 @@ class Pipeline:
             source = self.factories.audio(cfg.audio, self.clock)
         except Exception as e:
             return self._fail("audio", e)
-        if self._stop.is_set():
-            return None
-        self._asr = AsrStage(
-            source, recognizer, self.mailbox, self.emit, self.clock, self.metrics, self._stop
-        )
-        self._mt.asr_done = self._asr.done
-        try:
-            self.clock.reset()
-            source.start()
-        except Exception as e:
-            return self._fail("audio", e)
-        self._mt.start()
-        self._asr.start()
-        self._set_state("running")
+        # Held while the input opens: a stop() or pause() meanwhile waits for it, then finds
+        # the stage to act on (or, if it came first, nothing is started at all).
+        with self._life:
+            if self._stop.is_set():
+                return None
+            asr = AsrStage(
+                source, recognizer, self.mailbox, self.emit, self.clock, self.metrics, self._stop
+            )
+            self._mt.asr_done = asr.done
+            try:
+                self.clock.reset()
+                source.start()
+            except Exception as e:
+                return self._fail("audio", e)
+            self._asr = asr
+            self._mt.start()
+            asr.start()
+            self._set_state("running")
+        # Input or speech settings applied while this was starting up.
+        now = self.config
+        if now.audio != cfg.audio or now.asr != cfg.asr:
+            self._swap_asr(now, now.audio != cfg.audio, now.asr != cfg.asr)
 
     def _fail(self, where: str, e: Exception) -> None:
         """A part could not start: tell the user, and stop (the app stays up)."""
@@ -147,52 +160,66 @@ class Pipeline:
             self.state = "finished"
             self.finished.set()
 
-    def _load_model(self, mt: MtConfig) -> bool:
+    def _next_load(self) -> int:
+        with self._load_lock:
+            self._load_seq += 1
+            return self._load_seq
+
+    def _load_model(self, mt: MtConfig, seq: int) -> bool:
+        """Load in this thread; only the newest of several overlapping loads is used."""
         try:
             model = self.factories.model(mt)
         except Exception as e:
             log.warning("translation model failed to load: %s", e)
-            self.emit(ErrorEvent("mt", str(e)))
+            if seq == self._load_seq:
+                self.emit(ErrorEvent("mt", str(e)))
             return False
-        if self._stop.is_set():
+        with self._load_lock:
+            stale = self._stop.is_set() or seq != self._load_seq
+            if not stale:
+                self._mt.set_model(model)
+        if stale:  # stopped meanwhile, or other settings were applied while it loaded
             model.close()
             return False
-        self._mt.set_model(model)
         if model.notice:
             self.emit(ErrorEvent("mt", model.notice))
         return True
 
     def pause(self) -> None:
-        if self.state != "running" or self._asr is None:
-            return
-        self._asr.source.stop()
-        if self._asr.source.live:
-            # The sentence being spoken is cut here: show it as final now rather than join it
-            # to whatever is said after the pause.
-            self._asr.close_segment()
-        self.clock.pause()
-        self._set_state("paused")
+        with self._life:
+            if self.state != "running" or self._asr is None:
+                return
+            self._asr.pause()
+            if self._asr.source.live:
+                # The sentence being spoken is cut here: show it as final now rather than
+                # join it to whatever is said after the pause.
+                self._asr.close_segment()
+            self.clock.pause()
+            self._set_state("paused")
 
     def resume(self) -> None:
-        if self.state != "paused" or self._asr is None:
-            return
-        try:
-            self._asr.source.start()
-        except Exception as e:  # unplugged while paused: stay paused, say why
-            log.warning("resume failed: %s", e)
-            self.emit(ErrorEvent("audio", f"cannot resume: {e}"))
-            return
-        self.clock.resume()
-        self._set_state("running")
+        with self._life:
+            if self.state != "paused" or self._asr is None or self._stop.is_set():
+                return
+            try:
+                self._asr.resume()
+            except Exception as e:  # unplugged while paused: stay paused, say why
+                log.warning("resume failed: %s", e)
+                self.emit(ErrorEvent("audio", f"cannot resume: {e}"))
+                return
+            self.clock.resume()
+            self._set_state("running")
 
     def stop(self, timeout: float = 2.0) -> bool:
         """Stop every thread; True when all joined within ``timeout`` seconds."""
         self._stop.set()
         self.mailbox.close()
-        threads = [t for t in (self._boot, self._asr, self._mt, *self._loaders) if t is not None]
-        if self._asr is not None:
+        with self._life:  # waits for an input that is being opened right now
+            asr = self._asr
+        threads = [t for t in (self._boot, asr, self._mt, *self._loaders) if t is not None]
+        if asr is not None:
             try:
-                self._asr.source.stop()
+                asr.pause()  # stops the input, and keeps a pending switch from starting one
             except Exception as e:  # a vanished device must not block shutdown
                 log.warning("audio stop: %s", e)
         deadline = time.monotonic() + timeout
@@ -216,7 +243,8 @@ class Pipeline:
         old, self.config = self.config, new
         self._mt.set_mt(new.mt)
         if any(getattr(old.mt, f) != getattr(new.mt, f) for f in MODEL_FIELDS):
-            self._in_background(lambda: self._load_model(new.mt), "mt-reload")
+            seq = self._next_load()
+            self._in_background(lambda: self._load_model(new.mt, seq), "mt-reload")
         if self._asr is not None and (old.audio != new.audio or old.asr != new.asr):
             audio_changed, asr_changed = old.audio != new.audio, old.asr != new.asr
             self._in_background(

@@ -112,20 +112,42 @@ class AsrStage(threading.Thread):
         self.source, self.recognizer = source, recognizer
         self.mailbox, self.emit, self.clock, self.metrics = mailbox, emit, clock, metrics
         self._stop_ev = stop
-        self._swap: tuple[AudioSource | None, Recognizer | None] | None = None
+        self._new_source: AudioSource | None = None  # switched to at the next turn
+        self._new_recognizer: Recognizer | None = None
+        self._close_requested = False  # finish the open segment at the next turn
         self._lock = threading.Lock()
+        self._source_lock = threading.Lock()  # source start/stop: UI thread vs this thread
+        self.paused = False
         self.done = threading.Event()  # set when a file source is exhausted and flushed
         self._last_level = 0.0
         self._problem = ""  # the source's trouble last reported to the user
 
     def swap(self, source: AudioSource | None = None, recognizer: Recognizer | None = None) -> None:
-        """Replace the source and/or recogniser at the next block boundary."""
+        """Replace the source and/or recogniser at the next block boundary (a later call
+        replaces only what it names: two quick changes both take effect)."""
         with self._lock:
-            self._swap = (source, recognizer)
+            if source is not None:
+                self._new_source = source
+            if recognizer is not None:
+                self._new_recognizer = recognizer
+            self._close_requested = True
 
     def close_segment(self) -> None:
         """Make the open segment final at the next turn of the loop (even while paused)."""
-        self.swap()
+        with self._lock:
+            self._close_requested = True
+
+    def pause(self) -> None:
+        """Stop the input; a source switched in while paused is started by ``resume``."""
+        with self._source_lock:
+            self.paused = True
+            self.source.stop()
+
+    def resume(self) -> None:
+        """Start the input again; raises (and stays paused) if it cannot be opened."""
+        with self._source_lock:
+            self.source.start()
+            self.paused = False
 
     def _post(self, updates: list[AsrUpdate]) -> None:
         now = self.clock()
@@ -137,24 +159,31 @@ class AsrStage(threading.Thread):
 
     def _apply_swap(self) -> None:
         with self._lock:
-            swap, self._swap = self._swap, None
-        if swap is None:
-            return
-        source, recognizer = swap
-        self._post(
-            self.recognizer.finish(self.clock())
-        )  # close the open segment on the old timeline
+            if not self._close_requested:
+                return
+            source, recognizer = self._new_source, self._new_recognizer
+            self._new_source = self._new_recognizer = None
+            self._close_requested = False
+        # What a device's queue still holds was said before the change: recognise it first
+        # (a file just goes on with the next block).
+        while self.source.live and (block := self.source.read(0.0)) is not None:
+            self.recognizer.insert_audio(block)
+        self._post(self.recognizer.finish(self.clock()))  # the open segment ends here
         if source is not None:
-            old = self.source
-            old.stop()  # first: the new input may be the same device
-            try:
-                source.start()
-            except Exception as e:
-                log.warning("audio switch failed: %s", e)
-                self.emit(ErrorEvent("audio", f"{e} (kept the previous input)"))
-                old.start()  # if this fails too, run() reports that speech recognition stopped
-            else:
-                self.source = source
+            with self._source_lock:
+                old = self.source
+                old.stop()  # first: the new input may be the same device
+                if self.paused:
+                    self.source = source  # resume() starts it
+                else:
+                    try:
+                        source.start()
+                    except Exception as e:
+                        log.warning("audio switch failed: %s", e)
+                        self.emit(ErrorEvent("audio", f"{e} (kept the previous input)"))
+                        old.start()  # if this fails too, run() says recognition stopped
+                    else:
+                        self.source = source
         if recognizer is not None:
             self.recognizer = recognizer
 
@@ -228,7 +257,9 @@ class TranslationStage(threading.Thread):
     def set_model(self, model: LoadedModel) -> None:
         """A freshly loaded model: swapped in between two updates; the old one is closed."""
         with self._lock:
-            self._next_model = model
+            displaced, self._next_model = self._next_model, model
+        if displaced is not None:  # loaded but never used (no speech since): close it now
+            displaced.close()
 
     # -- the thread ------------------------------------------------------------------------
     def _translator_for(self, u: AsrUpdate) -> StreamTranslator | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -125,6 +126,14 @@ class FakeSoundDevice:
         ):
             raise RuntimeError("Error querying device")
         return FakeStream(self, **kw)
+
+    rescan_delay = 0.0  # how long PortAudio's re-initialisation takes (a test sets it)
+
+    def _terminate(self) -> None:
+        pass
+
+    def _initialize(self) -> None:
+        time.sleep(self.rescan_delay)
 
     def unplug(self) -> None:
         """The USB mic goes; PortAudio renumbers the rest."""

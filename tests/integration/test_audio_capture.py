@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -197,3 +199,28 @@ def test_stream_time_goes_on_after_a_pause(clip: np.ndarray) -> None:
     cap.stop()
     # Not back to 0: the recogniser's timeline and the pipeline clock stay in step.
     assert after is not None and after.t0 == pytest.approx(0.4)
+
+
+def test_pause_during_a_reopen_is_not_undone(clip: np.ndarray) -> None:
+    sd = FakeSoundDevice(clip)
+    sd.vanish_at_block = 3
+    cap = MicrophoneCapture(AudioConfig(device="USB Mic"), sd=sd, reopen_s=0.0)
+    cap.start()
+    for _ in range(200):
+        if cap.state == "lost":
+            break
+        cap.read(timeout=0.01)
+    assert cap.state == "lost"
+    sd.plug_back()
+    sd.vanish_at_block = -1
+    sd.rescan_delay = 0.3  # the reader's re-open is in PortAudio's re-scan...
+    reader = threading.Thread(target=cap.read, kwargs={"timeout": 0.01})
+    reader.start()
+    time.sleep(0.1)
+    cap.stop()  # ...when the user pauses (or quits)
+    reader.join(5)
+    assert cap.state == "stopped"
+    # The re-open finished first, then the stop closed it: nothing is capturing.
+    assert len(sd.streams) == 2 and all(s._stop.is_set() for s in sd.streams[1:])
+    cap.read(timeout=0.01)  # and no later read re-opens it
+    assert cap.state == "stopped" and len(sd.streams) == 2

@@ -45,6 +45,9 @@ class Events:
         with self.lock:
             return [e for e in self.items if isinstance(e, cls)]
 
+    def of_status(self) -> list[StatusEvent]:
+        return self.of(StatusEvent)
+
 
 def make(tmp_path: Path, lm=None, source=None, script=SCRIPT, mt=None, loader=None):  # type: ignore[no-untyped-def]
     cfg = AppConfig()
