@@ -4,10 +4,7 @@ subtitler.audio.loopback) records it from the sink's monitor."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +14,7 @@ import pytest
 from subtitler.asr.faster_whisper import decode_audio_file
 from tests.helpers.pulse import available as pulse_available
 from tests.helpers.pulse import pulse_server
+from tests.helpers.subproc import run_json
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIP = ROOT / "tests" / "data" / "LJ001-0008.flac"
@@ -73,17 +71,7 @@ def test_meeting_audio_is_recorded_from_a_pulseaudio_monitor(
     script = tmp_path / "record.py"
     script.write_text(RECORD)
     out = tmp_path / "got.npy"
-    env = dict(pulse, PYTHONPATH=str(ROOT))
-    done = subprocess.run(
-        [sys.executable, str(script), str(CLIP), str(out)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
-    assert done.returncode == 0, done.stderr
-    info = json.loads(done.stdout.strip().splitlines()[-1])
+    info = run_json([str(script), str(CLIP), str(out)], pulse, timeout=90)
     assert ["Monitor of Meeting", True] in info["names"]
     assert info["device"] == "Monitor of Meeting" and info["paplay"] == 0
     assert info["dropped"] == 0 and info["steps"] == [0.1]  # gapless 100 ms blocks

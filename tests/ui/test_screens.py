@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from PySide6.QtCore import QRect
 
 from subtitler.ui.overlay import fit_inside
+from tests.helpers.subproc import run_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,17 +47,8 @@ def probe(tmp_path: Path, screens: list[dict[str, object]], **args: object) -> d
     layout.write_text(
         json.dumps({"screens": [dict(s, logicalDpi=96, logicalBaseDpi=96, dpr=1) for s in screens]})
     )
-    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={layout}", PYTHONPATH=str(ROOT))
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(args)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={layout}")
+    return run_json(["-c", PROBE, json.dumps(args)], env, timeout=60)  # type: ignore[no-any-return]
 
 
 def test_overlay_comes_back_on_the_second_monitor(tmp_path: Path) -> None:
