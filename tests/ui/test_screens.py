@@ -12,8 +12,6 @@ from PySide6.QtCore import QRect
 from subtitler.ui.overlay import fit_inside
 from tests.helpers.subproc import run_json
 
-ROOT = Path(__file__).resolve().parents[2]
-
 LAPTOP = {"name": "Laptop", "x": 0, "y": 0, "width": 1280, "height": 800}
 MONITOR = {"name": "Monitor", "x": 1280, "y": 0, "width": 1920, "height": 1080}
 
