@@ -47,6 +47,7 @@ class ErrorEvent:
     where: str  # "audio" | "asr" | "mt" | "transcript"
     message: str
     fatal: bool = False
+    lasting: bool = False  # a state (an input away, being retried) until an event says it is over
 
 
 @dataclass(frozen=True)

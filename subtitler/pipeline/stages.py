@@ -194,7 +194,7 @@ class AsrStage(threading.Thread):
             return
         self._problem = problem
         if problem:
-            self.emit(ErrorEvent("audio", problem))
+            self.emit(ErrorEvent("audio", problem, lasting=True))
         else:
             self.emit(StatusEvent("running", "audio input is back"))
 

@@ -121,6 +121,7 @@ class SubtitlerApp(QObject):
         self.transcript_path = self.data_dir / "transcripts" / f"{stamp}.jsonl"
         self._stopped_by = ""
         self.overlay.clear()
+        self.overlay.set_alert("")
         self.pipeline = Pipeline(
             copy.deepcopy(self.config),
             self.bridge.post,
@@ -157,6 +158,8 @@ class SubtitlerApp(QObject):
                 self.overlay.set_notice("Loading models…")
             elif ev.state == "running":
                 self.overlay.set_notice("Listening…")
+                if ev.message == "audio input is back":
+                    self.overlay.set_alert("")
             elif ev.state == "paused":
                 self.overlay.set_notice("Paused")
             elif ev.state == "finished" and not self._stopped_by:
@@ -167,6 +170,8 @@ class SubtitlerApp(QObject):
             if ev.fatal:
                 self._stopped_by = ev.message
             self.show_notice(ev.message)
+            # Also above running subtitles; a lost input or a stop stays until it is over.
+            self.overlay.set_alert(ev.message, sticky=ev.fatal or ev.lasting)
         elif isinstance(ev, MetricsEvent):
             m = ev.metrics
             log.info("segment %d: A/D %s, abandoned %d", m.segment_id, m.ad, m.abandoned)

@@ -32,6 +32,8 @@ from subtitler.pipeline.events import SubtitleEvent
 log = logging.getLogger(__name__)
 
 MIN_FRAME_MS = 33  # at most ~30 repaints per second
+ALERT_S = 12  # how long a passing problem stays above the subtitles
+ALERT_COLOR = QColor(255, 196, 64)  # amber: noticeable on any background, not alarming
 EDGE = 10  # px from the right/bottom edge where a drag resizes instead of moving
 PAD = 14
 
@@ -94,6 +96,10 @@ class SubtitleOverlay(QWidget):
         self._done: deque[Line] = deque(maxlen=12)
         self._open: SubtitleEvent | None = None
         self._notice = ""
+        self._alert = ""
+        self._alert_timer = QTimer(self)
+        self._alert_timer.setSingleShot(True)
+        self._alert_timer.timeout.connect(self._expire_alert)
         self._drag: tuple[str, QPoint, QRect] | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -132,6 +138,23 @@ class SubtitleOverlay(QWidget):
     def set_notice(self, text: str) -> None:
         """A status line (loading, errors) shown when there are no subtitles to show."""
         self._notice = text
+        self.schedule_repaint()
+
+    def set_alert(self, text: str, sticky: bool = False) -> None:
+        """A problem shown above the subtitles even while they run (an unplugged input, a
+        transcript that cannot be written); gone after ALERT_S unless ``sticky`` ("" clears)."""
+        self._alert = text
+        self._alert_timer.stop()
+        if text and not sticky:
+            self._alert_timer.start(int(ALERT_S * 1000))
+        self.schedule_repaint()
+
+    @property
+    def alert(self) -> str:
+        return self._alert
+
+    def _expire_alert(self) -> None:
+        self._alert = ""
         self.schedule_repaint()
 
     def clear(self) -> None:
@@ -207,11 +230,17 @@ class SubtitleOverlay(QWidget):
             if self.display.bilingual and line.source and line.translation != line.source:
                 rows += [(t, small, QColor(200, 200, 200)) for t in wrap(line.source, fms, width)]
             rows += [(t, main, color) for t in wrap(line.translation, fm, width)]
+        # An alert keeps the top row(s); subtitles get the rest.
+        top = 0.0
+        if self._alert:
+            for text in wrap(self._alert, fms, width)[:2]:
+                self._draw_text(p, text, small, ALERT_COLOR, PAD, top + PAD / 2 + fms.ascent())
+                top += fms.height()
         # Newest text at the bottom; what does not fit scrolls off the top.
         y = float(self.height() - PAD)
         for text, font, col in reversed(rows):
             m = QFontMetricsF(font)
-            if y - m.height() < 0:
+            if y - m.height() < top:
                 break
             self._draw_text(p, text, font, col, PAD, y - m.descent())
             y -= m.height()

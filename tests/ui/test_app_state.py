@@ -98,17 +98,30 @@ def test_audio_inputs_offered_in_settings(monkeypatch) -> None:  # type: ignore[
 
 def test_notices_for_a_lost_input_and_a_fatal_stop(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from subtitler.pipeline.events import ErrorEvent, StatusEvent
+    from subtitler.ui import overlay
 
     app = make_app(tmp_path)
     qtbot.addWidget(app.overlay)
-    app.on_event(ErrorEvent("audio", "audio input 'USB Mic' disappeared; retrying"))
-    assert app.overlay._notice == "audio input 'USB Mic' disappeared; retrying"
+    lost = "audio input 'USB Mic' disappeared; retrying"
+    app.on_event(ErrorEvent("audio", lost, lasting=True))
+    assert app.overlay._notice == lost
+    assert app.overlay.alert == lost  # also above subtitles that are already on screen
     app.on_event(StatusEvent("running", "audio input is back"))
-    assert app.overlay._notice == "Listening…"
+    assert app.overlay._notice == "Listening…" and app.overlay.alert == ""
     app.on_event(ErrorEvent("asr", "speech recognition stopped: boom", fatal=True))
     app.on_event(StatusEvent("finished", "replay finished"))
     assert app.overlay._notice == "speech recognition stopped: boom"  # the reason stays
+    assert app.overlay.alert == "speech recognition stopped: boom"
     app.start()  # a new run forgets it
+    assert app.overlay.alert == ""
     app.on_event(StatusEvent("finished", "replay finished"))
     assert app.overlay._notice == "Replay finished"
     assert app.pipeline is not None and app.pipeline.stop()
+    # A passing problem goes by itself.
+    overlay.ALERT_S = 0.05  # type: ignore[assignment]
+    try:
+        app.on_event(ErrorEvent("transcript", "could not write the transcript"))
+        assert app.overlay.alert == "could not write the transcript"
+        qtbot.waitUntil(lambda: app.overlay.alert == "", timeout=2000)
+    finally:
+        overlay.ALERT_S = 12

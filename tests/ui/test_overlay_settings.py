@@ -97,6 +97,33 @@ def test_rendering_draws_text_on_translucent_background(overlay, qtbot) -> None:
     assert yellow > 50  # the text is drawn
 
 
+def test_an_alert_is_drawn_above_running_subtitles(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    overlay.apply_display(DisplayConfig(mask_k=0, lines=2, text_color="#ffffff"))
+    overlay.on_subtitle(sub(0, ["Guten", "Morgen", "zusammen."], final=True))
+    overlay.on_subtitle(sub(1, ["Das", "Budget", "ist", "gewachsen"], final=True))
+
+    def amber_rows() -> set[int]:
+        img = overlay.grab().toImage()
+        return {
+            y
+            for x in range(0, img.width(), 2)
+            for y in range(img.height())
+            if (c := QColor.fromRgba(img.pixel(x, y))).red() > 200
+            and 120 < c.green() < 230
+            and c.blue() < 110
+        }
+
+    assert not amber_rows()
+    overlay.set_alert("audio input 'USB Mic' disappeared; retrying", sticky=True)
+    qtbot.wait(60)
+    rows = amber_rows()
+    assert rows and max(rows) < overlay.height() // 3  # in the top third, above the text
+    assert [ln.translation for ln in overlay.lines()][-1] == "Das Budget ist gewachsen"
+    overlay.set_alert("")
+    qtbot.wait(60)
+    assert not amber_rows()
+
+
 def test_bilingual_shows_source_small_above(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
     overlay.apply_display(DisplayConfig(mask_k=0, bilingual=True))
     overlay.on_subtitle(sub(0, ["Hallo"], final=True, source="Hello"))

@@ -285,7 +285,7 @@ def test_unplugged_input_is_reported_once_and_its_return_too(tmp_path: Path) -> 
     assert wait_for(lambda: any(e.where == "audio" for e in ev.of(ErrorEvent)))
     time.sleep(0.1)  # many more reads while it is away: still one notice
     errors = [e for e in ev.of(ErrorEvent) if e.where == "audio"]
-    assert [(e.message, e.fatal) for e in errors] == [(src.problem, False)]
+    assert [(e.message, e.fatal, e.lasting) for e in errors] == [(src.problem, False, True)]
     src.problem = ""
     assert wait_for(lambda: any(e.message == "audio input is back" for e in ev.of(StatusEvent)))
     assert p.state == "running"
