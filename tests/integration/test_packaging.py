@@ -13,14 +13,20 @@ from types import ModuleType
 
 import pytest
 
+from tests.helpers import pulse
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECKS = ("qt", "audio", "vad", "whisper", "llama")
 
 
 def _run(
-    argv: list[str], *, timeout: float = 300, cwd: Path = ROOT
+    argv: list[str],
+    *,
+    timeout: float = 300,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
+    env = dict(env or os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
 
 
@@ -104,7 +110,14 @@ def test_pyinstaller_bundle_runs_its_self_test(tmp_path: Path) -> None:
     exe = build_script.bundle_executable(dist)
     assert exe.is_file()
     assert (exe.parent / "_internal" / "assets" / "selftest").is_dir() or sys.platform == "darwin"
-    out = _run([str(exe), "--self-test"], cwd=tmp_path)
+    if pulse.available():
+        # With a sound server the bundled soundcard (C headers read at import, collected by
+        # its PyInstaller hook) must find the meeting sink's monitor.
+        with pulse.pulse_server(tmp_path) as env:
+            out = _run([str(exe), "--self-test"], cwd=tmp_path, env=env)
+        assert "; meeting audio: 1 loopback input(s)" in out.stdout, out.stdout
+    else:
+        out = _run([str(exe), "--self-test"], cwd=tmp_path)
     _assert_passed(out)
     assert "(bundle," in out.stdout.splitlines()[0]
     print(f"bundle built in {built_s:.0f} s")
