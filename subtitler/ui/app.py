@@ -77,7 +77,7 @@ class SubtitlerApp(QObject):
         self._shot_taken = False
         self._wire()
         if notice:
-            self.show_notice(notice)
+            self.show_problem(notice)
 
     def _wire(self) -> None:
         o, t = self.overlay, self.tray
@@ -119,9 +119,10 @@ class SubtitlerApp(QObject):
             self.pipeline.stop()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.transcript_path = self.data_dir / "transcripts" / f"{stamp}.jsonl"
+        if self._stopped_by:  # the previous run's reason for stopping is over
+            self.overlay.set_alert("")
         self._stopped_by = ""
         self.overlay.clear()
-        self.overlay.set_alert("")
         self.pipeline = Pipeline(
             copy.deepcopy(self.config),
             self.bridge.post,
@@ -162,22 +163,22 @@ class SubtitlerApp(QObject):
                     self.overlay.set_alert("")
             elif ev.state == "paused":
                 self.overlay.set_notice("Paused")
-            elif ev.state == "finished" and not self._stopped_by:
-                # (After a fatal error the run also "finishes": its reason stays on screen.)
-                self.overlay.set_notice("Replay finished")
+            elif ev.state == "finished":
+                # (After a fatal error the run also "finishes"; its reason is the alert.)
+                self.overlay.set_notice("Stopped" if self._stopped_by else "Replay finished")
         elif isinstance(ev, ErrorEvent):
             self.errors.append(ev.message)
             if ev.fatal:
                 self._stopped_by = ev.message
-            self.show_notice(ev.message)
-            # Also above running subtitles; a lost input or a stop stays until it is over.
-            self.overlay.set_alert(ev.message, sticky=ev.fatal or ev.lasting)
+            # A lost input or a stop stays on screen until it is over; the rest for a while.
+            self.show_problem(ev.message, sticky=ev.fatal or ev.lasting)
         elif isinstance(ev, MetricsEvent):
             m = ev.metrics
             log.info("segment %d: A/D %s, abandoned %d", m.segment_id, m.ad, m.abandoned)
 
-    def show_notice(self, text: str) -> None:
-        self.overlay.set_notice(text)
+    def show_problem(self, text: str, sticky: bool = False) -> None:
+        """Above the subtitles (running or not) and as a system notification."""
+        self.overlay.set_alert(text, sticky=sticky)
         self.tray.notify("subtitler", text)
 
     # -- settings --------------------------------------------------------------------------
@@ -217,7 +218,7 @@ class SubtitlerApp(QObject):
         try:
             settings_store.save(self.config, self.config_path)
         except (OSError, settings_store.ConfigError) as e:
-            self.show_notice(f"Settings not saved: {e}")
+            self.show_problem(f"Settings not saved: {e}")
 
     # -- transcript ------------------------------------------------------------------------
     def open_transcript(self) -> None:
@@ -242,7 +243,7 @@ class SubtitlerApp(QObject):
             try:
                 export(records, Path(path), "both")
             except (OSError, ValueError) as e:
-                self.show_notice(f"Export failed: {e}")
+                self.show_problem(f"Export failed: {e}")
 
     def quit(self) -> None:
         if self.pipeline is not None:

@@ -46,23 +46,42 @@ class Line:
 
 
 def wrap(text: str, fm: QFontMetricsF, width: float) -> list[str]:
-    """Greedy word wrap; text without spaces (Chinese, Japanese) wraps between characters."""
+    """Greedy word wrap; text without spaces (Chinese, Japanese) wraps between characters, and
+    so does any word wider than a line (a long CJK run between spaces, a file path)."""
     if not text:
         return []
-    tokens = text.split(" ") if " " in text.strip() else list(text)
-    sep = " " if " " in text.strip() else ""
+    spaced = " " in text.strip()
+    tokens = text.split(" ") if spaced else list(text)
+    sep = " " if spaced else ""
     lines: list[str] = []
     cur = ""
     for tok in tokens:
         cand = f"{cur}{sep}{tok}" if cur else tok
-        if fm.horizontalAdvance(cand) <= width or not cur:
+        if fm.horizontalAdvance(cand) <= width:
             cur = cand
-        else:
+            continue
+        if cur:
             lines.append(cur)
-            cur = tok
+        while len(tok) > 1 and fm.horizontalAdvance(tok) > width:
+            n = _fitting_prefix(tok, fm, width)
+            lines.append(tok[:n])
+            tok = tok[n:]
+        cur = tok
     if cur:
         lines.append(cur)
     return lines
+
+
+def _fitting_prefix(text: str, fm: QFontMetricsF, width: float) -> int:
+    """Length of the longest prefix of ``text`` that fits ``width`` (at least 1)."""
+    lo, hi = 1, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fm.horizontalAdvance(text[:mid]) <= width:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def fit_inside(rect: QRect, area: QRect) -> QRect:
@@ -174,10 +193,28 @@ class SubtitleOverlay(QWidget):
 
     # -- look ------------------------------------------------------------------------------
     def apply_display(self, display: DisplayConfig) -> None:
-        """New appearance or k: takes effect at the next repaint (k at once)."""
-        self.display = display
+        """New appearance or k: takes effect at the next repaint (k at once). A new number of
+        lines, text size, font or bilingual mode also resizes the window to fit them, keeping
+        its bottom edge where it is."""
+        old, self.display = self.display, display
         self.set_click_through(display.click_through)
+        sizing = ("lines", "font_size", "font_family", "bilingual")
+        if self.isVisible() and any(getattr(old, f) != getattr(display, f) for f in sizing):
+            g = self.geometry()
+            h = self.fitting_height()
+            rect = QRect(g.x(), g.y() + g.height() - h, g.width(), h)
+            scr = self.screen() or QGuiApplication.primaryScreen()
+            if scr is not None:
+                rect = fit_inside(rect, scr.availableGeometry())
+            self.setGeometry(rect)
+            self.geometry_saved.emit(self.screen_name(), self.geometry())
         self.schedule_repaint()
+
+    def fitting_height(self) -> int:
+        """Window height for ``display.lines`` lines of text (with their source lines when
+        bilingual) and a little room for wrapping."""
+        scale = 1.6 if self.display.bilingual else 1.0
+        return round(self.display.font_size * 1.6 * self.display.lines * scale) + 2 * PAD
 
     def font_for(self, scale: float = 1.0) -> QFont:
         f = QFont(self.display.font_family)
@@ -225,7 +262,7 @@ class SubtitleOverlay(QWidget):
         color = QColor(self.display.text_color)
         lines = self.lines()
         if not lines and self._notice:
-            rows.append((self._notice, small, QColor(220, 220, 220)))
+            rows += [(t, small, QColor(220, 220, 220)) for t in wrap(self._notice, fms, width)]
         for line in lines:
             if self.display.bilingual and line.source and line.translation != line.source:
                 rows += [(t, small, QColor(200, 200, 200)) for t in wrap(line.source, fms, width)]
@@ -314,15 +351,7 @@ class SubtitleOverlay(QWidget):
             self.resize(900, 160)
             return
         avail = scr.availableGeometry()
-        h = (
-            round(
-                self.display.font_size
-                * 1.6
-                * self.display.lines
-                * (1.6 if self.display.bilingual else 1.0)
-            )
-            + 2 * PAD
-        )
+        h = self.fitting_height()
         w = round(avail.width() * 0.7)
         self.setGeometry(avail.x() + (avail.width() - w) // 2, avail.bottom() - h - 60, w, h)
 

@@ -49,7 +49,7 @@ def test_geometry_is_remembered_per_screen(qtbot, tmp_path: Path) -> None:  # ty
 def test_run_replay_and_live_settings(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     app = make_app(tmp_path, notice="Your settings file could not be read")
     qtbot.addWidget(app.overlay)
-    assert "could not be read" in app.overlay._notice  # the corrupt-config notice is visible
+    assert "could not be read" in app.overlay.alert  # the corrupt-config notice is visible
     app.start()
     qtbot.waitUntil(lambda: any(ln.translation for ln in app.overlay.lines()), timeout=10_000)
     cfg = AppConfig(mt=MtConfig(model_path="x", beta=0.5))
@@ -103,15 +103,16 @@ def test_notices_for_a_lost_input_and_a_fatal_stop(qtbot, tmp_path: Path) -> Non
     app = make_app(tmp_path)
     qtbot.addWidget(app.overlay)
     lost = "audio input 'USB Mic' disappeared; retrying"
+    app.on_event(StatusEvent("running"))
     app.on_event(ErrorEvent("audio", lost, lasting=True))
-    assert app.overlay._notice == lost
-    assert app.overlay.alert == lost  # also above subtitles that are already on screen
+    # Above the subtitles (running or not), once: the status line below stays a status.
+    assert app.overlay.alert == lost and app.overlay._notice == "Listening…"
     app.on_event(StatusEvent("running", "audio input is back"))
     assert app.overlay._notice == "Listening…" and app.overlay.alert == ""
     app.on_event(ErrorEvent("asr", "speech recognition stopped: boom", fatal=True))
     app.on_event(StatusEvent("finished", "replay finished"))
-    assert app.overlay._notice == "speech recognition stopped: boom"  # the reason stays
-    assert app.overlay.alert == "speech recognition stopped: boom"
+    assert app.overlay.alert == "speech recognition stopped: boom"  # the reason stays
+    assert app.overlay._notice == "Stopped"
     app.start()  # a new run forgets it
     assert app.overlay.alert == ""
     app.on_event(StatusEvent("finished", "replay finished"))

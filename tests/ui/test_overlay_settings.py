@@ -302,3 +302,37 @@ def test_device_list_is_fresh_and_an_unplugged_choice_is_kept(qtbot) -> None:  #
     cfg.audio.device = None
     pane.load(cfg)
     assert pane.device.currentIndex() == 0 and pane.values().audio.device is None
+
+
+def test_more_lines_or_bigger_text_resize_the_window_from_the_bottom(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    overlay.setGeometry(100, 300, 500, 140)  # (the offscreen screen is 800 x 600)
+    saved = []
+    overlay.geometry_saved.connect(lambda name, rect: saved.append(rect))
+    bottom = overlay.geometry().bottom()
+    overlay.apply_display(DisplayConfig(mask_k=2, lines=4, font_size=36))
+    g = overlay.geometry()
+    assert g.height() == round(36 * 1.6 * 4) + 2 * 14 and g.bottom() == bottom
+    assert (g.x(), g.width()) == (100, 500) and saved == [g]  # remembered like a drag
+    overlay.apply_display(DisplayConfig(mask_k=5, lines=4, font_size=36))  # k only
+    assert overlay.geometry() == g and len(saved) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Das Budget ist im letzten Jahr um zwölf Prozent gewachsen.",
+        "東京 二〇二〇年のオリンピックは一年延期されて二〇二一年に開催されました",  # one space
+        "model not found: /home/someone/.cache/subtitler/models/tower-plus-2b/Tower.gguf here",
+        "会議は午後三時に始まります",
+    ],
+)
+def test_wrap_keeps_every_row_inside_and_loses_nothing(overlay, text: str) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QFontMetricsF
+
+    from subtitler.ui.overlay import wrap
+
+    fm = QFontMetricsF(overlay.font_for())
+    width = 260.0
+    rows = wrap(text, fm, width)
+    assert len(rows) > 1 and all(fm.horizontalAdvance(r) <= width for r in rows)
+    assert "".join(rows).replace(" ", "") == text.replace(" ", "")  # nothing dropped
