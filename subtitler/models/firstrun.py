@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 from subtitler.config import AppConfig, AsrConfig
 from subtitler.models import download as dl
-from subtitler.models.catalog import Catalog, CatalogEntry, load_catalog
+from subtitler.models.catalog import Catalog, CatalogEntry, Kind, load_catalog
 from subtitler.models.hardware import (
     ACCEL_NAMES,
     GB,
@@ -154,6 +154,33 @@ def _describe(entry: CatalogEntry) -> str:
     size = f"{entry.size_mb / 1000:.1f} GB" if entry.size_mb >= 1000 else f"{entry.size_mb} MB"
     lic = entry.licence + (" (non-commercial use only)" if NON_COMMERCIAL in entry.licence else "")
     return f"{entry.name} ({size}, licence {lic})"
+
+
+def size_label(mb: int) -> str:
+    return f"{mb / 1000:.1f} GB" if mb >= 1000 else f"{mb} MB"
+
+
+def model_choices(catalog: Catalog, kind: Kind, root: Path | None = None) -> list[tuple[str, str]]:
+    """(label, value) of the catalog's models of one kind, for a settings list.
+
+    A downloaded model's value is its path, which is what the first run writes to the settings,
+    so a configured model shows by name; one not downloaded yet is offered by id (Whisper: by
+    size name, which faster-whisper can also fetch itself) and says so. A project-local model
+    is listed only where its file exists (a source checkout).
+    """
+    out = []
+    for e in catalog.of_kind(kind):
+        lp = e.local_path
+        if lp is not None and not lp.exists():
+            continue
+        installed = dl.is_installed(e, root)
+        label = f"{e.name} · {size_label(e.size_mb)}" + ("" if installed else " · not downloaded")
+        if installed:
+            value = str(dl.model_path(e, root))
+        else:
+            value = (e.size_name or e.id) if kind == "asr" else e.id
+        out.append((label, value))
+    return out
 
 
 def hardware_line(hw: HardwareInfo) -> str:

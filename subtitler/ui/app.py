@@ -280,7 +280,12 @@ def run_app(args: Any, data_dir: Path) -> int:
 
     from subtitler.models import hardware
     from subtitler.models.catalog import load_catalog
-    from subtitler.models.firstrun import hardware_line, plan_first_run, with_runtime
+    from subtitler.models.firstrun import (
+        hardware_line,
+        model_choices,
+        plan_first_run,
+        with_runtime,
+    )
     from subtitler.pipeline.factories import real_factories
 
     existing = QApplication.instance()
@@ -314,10 +319,8 @@ def run_app(args: Any, data_dir: Path) -> int:
     choices = Choices(
         # Listed again each time the settings open: a headset plugged in since shows up.
         input_devices=(lambda: []) if args.replay else (lambda: input_devices()[0]),
-        translation_models=[
-            (f"{e.name} ({e.size_mb / 1000:.1f} GB)", e.id) for e in catalog.of_kind("mt")
-        ],
-        asr_models=[e.size_name or e.id for e in catalog.of_kind("asr")],
+        translation_models=model_choices(catalog, "mt"),
+        asr_models=model_choices(catalog, "asr"),
         hardware=hardware_line(hw),
     )
     plan = plan_first_run(cfg, hw, catalog)

@@ -121,6 +121,8 @@ class FirstRunDialog(QDialog):
         if got is None:
             self.status.setText(f"Download stopped: {error}")
             self.download_btn.setEnabled(True)
+            self.bar.setRange(0, 1000)  # out of its busy animation
+            self.bar.hide()
             return
         cfg = self.cfg
         for e in self.plan.offer:

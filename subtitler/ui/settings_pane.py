@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont, QKeySequence
+from PySide6.QtGui import QColor, QFont, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
     QColorDialog,
@@ -49,8 +49,18 @@ class Choices:
 
     input_devices: Callable[[], list[tuple[str, str]]] = lambda: []  # (label, device name)
     translation_models: list[tuple[str, str]] = field(default_factory=list)  # (label, path)
-    asr_models: list[str] = field(default_factory=lambda: list(WHISPER_SIZES))
+    # (label, value) pairs; a value is what the config stores (a size name, id or path).
+    asr_models: list[tuple[str, str]] = field(
+        default_factory=lambda: [(s, s) for s in WHISPER_SIZES]
+    )
     hardware: str = ""  # a line describing what computes (CPU / Metal / CUDA)
+
+
+def _combo_value(combo: QComboBox) -> str:
+    """An editable model combo's value: the chosen item's data, or what the user typed."""
+    text = combo.currentText().strip()
+    data = combo.currentData()
+    return str(data) if data and combo.itemText(combo.currentIndex()) == text else text
 
 
 def meeting_audio_hint() -> str:
@@ -206,7 +216,8 @@ class SettingsPane(QDialog):
         f = QFormLayout(w)
         self.asr_model = QComboBox()
         self.asr_model.setEditable(True)
-        self.asr_model.addItems(self.choices.asr_models)
+        for label, value in self.choices.asr_models:
+            self.asr_model.addItem(label, value)
         self.asr_device = QComboBox()
         for d in ("auto", "cpu", "cuda"):
             self.asr_device.addItem(d, d)
@@ -352,7 +363,7 @@ class SettingsPane(QDialog):
         self.gpu_layers.setValue(-1 if mt.gpu_layers is None else mt.gpu_layers)
         self.context.setValue(mt.context_sentences)
         self._fill_devices(cfg.audio.device)
-        i = self.asr_model.findText(asr.model)
+        i = self.asr_model.findData(asr.model)
         if i >= 0:
             self.asr_model.setCurrentIndex(i)
         else:
@@ -389,17 +400,13 @@ class SettingsPane(QDialog):
         mt.method = self.mode.currentData()
         mt.beta = self.beta.value() / 100
         d.mask_k = self.mask_k.value()
-        data = self.mt_model.currentData()
-        text = self.mt_model.currentText().strip()
-        mt.model_path = (
-            data if data and self.mt_model.itemText(self.mt_model.currentIndex()) == text else text
-        )
+        mt.model_path = _combo_value(self.mt_model)
         mt.template = self.template.currentData()
         mt.threads = self.mt_threads.value()
         mt.gpu_layers = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
         mt.context_sentences = self.context.value()
         cfg.audio.device = self.device.currentData()
-        asr.model = self.asr_model.currentText().strip()
+        asr.model = _combo_value(self.asr_model)
         asr.device = self.asr_device.currentData()
         asr.threads = self.asr_threads.value()
         asr.silence_end_s = round(self.silence.value(), 2)
@@ -456,8 +463,12 @@ class SettingsPane(QDialog):
 
     def _set_color(self, color: str) -> None:
         self._color = QColor(color).name()
+        # A swatch beside the name: the button keeps its look and its text stays readable.
+        swatch = QPixmap(28, 16)
+        swatch.fill(QColor(self._color))
+        self.color_btn.setIcon(QIcon(swatch))
+        self.color_btn.setIconSize(swatch.size())
         self.color_btn.setText(self._color)
-        self.color_btn.setStyleSheet(f"background: {self._color}")
 
     def _pick_color(self) -> None:
         c = QColorDialog.getColor(QColor(self._color), self, "Subtitle colour")

@@ -70,6 +70,7 @@ def test_download_failure_keeps_the_dialog_usable(
     qtbot.waitUntil(lambda: dlg.download_btn.isEnabled(), timeout=30_000)
     assert dlg.status.text().startswith("Download stopped:")
     assert dlg.result_config == AppConfig()
+    assert dlg.bar.isHidden()  # no progress bar still busy next to "stopped"
 
 
 def test_unwritable_models_folder_keeps_the_dialog_usable(
@@ -84,4 +85,4 @@ def test_unwritable_models_folder_keeps_the_dialog_usable(
     assert dlg.status.text() == (
         f"Download stopped: cannot write tiny-asr to {blocker / 'tiny-asr'}: Not a directory"
     )
-    assert dlg.cancel_btn.isHidden() and dlg.result_config == AppConfig()
+    assert dlg.cancel_btn.isHidden() and dlg.bar.isHidden() and dlg.result_config == AppConfig()

@@ -336,3 +336,38 @@ def test_wrap_keeps_every_row_inside_and_loses_nothing(overlay, text: str) -> No
     rows = wrap(text, fm, width)
     assert len(rows) > 1 and all(fm.horizontalAdvance(r) <= width for r in rows)
     assert "".join(rows).replace(" ", "") == text.replace(" ", "")  # nothing dropped
+
+
+def test_text_colour_shows_as_a_swatch_on_a_normal_button(qtbot) -> None:  # type: ignore[no-untyped-def]
+    cfg = AppConfig()
+    cfg.display.text_color = "#1a1a1a"  # dark: text drawn on it would not be readable
+    pane = SettingsPane(cfg)
+    qtbot.addWidget(pane)
+    btn = pane.color_btn
+    assert btn.text() == "#1a1a1a" and btn.styleSheet() == ""
+    img = btn.icon().pixmap(28, 16).toImage()
+    assert QColor(img.pixel(14, 8)).name() == "#1a1a1a"
+    assert pane.values().display.text_color == "#1a1a1a"
+
+
+def test_models_show_by_name_and_save_their_value(qtbot) -> None:  # type: ignore[no-untyped-def]
+    cfg = AppConfig()
+    cfg.mt.model_path = "/models/qwen3-4b/Qwen3-4B-Q4_K_M.gguf"  # written by the first run
+    cfg.asr.model = "small"
+    choices = Choices(
+        translation_models=[
+            ("Qwen3 4B (Q4_K_M) · 2.5 GB", "/models/qwen3-4b/Qwen3-4B-Q4_K_M.gguf"),
+            ("Qwen3 8B (Q4_K_M), larger · 5.0 GB · not downloaded", "qwen3-8b-q4_k_m"),
+        ],
+        asr_models=[("Whisper small · 480 MB · not downloaded", "small")],
+    )
+    pane = SettingsPane(cfg, choices)
+    qtbot.addWidget(pane)
+    assert pane.mt_model.currentText() == "Qwen3 4B (Q4_K_M) · 2.5 GB"
+    assert pane.asr_model.currentText() == "Whisper small · 480 MB · not downloaded"
+    out = pane.values()
+    assert out.mt.model_path == cfg.mt.model_path and out.asr.model == "small"
+    pane.asr_model.setEditText("/models/my-whisper")  # a folder typed by hand
+    pane.mt_model.setCurrentIndex(1)
+    out = pane.values()
+    assert out.asr.model == "/models/my-whisper" and out.mt.model_path == "qwen3-8b-q4_k_m"

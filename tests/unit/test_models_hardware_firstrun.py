@@ -202,3 +202,29 @@ def test_no_qt_in_models_package() -> None:
     for f in pkg.glob("*.py"):
         text = f.read_text(encoding="utf-8")
         assert "PySide6" not in text and "subtitler.ui" not in text, f.name
+
+
+def test_model_choices_show_names_and_say_what_is_downloaded(tmp_path: Path) -> None:
+    import json
+
+    from subtitler.models import download as dl
+
+    cat = load_catalog()
+    entry = cat.get("qwen3-4b-q4_k_m")
+    d = dl.model_dir(entry, tmp_path)  # "downloaded": the file and a complete manifest
+    d.mkdir(parents=True)
+    (d / entry.main_file.path).write_bytes(b"GGUF" + bytes(60))
+    manifest = {"complete": True, "files": {entry.main_file.path: {"size": 64}}}
+    (d / dl.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+
+    mt = dict(fr.model_choices(cat, "mt", tmp_path))
+    by_value = {v: k for k, v in mt.items()}
+    path = str(dl.model_path(entry, tmp_path))  # what the first run writes to the settings
+    assert by_value[path] == "Qwen3 4B (Q4_K_M) · 2.5 GB"
+    assert by_value["qwen3-8b-q4_k_m"] == "Qwen3 8B (Q4_K_M), larger · 5.0 GB · not downloaded"
+    # The project's own fixture is listed here (a source checkout has the file), by its path.
+    fixture = cat.get("fixture-translator")
+    assert by_value[str(fixture.local_path)] == "Project test translator (tiny, en-de) · 30 MB"
+    asr = dict((v, k) for k, v in fr.model_choices(cat, "asr", tmp_path))
+    assert asr["small"].endswith(" · not downloaded")  # a size name faster-whisper knows
+    assert all(", paper" not in label for label in mt)
