@@ -126,6 +126,7 @@ class SubtitleOverlay(QWidget):
         self._since_paint = QElapsedTimer()
         self._since_paint.start()
         self.paint_count = 0
+        self.drawn: list[str] = []  # the rows of text in the last frame, top row last
         self.apply_display(display)
         gui = QGuiApplication.instance()
         if isinstance(gui, QGuiApplication):
@@ -249,6 +250,7 @@ class SubtitleOverlay(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         self.paint_count += 1
+        self.drawn = []
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         bg = QColor(0, 0, 0, round(255 * self.display.background_opacity))
@@ -258,34 +260,45 @@ class SubtitleOverlay(QWidget):
         width = self.width() - 2 * PAD
         main, small = self.font_for(), self.font_for(0.6)
         fm, fms = QFontMetricsF(main), QFontMetricsF(small)
-        rows: list[tuple[str, QFont, QColor]] = []
+        Row = tuple[str, QFont, QColor]
         color = QColor(self.display.text_color)
+        blocks: list[list[Row]] = []  # one per subtitle line: its rows, drawn together
         lines = self.lines()
         if not lines and self._notice:
-            rows += [(t, small, QColor(220, 220, 220)) for t in wrap(self._notice, fms, width)]
+            blocks.append(
+                [(t, small, QColor(220, 220, 220)) for t in wrap(self._notice, fms, width)]
+            )
         for line in lines:
+            rows: list[Row] = []
             if self.display.bilingual and line.source and line.translation != line.source:
                 rows += [(t, small, QColor(200, 200, 200)) for t in wrap(line.source, fms, width)]
             rows += [(t, main, color) for t in wrap(line.translation, fm, width)]
+            blocks.append(rows)
         # An alert keeps the top row(s); subtitles get the rest.
         top = 0.0
         if self._alert:
             for text in wrap(self._alert, fms, width)[:2]:
                 self._draw_text(p, text, small, ALERT_COLOR, PAD, top + PAD / 2 + fms.ascent())
                 top += fms.height()
-        # Newest text at the bottom; what does not fit scrolls off the top.
+        # Newest text at the bottom. An older line that does not fit whole is left out rather
+        # than shown from its middle; only the newest may lose its first rows.
         y = float(self.height() - PAD)
-        for text, font, col in reversed(rows):
-            m = QFontMetricsF(font)
-            if y - m.height() < top:
+        for i, rows in enumerate(reversed(blocks)):
+            need = sum(QFontMetricsF(font).height() for _, font, _ in rows)
+            if i > 0 and y - need < top:
                 break
-            self._draw_text(p, text, font, col, PAD, y - m.descent())
-            y -= m.height()
+            for text, font, col in reversed(rows):
+                m = QFontMetricsF(font)
+                if y - m.height() < top:
+                    break
+                self._draw_text(p, text, font, col, PAD, y - m.descent())
+                y -= m.height()
         p.end()
 
     def _draw_text(
         self, p: QPainter, text: str, font: QFont, color: QColor, x: float, baseline: float
     ) -> None:
+        self.drawn.append(text)
         path = QPainterPath()
         path.addText(x, baseline, font, text)
         if self.display.outline:

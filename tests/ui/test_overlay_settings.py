@@ -371,3 +371,19 @@ def test_models_show_by_name_and_save_their_value(qtbot) -> None:  # type: ignor
     pane.mt_model.setCurrentIndex(1)
     out = pane.values()
     assert out.asr.model == "/models/my-whisper" and out.mt.model_path == "qwen3-8b-q4_k_m"
+
+
+def test_an_older_line_that_does_not_fit_whole_is_left_out(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    overlay.apply_display(DisplayConfig(mask_k=0, lines=2, font_size=26))
+    overlay.resize(420, 2 * 14 + 2 * 42)  # room for two rows of text
+    long = "Wir werden heute auf die Ergebnisse des letzten Quartals eingehen."
+    overlay.on_subtitle(sub(0, long.split(), final=True))  # wraps to 3+ rows
+    overlay.on_subtitle(sub(1, ["Guten", "Tag."], final=True))
+    qtbot.wait(60)
+    overlay.grab()
+    # Not "...Quartals eingehen." above "Guten Tag.": the older line is either whole or gone.
+    assert overlay.drawn == ["Guten Tag."]
+    overlay.resize(420, 2 * 14 + 6 * 42)
+    qtbot.wait(60)
+    overlay.grab()
+    assert overlay.drawn[0] == "Guten Tag." and " ".join(reversed(overlay.drawn[1:])) == long
