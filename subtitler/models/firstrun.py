@@ -151,9 +151,10 @@ def choose_defaults(
 
 
 def _describe(entry: CatalogEntry) -> str:
-    size = f"{entry.size_mb / 1000:.1f} GB" if entry.size_mb >= 1000 else f"{entry.size_mb} MB"
-    lic = entry.licence + (" (non-commercial use only)" if NON_COMMERCIAL in entry.licence else "")
-    return f"{entry.name} ({size}, licence {lic})"
+    lic = f"licence {entry.licence}"
+    if NON_COMMERCIAL in entry.licence:
+        lic += ", non-commercial use only"
+    return f"{entry.name} · {size_label(entry.size_mb)} · {lic}"
 
 
 def size_label(mb: int) -> str:

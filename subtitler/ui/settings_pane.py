@@ -142,6 +142,11 @@ class SettingsPane(QDialog):
             self.mode.addItem(label, value)
         self.beta = QSlider(Qt.Orientation.Horizontal)
         self.beta.setRange(0, 100)
+        self.beta.setToolTip(
+            "How strongly the previous translation is kept. 0: every update is translated "
+            "afresh (most accurate, most rewriting); 0.2 (default): small changes are "
+            "ignored; 0.5 and more: nothing already shown is ever rewritten"
+        )
         self.beta_label = QLabel()
         self.beta.valueChanged.connect(lambda v: self.beta_label.setText(f"{v / 100:.2f}"))
         self.mode.currentIndexChanged.connect(
@@ -276,8 +281,8 @@ class SettingsPane(QDialog):
         w = QWidget()
         f = QFormLayout(w)
         note = QLabel(
-            "Other ways to cut decoding cost (see docs/BENCHMARKS.md). On the models "
-            "measured so far none beat plain SSBD, so they are off by default."
+            "Other ways to cut translation cost. On the models measured so far none beat "
+            "plain SSBD, so they are off by default."
         )
         note.setWordWrap(True)
         self.lookahead = QSpinBox()

@@ -20,7 +20,7 @@ class Tray(QObject):
         self.menu = QMenu()
         self.run_action = self.menu.addAction("Pause", self.toggle_run.emit)
         self.menu.addAction("Settings…", self.show_settings.emit)
-        self.menu.addAction("Show transcript", self.show_transcript.emit)
+        self.menu.addAction("Open transcripts folder", self.show_transcript.emit)
         self.menu.addAction("Export transcript…", self.export_transcript.emit)
         self.click_action: QAction = self.menu.addAction("Click-through")
         self.click_action.setCheckable(True)
