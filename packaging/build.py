@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -61,6 +62,13 @@ def self_test(dist: Path) -> None:
     run([str(bundle_executable(dist)), "--self-test"], env=env, timeout=600)
 
 
+def numeric_version(v: str) -> str:
+    """The leading numbers of a version ("0.2.0rc1" -> "0.2.0"): Inno Setup's
+    VersionInfoVersion accepts up to four dot-separated numbers and nothing else."""
+    m = re.match(r"\d+(?:\.\d+){0,3}", v)
+    return m.group(0) if m else "0.0.0"
+
+
 def iscc() -> str:
     found = shutil.which("iscc") or shutil.which("ISCC")
     if found:
@@ -90,6 +98,7 @@ def installer(dist: Path) -> Path:
             [
                 iscc(),
                 f"/DAppVersion={v}",
+                f"/DNumVersion={numeric_version(v)}",
                 f"/DSourceDir={dist / 'subtitler'}",
                 f"/DOutputDir={dist}",
                 str(ROOT / "packaging" / "windows" / "subtitler.iss"),

@@ -1,10 +1,18 @@
 ; Inno Setup 6 script: setup.exe for the PyInstaller bundle in dist\subtitler.
 ;   iscc /DAppVersion=0.1.0 packaging\windows\subtitler.iss
+;   iscc /DAppVersion=0.1.0 /DFlavor=-cuda ...      (a differently named CUDA build)
+; VersionInfoVersion takes numbers only: NumVersion (default: AppVersion) is that part.
 ; (python packaging\build.py passes the version from pyproject.toml and the folders.)
 ; Per-user install by default (no administrator prompt); the user may choose all users.
 
 #ifndef AppVersion
   #define AppVersion "0.0.0"
+#endif
+#ifndef NumVersion
+  #define NumVersion AppVersion
+#endif
+#ifndef Flavor
+  #define Flavor ""
 #endif
 #ifndef SourceDir
   #define SourceDir "..\..\dist\subtitler"
@@ -20,9 +28,9 @@
 AppId={{B28212B7-D7CD-4F36-A7B5-8270A5245672}
 AppName={#AppName}
 AppVersion={#AppVersion}
-AppVerName={#AppName} {#AppVersion}
+AppVerName={#AppName} {#AppVersion}{#Flavor}
 AppPublisher=subtitler contributors
-VersionInfoVersion={#AppVersion}
+VersionInfoVersion={#NumVersion}
 DefaultDirName={autopf}\{#AppName}
 DefaultGroupName={#AppName}
 DisableProgramGroupPage=yes
@@ -31,7 +39,7 @@ PrivilegesRequiredOverridesAllowed=dialog
 ArchitecturesAllowed=x64compatible
 ArchitecturesInstallIn64BitMode=x64compatible
 OutputDir={#OutputDir}
-OutputBaseFilename={#AppName}-{#AppVersion}-windows-x64-setup
+OutputBaseFilename={#AppName}-{#AppVersion}{#Flavor}-windows-x64-setup
 SetupIconFile=..\..\assets\icon.ico
 UninstallDisplayIcon={app}\{#AppExe}
 UninstallDisplayName={#AppName}

@@ -41,15 +41,53 @@ log = logging.getLogger("subtitler.replay")
 
 
 def rss_mb() -> float:
-    """Resident memory of this process in MB (Linux /proc; elsewhere the peak)."""
+    """Resident memory of this process in MB (Linux /proc; Windows: the working set; macOS:
+    the peak). NaN where it cannot be read: a report column, never a reason to fail."""
     try:
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, AttributeError):
+        pass
+    if sys.platform == "win32":
+        return _windows_working_set_mb()
+    try:
         import resource
+    except ImportError:
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
 
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+def _windows_working_set_mb() -> float:
+    if sys.platform != "win32":
+        return float("nan")
+    import ctypes
+    from ctypes import wintypes
+
+    class Counters(ctypes.Structure):  # PROCESS_MEMORY_COUNTERS
+        _fields_ = [
+            ("cb", wintypes.DWORD),
+            ("PageFaultCount", wintypes.DWORD),
+            ("PeakWorkingSetSize", ctypes.c_size_t),
+            ("WorkingSetSize", ctypes.c_size_t),
+            ("QuotaPeakPagedPoolUsage", ctypes.c_size_t),
+            ("QuotaPagedPoolUsage", ctypes.c_size_t),
+            ("QuotaPeakNonPagedPoolUsage", ctypes.c_size_t),
+            ("QuotaNonPagedPoolUsage", ctypes.c_size_t),
+            ("PagefileUsage", ctypes.c_size_t),
+            ("PeakPagefileUsage", ctypes.c_size_t),
+        ]
+
+    c = Counters()
+    c.cb = ctypes.sizeof(c)
+    try:
+        psapi = ctypes.WinDLL("psapi")
+        kernel32 = ctypes.WinDLL("kernel32")
+        kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+        ok = psapi.GetProcessMemoryInfo(kernel32.GetCurrentProcess(), ctypes.byref(c), c.cb)
+    except (OSError, AttributeError):
+        return float("nan")
+    return c.WorkingSetSize / 2**20 if ok else float("nan")
 
 
 @dataclass

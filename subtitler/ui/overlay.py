@@ -110,6 +110,9 @@ class SubtitleOverlay(QWidget):
         )
         self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        # macOS makes a tool window a panel that hides whenever another app is active: the
+        # subtitles must stay over the meeting app, which is the active one.
+        self.setAttribute(Qt.WidgetAttribute.WA_MacAlwaysShowToolWindow)
         self.setMinimumSize(QSize(240, 60))
         self.display = display
         self._done: deque[Line] = deque(maxlen=12)

@@ -121,3 +121,38 @@ def test_pyinstaller_bundle_runs_its_self_test(tmp_path: Path) -> None:
     _assert_passed(out)
     assert "(bundle," in out.stdout.splitlines()[0]
     print(f"bundle built in {built_s:.0f} s")
+
+
+def test_windows_installer_gets_a_numeric_file_version() -> None:
+    numeric = _build_script().numeric_version
+    assert numeric("0.1.0") == "0.1.0"
+    assert numeric("0.2.0rc1") == "0.2.0"  # Inno Setup refuses anything but numbers here
+    assert numeric("1.2.3.4.5") == "1.2.3.4"
+
+
+def test_macos_bundle_is_a_foreground_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec as PyInstaller runs it on macOS (its build classes recorded, not run)."""
+    made: dict[str, list[dict[str, object]]] = {}
+
+    def recorder(name: str):  # type: ignore[no-untyped-def]
+        def make(*args: object, **kw: object) -> object:
+            made.setdefault(name, []).append(kw)
+            return type(name, (), {"pure": [], "scripts": [], "binaries": [], "datas": []})()
+
+        return make
+
+    spec = ROOT / "packaging" / "subtitler.spec"
+    names = ("Analysis", "PYZ", "EXE", "COLLECT", "BUNDLE")
+    env = {n: recorder(n) for n in names} | {"SPECPATH": str(spec.parent), "__file__": str(spec)}
+    pytest.importorskip("PyInstaller.utils.hooks")  # imported here, before "darwin" below
+    monkeypatch.setattr(sys, "platform", "darwin")
+    exec(compile(spec.read_text(encoding="utf-8"), str(spec), "exec"), env)
+    (exe,) = made["EXE"]
+    (bundle,) = made["BUNDLE"]
+    plist = bundle["info_plist"]
+    assert isinstance(plist, dict)
+    # PyInstaller writes LSBackgroundOnly=True for a console executable unless the spec says
+    # otherwise; a background-only app never gets keyboard focus for its dialogs.
+    assert exe["console"] is True and plist["LSBackgroundOnly"] is False
+    assert plist["LSUIElement"] is False and plist["NSMicrophoneUsageDescription"]
+    assert plist["LSMinimumSystemVersion"] == "14.0"

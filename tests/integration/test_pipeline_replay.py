@@ -86,3 +86,24 @@ def test_replay_usage_errors(
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ")
+
+
+def test_memory_column_never_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+    import math
+    import sys
+
+    from subtitler.pipeline import replay
+
+    assert replay.rss_mb() > 1  # here: /proc
+    real_open = builtins.open
+
+    def no_proc(path, *a, **kw):  # type: ignore[no-untyped-def]
+        if str(path).startswith("/proc"):
+            raise FileNotFoundError(path)
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", no_proc)
+    monkeypatch.setattr(sys, "platform", "win32")  # no /proc, no `resource` module
+    value = replay.rss_mb()
+    assert math.isnan(value) or value > 1

@@ -387,3 +387,11 @@ def test_an_older_line_that_does_not_fit_whole_is_left_out(overlay, qtbot) -> No
     qtbot.wait(60)
     overlay.grab()
     assert overlay.drawn[0] == "Guten Tag." and " ".join(reversed(overlay.drawn[1:])) == long
+
+
+def test_overlay_window_kind(overlay) -> None:  # type: ignore[no-untyped-def]
+    flags = overlay.windowFlags()
+    assert flags & Qt.WindowType.FramelessWindowHint and flags & Qt.WindowType.WindowStaysOnTopHint
+    assert overlay.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+    # macOS would hide a tool window while the meeting app (another app) is active.
+    assert overlay.testAttribute(Qt.WidgetAttribute.WA_MacAlwaysShowToolWindow)
