@@ -26,6 +26,7 @@ class UpdateStats:
     guess_s: float = 0.0  # part of decode_s spent making guesses (draft model, tables)
     ended_by_eos: bool = False
     aborted: bool = False
+    hit_cap: bool = False  # stopped at the output length limit, not by EOS
 
     @property
     def generation_s(self) -> float:

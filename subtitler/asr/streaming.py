@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 _GAP_S = 0.05  # a block starting this much after the previous one ends marks lost audio
 _MAX_OVERLAP_WORDS = 5  # longest re-recognised tail of committed text that is removed
+_CLAUSE_MARKS = (",", ";", ":", "，", "、", "；", "：")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,11 @@ class StreamingOptions:
     speech_pad_s: float = 0.2  # audio kept before speech starts and after it ends
     language: str | None = None  # fixed language, or None to detect once per utterance
     prompt_chars: int = 200  # committed text handed to the recogniser as its prompt
+    # A speaker who never ends a sentence still gets readable lines (and translations that
+    # fit the model's context): a segment ends at a clause mark after clause_words words, and
+    # in any case after max_words.
+    clause_words: int = 24
+    max_words: int = 40
 
     @classmethod
     def from_config(cls, cfg: AsrConfig) -> StreamingOptions:
@@ -282,11 +288,17 @@ class StreamingRecognizer:
             self._seg.words.append(w)
             self._history.append(w)
             self._last_commit_end = w.end
-            if ends_sentence(w.text):
+            if ends_sentence(w.text) or self._long_enough(w):
                 out += self._close_segment(now, t1, trim_at=w.end)
         if len(self._history) > 400:
             del self._history[:-200]
         return out
+
+    def _long_enough(self, last: Word) -> bool:
+        """Is the open segment, ending with ``last``, long enough to end without a full stop?"""
+        n = len(self._seg.words)
+        clause = last.text.rstrip().endswith(_CLAUSE_MARKS)
+        return n >= self.opt.max_words or (n >= self.opt.clause_words and clause)
 
     def _trim(self, now: float, t1: float, final: bool) -> list[AsrUpdate]:
         """Keep the window under buffer_trim_s even inside a long unpunctuated sentence."""

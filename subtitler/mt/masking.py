@@ -33,7 +33,5 @@ def display_text(
 ) -> str:
     """What the overlay shows for a translation: all of it when final, else minus k tokens."""
     shown = tokens if final or k <= 0 else tokens[: max(0, len(tokens) - k)]
-    data = detokenize(shown)
-    if final:
-        return data.decode("utf-8", errors="replace")
-    return complete_text(data)
+    # Final or not, a character the output stopped in the middle of (a length limit) is left out.
+    return complete_text(detokenize(shown))

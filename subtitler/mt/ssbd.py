@@ -226,4 +226,5 @@ class Decoder:
             st.decode_steps += 1
         st.decode_s = clock() - t0
         st.output_len = len(out)
+        st.hit_cap = not st.ended_by_eos and not st.aborted and len(out) >= cap
         return DecodeResult(out, st)

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 from subtitler.mt.drafting import DraftModel, GuessGate, NgramTable, Proposer
 from subtitler.mt.lm import LanguageModel
-from subtitler.mt.masking import output_mask
+from subtitler.mt.masking import complete_text, output_mask
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Decoder, DecodeResult
 from subtitler.types import Translation
+
+CONTEXT_WORDS = 60  # the previous sentence(s) shown as context: at most their last words
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,9 @@ class StreamTranslator:
         cap = min(self.options.max_new_tokens, self.cap.for_source(n_src))
         n_ctx = getattr(self.lm, "n_ctx", None)
         if isinstance(n_ctx, int):
+            if self.context and len(prompt) + cap >= n_ctx:
+                # The previous sentence is a courtesy: this one's translation comes first.
+                prompt = self.lm.tokenize(self.prompts.build(source), add_bos=True, special=True)
             # Prompt and output share the context: never ask for more than fits.
             cap = max(0, min(cap, n_ctx - len(prompt) - 1))
         opts = dataclasses.replace(self.options, max_new_tokens=cap)
@@ -105,8 +110,9 @@ class StreamTranslator:
             self.ngrams.add(tokens)
             self._history = [*self._history, source][-max(1, self.context_sentences) :]
             if self.context_sentences > 0:
-                self.context = " ".join(self._history[-self.context_sentences :])
-        text = self.lm.detokenize(tokens).decode("utf-8", errors="replace").strip()
+                words = " ".join(self._history[-self.context_sentences :]).split()
+                self.context = " ".join(words[-CONTEXT_WORDS:])
+        text = complete_text(self.lm.detokenize(tokens)).strip()
         return Translation(segment_id, source, text, tuple(tokens), final, res.stats)
 
     def reset(self) -> None:

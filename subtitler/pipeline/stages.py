@@ -247,6 +247,7 @@ class TranslationStage(threading.Thread):
         self._translator: StreamTranslator | None = None
         self.idle = threading.Event()  # set while waiting with nothing to do
         self.asr_done: threading.Event | None = None
+        self._failed_segment: int | None = None  # the segment whose failure was reported
 
     # -- settings, from any thread ---------------------------------------------------------
     def set_mt(self, mt: MtConfig) -> None:
@@ -341,25 +342,36 @@ class TranslationStage(threading.Thread):
             m.ad,
         )
 
+    def _untranslated(self, u: AsrUpdate, shown: str = "") -> None:
+        """An update shown without a translation: the source is the subtitle (``shown``: what
+        the line reads; empty = fall back to the source on screen)."""
+        ev = SubtitleEvent(
+            u.segment_id,
+            u.text,
+            shown,
+            (shown,) * (MAX_K + 1),
+            u.final,
+            u.emitted_at,
+            self.clock(),
+            u.audio_t0,
+            u.audio_t1,
+        )
+        self.metrics.on_translation(ev)
+        self.emit(ev)
+        if u.final:
+            self._emit_final(u, shown)
+
     def translate(self, u: AsrUpdate) -> None:
         tr = self._translator_for(u)
-        if tr is None or not u.text.strip():
-            ev = SubtitleEvent(
-                u.segment_id,
-                u.text,
-                "",
-                ("",) * (MAX_K + 1),
-                u.final,
-                u.emitted_at,
-                self.clock(),
-                u.audio_t0,
-                u.audio_t1,
-            )
-            self.metrics.on_translation(ev)
-            self.emit(ev)
-            if u.final:
-                self._emit_final(u, "")
-            return
+        # Whisper writes "...", "-" or "?" for noise: nothing to translate (a model would
+        # invent a sentence for it).
+        if tr is None or not any(ch.isalnum() for ch in u.text):
+            return self._untranslated(u)
+        with self._lock:
+            tgt = self._mt.tgt_lang
+        if tr.prompts.src_lang == tgt:
+            # Someone speaks the target language already: shown as said, not "translated".
+            return self._untranslated(u, u.text)
 
         def abort() -> bool:
             return self._stop_ev.is_set() or (not u.final and self.mailbox.has_newer(u.segment_id))
@@ -367,9 +379,14 @@ class TranslationStage(threading.Thread):
         t = tr.update(u.segment_id, u.text, u.final, should_abort=abort)
         if t.stats.aborted:
             self.metrics.on_abandoned(u.segment_id)
+            if u.final:  # stopped mid-decode: what was said still reaches the transcript
+                self._untranslated(u)
             return
         detok = tr.lm.detokenize
         shown = tuple(display_text(detok, t.tokens, k, u.final).strip() for k in range(MAX_K + 1))
+        if u.final and t.stats.hit_cap:
+            # The translation was cut at its length limit: say so rather than end mid-phrase.
+            shown = tuple(f"{x}…" for x in shown)
         ev = SubtitleEvent(
             u.segment_id,
             u.text,
@@ -401,9 +418,19 @@ class TranslationStage(threading.Thread):
                 self.translate(u)
             except Exception as e:
                 log.exception("translation failed")
-                self.emit(ErrorEvent("mt", f"translation failed: {e}"))
-                if u.final:  # what was said is kept in the transcript all the same
-                    self._emit_final(u, "")
+                # Once per segment: a failing segment is retried at every update.
+                if self._failed_segment != u.segment_id:
+                    self._failed_segment = u.segment_id
+                    self.emit(ErrorEvent("mt", f"translation failed: {e}"))
+                if u.final:  # what was said stays on screen and in the transcript
+                    self._untranslated(u)
+        self._keep_queued_finals()
+
+    def _keep_queued_finals(self) -> None:
+        """At stop: lines that finished but were not translated yet go to the transcript."""
+        while (u := self.mailbox.get(timeout=0)) is not None:
+            if u.final:
+                self._emit_final(u, "")
 
     def close(self) -> None:
         with self._lock:

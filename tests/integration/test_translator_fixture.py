@@ -180,6 +180,22 @@ def test_fixture_translates(fixture_lm: Any) -> None:
     assert ja and any(0x3040 <= ord(c) <= 0x30FF or 0x4E00 <= ord(c) <= 0x9FFF for c in ja), ja
 
 
+def test_context_never_crowds_out_the_sentence(fixture_lm: Any) -> None:
+    """Three previous sentences as context and a 40-word line (the longest segment) in a
+    256-token context: the context gives way, the line is translated to its end."""
+    from subtitler.mt.prompts import PromptBuilder
+    from subtitler.mt.ssbd import DecodeOptions, Method
+    from subtitler.mt.translator import CONTEXT_WORDS, StreamTranslator
+
+    tr = StreamTranslator(fixture_lm, PromptBuilder("chatml", "en", "de"), DecodeOptions(Method.RT))
+    tr.context_sentences = 3
+    line = " ".join(" ".join(CAPTIONS * 3).split()[:40])
+    for seg in range(4):
+        out = tr.update(seg, line, True)
+        assert out.text and out.stats.ended_by_eos and not out.stats.hit_cap, seg
+        assert len(tr.context.split()) <= CONTEXT_WORDS
+
+
 # -- the committed draft model ----------------------------------------------------------------
 DRAFT = ROOT / "fixtures" / "translator" / "draft.gguf"
 CAPTIONS = [

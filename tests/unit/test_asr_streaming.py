@@ -163,9 +163,28 @@ def test_window_stays_under_trim_limit_without_punctuation() -> None:
     assert max(r.window_s for r in rec.runs) <= 15.0 + 1e-6
     assert max(c.t1 - c.t0 for c in be.calls) <= 15.0 + 1e-6
     assert be.calls[-1].t0 > 20.0  # the window really moved
-    committed = [w.text.strip() for w in ups[-1].committed_words]
-    assert committed == [f"w{k}" for k in range(len(committed))]  # in order, none lost
+    # Lines of at most max_words (40) words; together every word, in order, none lost.
+    last: dict[int, AsrUpdate] = {}
+    for u in ups:
+        last[u.segment_id] = u
+    segments = [[w.text.strip() for w in last[i].committed_words] for i in sorted(last)]
+    assert all(last[i].final for i in sorted(last)[:-1])
+    assert [len(s) for s in segments[:-1]] == [40] * (len(segments) - 1)
+    committed = [w for s in segments for w in s]
+    assert committed == [f"w{k}" for k in range(len(committed))]
     assert len(committed) >= 75
+
+
+def test_a_long_sentence_ends_at_a_clause_mark_or_at_max_words() -> None:
+    words = [(f"w{k}," if k == 29 else f"w{k}", 0.1 + 0.3 * k, 0.3 + 0.3 * k) for k in range(100)]
+    be = ScriptedBackend([words, words])
+    rec = StreamingRecognizer(be, no_vad(buffer_trim_s=60.0))
+    ups = feed(rec, 0.0, 31.0, block_s=1.0)
+    ups += feed(rec, 31.0, 32.0, block_s=1.0)
+    finals = [u.committed_text for u in ups if u.final]
+    # A comma after 24 words ends the line; without one, 40 words do.
+    assert finals[0] == " ".join(w for w, _, _ in words[:30])
+    assert finals[1] == " ".join(w for w, _, _ in words[30:70])
 
 
 def speech_probs(spans: list[tuple[float, float]]) -> OracleVad:

@@ -50,6 +50,11 @@ class TestMasking:
     def test_final_is_shown_in_full(self) -> None:
         assert display_text(detok, [1, 2, 3, 4, 5], 3, final=True) == "猫が好き"
 
+    @pytest.mark.parametrize("n", range(0, 6))
+    def test_a_final_cut_by_the_length_limit_shows_no_broken_character(self, n: int) -> None:
+        shown = display_text(detok, [1, 2, 3, 4, 5][:n], 0, final=True)
+        assert "\ufffd" not in shown and "猫が好き".startswith(shown)
+
     def test_display_mask_leaves_tokens_alone(self) -> None:
         tokens = [1, 2, 3, 4, 5]
         display_text(detok, tokens, 2, final=False)

@@ -393,7 +393,16 @@ def test_a_failed_translation_still_keeps_the_line_in_the_transcript(tmp_path: P
     p.start()
     assert p.finished.wait(10)
     assert p.stop()
-    assert any("translation failed: llama_decode" in e.message for e in ev.of(ErrorEvent))
+    failures = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    # Reported once per segment (3), not at each of its updates (6).
+    assert len(failures) == 3 and "translation failed: llama_decode" in failures[0]
+    # Each finished line stays on screen, shown as said.
+    finals = [e for e in ev.of(SubtitleEvent) if e.final]
+    assert [(e.source, e.translation) for e in finals] == [
+        ("good morning everyone.", ""),
+        ("the budget grew.", ""),
+        ("thanks", ""),
+    ]
     recs = read_transcript(tmp_path / "transcript.jsonl")
     assert [(r.source, r.translation) for r in recs] == [
         ("good morning everyone.", ""),
@@ -418,3 +427,75 @@ def test_pausing_a_microphone_makes_the_open_sentence_final(tmp_path: Path, live
         time.sleep(0.2)
         assert rec.finished == 0 and not any(e.final for e in ev.of(SubtitleEvent))
     assert p.stop()
+
+
+def test_noise_and_the_target_language_are_not_translated(tmp_path: Path) -> None:
+    script = [
+        Step(0.5, 0, ["..."], final=True),  # Whisper on noise
+        Step(1.0, 1, ["Guten", "Tag."], final=True, language="de"),  # already German
+        Step(1.5, 2, ["hello."], final=True, language="en"),
+    ]
+    lm = echo_lm()
+    p, ev, _, _ = make(tmp_path, lm=lm, script=script)
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    finals = {e.segment_id: e for e in ev.of(SubtitleEvent) if e.final}
+    assert finals[0].translation == "" and finals[0].shown(0) == ""
+    assert finals[1].translation == "Guten Tag." == finals[1].shown(3)
+    assert finals[2].translation  # English is translated
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [(r.source, r.translation) for r in recs][:2] == [
+        ("...", ""),
+        ("Guten Tag.", "Guten Tag."),
+    ]
+    assert not ev.of(ErrorEvent)
+
+
+def test_a_translation_cut_at_its_length_limit_says_so(tmp_path: Path) -> None:
+    never_ends = SlowLM(0.0)  # its translations never reach EOS
+    mt = MtConfig(model_path="fake.gguf", max_new_tokens=6)
+    p, ev, _, _ = make(tmp_path, lm=never_ends, mt=mt)
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    finals = [e for e in ev.of(SubtitleEvent) if e.final]
+    assert finals and all(e.stats is not None and e.stats.hit_cap for e in finals)
+    assert all(e.shown(0).endswith("…") and not e.translation.endswith("…") for e in finals)
+
+
+def test_stop_during_a_final_decode_keeps_the_line(tmp_path: Path) -> None:
+    slow = SlowLM(0.05)
+    script = [Step(0.3, 0, ["a", "long", "sentence."], final=True)]
+    p, _, _, _ = make(tmp_path, lm=slow, script=script)
+    p.start()
+    assert slow.busy.wait(5)  # the final line is being translated...
+    assert p.stop(timeout=2.0)  # ...when the user quits: still a quick stop
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.source for r in recs] == ["a long sentence."]
+
+
+def test_finals_still_queued_at_stop_reach_the_transcript(tmp_path: Path) -> None:
+    from subtitler.pipeline.stages import TranslationStage
+    from subtitler.pipeline.transcript import TranscriptWriter
+    from subtitler.types import AsrUpdate
+
+    mailbox_updates = [
+        AsrUpdate(0, "first line.", "", True, 0.0, 1.0, 1.0),
+        AsrUpdate(1, "an open one", "", False, 1.0, 2.0, 2.0),
+        AsrUpdate(2, "second line.", "", True, 2.0, 3.0, 3.0),
+    ]
+    p, _, _, _ = make(tmp_path)
+    stage: TranslationStage = p._mt
+    for u in mailbox_updates:
+        p.mailbox.put(u)
+    writer = TranscriptWriter(tmp_path / "t.jsonl")
+    stage.transcript = writer
+    p._stop.set()  # stopped before the translator got to them
+    p.mailbox.close()
+    stage.run()
+    writer.close()
+    assert [r.source for r in read_transcript(tmp_path / "t.jsonl")] == [
+        "first line.",
+        "second line.",
+    ]
