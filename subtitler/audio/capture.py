@@ -15,6 +15,7 @@ import math
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -177,6 +178,7 @@ class MicrophoneCapture:
         # start / stop (the UI's thread) and the re-open after a loss (the reader's thread)
         # change the stream one at a time.
         self._transition = threading.RLock()
+        self._ready: deque[AudioBlock] = deque()  # converted blocks kept across a pause
         self._next_retry = 0.0
         self._generation = 0  # increments on each (re)open: stale blocks are recognised
         self._rate = RATE
@@ -202,6 +204,12 @@ class MicrophoneCapture:
         """
         with self._transition:
             self._close()  # a stream still open (start twice) is not left running
+            # Blocks the device delivered before a pause were heard: keep them (on their own
+            # stream's clock), and the new stream's time goes on after them.
+            while (item := self._queue.get(timeout=0)) is not None:
+                gen, pos, data = item
+                if gen == self._generation:
+                    self._ready.append(self._convert(pos, data))
             resume_at = self.stream_time
             self._t_start = self._clock() - resume_at
             self._stopping = False
@@ -307,14 +315,21 @@ class MicrophoneCapture:
     def read(self, timeout: float = 0.1) -> AudioBlock | None:
         """The next 16 kHz block, or None if none came within ``timeout`` seconds."""
         self._check_device()
+        with self._transition:
+            if self._ready:  # captured before a pause, handed out first
+                return self._ready.popleft()
         while True:
             item = self._queue.get(timeout=timeout)
             if item is None:
                 self._check_device()
                 return None
             gen, pos, data = item
-            if gen == self._generation:
-                break  # blocks of a stream closed since are stale
+            with self._transition:
+                if gen == self._generation:  # blocks of a stream closed since are stale
+                    return self._convert(pos, data)
+
+    def _convert(self, pos: int, data: Samples) -> AudioBlock:
+        """A device block as a 16 kHz mono block on the stream clock."""
         mono = data.mean(axis=1) if data.ndim == 2 else data.reshape(-1)
         # A dropped block shows as a jump in the device sample position: restart the
         # resampler there so the block's time stays exact.

@@ -224,3 +224,23 @@ def test_pause_during_a_reopen_is_not_undone(clip: np.ndarray) -> None:
     assert len(sd.streams) == 2 and all(s._stop.is_set() for s in sd.streams[1:])
     cap.read(timeout=0.01)  # and no later read re-opens it
     assert cap.state == "stopped" and len(sd.streams) == 2
+
+
+def test_what_was_captured_before_a_pause_is_not_thrown_away(clip: np.ndarray) -> None:
+    sd = FakeSoundDevice(clip)
+    cap = MicrophoneCapture(AudioConfig(device="USB Mic", block_ms=100), sd=sd)
+    cap.start()
+    assert sd.streams[0].done.wait(WAIT)  # the whole clip is captured...
+    first = [cap.read(timeout=1.0) for _ in range(5)]  # ...but the ASR has read 5 blocks
+    cap.stop()  # pause
+    sd.position[16000] = 0  # after the pause the speaker says it all again
+    cap.start()  # resume at once
+    blocks = [b for b in first if b is not None]
+    while (b := cap.read(timeout=0.5)) is not None and len(blocks) < 200:
+        blocks.append(b)
+    cap.stop()
+    got = np.concatenate([b.samples for b in blocks])
+    n = -(-len(clip) // 1600) * 1600  # the clip as the fake's 100 ms blocks pad it
+    np.testing.assert_array_equal(got[: len(clip)], clip)  # nothing lost across the pause
+    np.testing.assert_array_equal(got[n : n + len(clip)], clip)  # then what came after it
+    assert [b.t0 for b in blocks] == [pytest.approx(k * 0.1) for k in range(len(blocks))]
