@@ -30,6 +30,7 @@ from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.ui.bridge import EventBridge
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
+from subtitler.ui.single_instance import SingleInstance
 from subtitler.ui.tray import Tray
 
 log = logging.getLogger(__name__)
@@ -176,6 +177,14 @@ class SubtitlerApp(QObject):
             m = ev.metrics
             log.info("segment %d: A/D %s, abandoned %d", m.segment_id, m.ad, m.abandoned)
 
+    def bring_forward(self) -> None:
+        """Another start of the app: show this one (overlay and settings) instead."""
+        self.overlay.show()
+        self.overlay.raise_()
+        self.open_settings()
+        if self.settings is not None:
+            self.settings.activateWindow()
+
     def show_problem(self, text: str, sticky: bool = False) -> None:
         """Above the subtitles (running or not) and as a system notification."""
         self.overlay.set_alert(text, sticky=sticky)
@@ -293,6 +302,18 @@ def run_app(args: Any, data_dir: Path) -> int:
     qapp.setApplicationName("subtitler")
     qapp.setQuitOnLastWindowClosed(False)  # the overlay hides; the tray keeps the app
     qapp.setWindowIcon(app_icon())
+    guard = SingleInstance(data_dir)
+    if not guard.acquire():
+        if guard.wake_running():
+            log.info("subtitler is already running: it was asked to show itself")
+            return 0
+        QMessageBox.warning(
+            None,
+            "subtitler",
+            f"subtitler is already running but does not answer. If it is stuck, end it (or "
+            f"remove {data_dir / 'subtitler.lock'}) and start again.",
+        )
+        return 1
     config_path = args.config or settings_store.default_path()
     loaded = settings_store.load(config_path)
     cfg, notices = loaded.config, [loaded.notice] if loaded.notice else []
@@ -347,5 +368,9 @@ def run_app(args: Any, data_dir: Path) -> int:
         speed=args.speed,
         notice=" ".join(notices),
     )
+    guard.activated.connect(app.bring_forward)
     app.start()
-    return int(qapp.exec())
+    try:
+        return int(qapp.exec())
+    finally:
+        guard.release()

@@ -84,6 +84,17 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path) -> None:
             time.sleep(0.2)
         else:
             pytest.fail("no subtitles within 90 s")
+        # Started again (same data folder): the running app is brought forward instead.
+        again = subprocess.run(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60
+        )
+        assert again.returncode == 0, again.stdout
+        log = tmp_path / "data" / "subtitler.log"
+        deadline = time.monotonic() + 10
+        while "asked this instance to show itself" not in log.read_text(encoding="utf-8"):
+            assert time.monotonic() < deadline, log.read_text(encoding="utf-8")[-2000:]
+            time.sleep(0.1)
+        assert proc.poll() is None  # the first one is still running
     finally:
         proc.terminate()
         proc.communicate(timeout=10)

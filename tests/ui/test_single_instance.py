@@ -1,0 +1,66 @@
+"""One app per data folder: a second start wakes the first and exits; a crash leaves no lock."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from subtitler.ui.single_instance import SingleInstance
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_second_start_wakes_the_first(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    first = SingleInstance(tmp_path)
+    assert first.acquire()
+    second = SingleInstance(tmp_path)
+    assert not second.acquire()
+    with qtbot.waitSignal(first.activated, timeout=3000):
+        assert second.wake_running()
+    first.release()
+    third = SingleInstance(tmp_path)  # after a normal exit: free again
+    assert third.acquire()
+    third.release()
+
+
+def test_another_data_folder_is_another_instance(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = SingleInstance(tmp_path / "a"), SingleInstance(tmp_path / "b")
+    assert a.acquire() and b.acquire()
+    a.release()
+    b.release()
+
+
+def test_the_lock_of_a_crashed_instance_is_taken_over(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    code = (
+        "import sys, time; from pathlib import Path\n"
+        "from PySide6.QtCore import QCoreApplication\n"
+        "from subtitler.ui.single_instance import SingleInstance\n"
+        "app = QCoreApplication([])\n"
+        f"g = SingleInstance(Path({str(tmp_path)!r}))\n"
+        "print(g.acquire(), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "True"
+        assert not SingleInstance(tmp_path).acquire()  # held by a live process
+        proc.send_signal(signal.SIGKILL)  # a crash: nothing cleans up
+        proc.wait(10)
+        guard = SingleInstance(tmp_path)
+        deadline = time.monotonic() + 5
+        ok = guard.acquire()
+        while not ok and time.monotonic() < deadline:
+            time.sleep(0.1)
+            ok = guard.acquire()
+        assert ok  # the dead process's lock was recognised as stale
+        guard.release()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
