@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 from PySide6.QtCore import qVersion
@@ -21,6 +22,9 @@ def check_qt() -> str:
     Runs without an event loop (``QWidget.grab`` paints synchronously), so it cannot hang
     waiting for a window system. Returns a one-line description of what was seen.
     """
+    # Every UI module imports: a Qt module missing from a bundle (QtNetwork for the
+    # single-instance guard, say) fails here rather than when the app starts.
+    importlib.import_module("subtitler.ui.app")
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     overlay = SubtitleOverlay(
