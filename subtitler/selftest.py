@@ -74,15 +74,13 @@ def check_audio() -> str:
 def check_meeting_audio(sd: Any) -> str:
     """The loopback inputs soundcard adds; on Windows a broken soundcard is a broken install."""
     from subtitler.audio.capture import list_input_devices
-    from subtitler.audio.loopback import HOSTAPIS, LoopbackAudio
+    from subtitler.audio.loopback import loopback_audio
 
-    hostapi = HOSTAPIS.get(sys.platform)
-    if hostapi is None:
-        return "meeting audio through a virtual input device (no loopback API on this OS)"
     try:
-        import soundcard
-
-        n = sum(d.loopback for d in list_input_devices(LoopbackAudio(sd, soundcard, hostapi)))
+        lb = loopback_audio(sd)
+        if lb is None:
+            return "meeting audio through a virtual input device (no loopback API on this OS)"
+        n = sum(d.loopback for d in list_input_devices(lb))
     except Exception as e:
         if sys.platform == "win32":
             raise RuntimeError(f"meeting audio (soundcard, WASAPI loopback) is broken: {e}") from e

@@ -196,14 +196,22 @@ def com_apartment() -> Iterator[None]:
             ole32.CoUninitialize()
 
 
-def with_loopback(sd: Any) -> Any:
-    """sounddevice, plus the speakers' loopback / monitor inputs where soundcard can reach them."""
+def loopback_audio(sd: Any) -> LoopbackAudio | None:
+    """``sd`` with this OS's loopback inputs; None where the OS has no loopback API (macOS).
+    Raises what importing soundcard raised (not installed, no PulseAudio server, COM)."""
     hostapi = HOSTAPIS.get(sys.platform)
     if hostapi is None:
-        return sd
+        return None
+    import soundcard
+
+    return LoopbackAudio(sd, soundcard, hostapi)
+
+
+def with_loopback(sd: Any) -> Any:
+    """sounddevice, plus the speakers' loopback / monitor inputs where soundcard can reach them."""
     try:
-        import soundcard
+        lb = loopback_audio(sd)
     except Exception as e:  # not installed, no PulseAudio server, COM set-up failed
         log.warning("meeting audio (loopback inputs) is unavailable: %s", e)
         return sd
-    return LoopbackAudio(sd, soundcard, hostapi)
+    return sd if lb is None else lb

@@ -81,7 +81,6 @@ class Pipeline:
         self._loaders: list[threading.Thread] = []
         self.state = "stopped"
         self.finished = threading.Event()
-        self._paused = False
         self._load_lock = threading.Lock()
         self._life = threading.Lock()  # start-up's last step vs pause / resume / stop
         self._load_seq = 0  # the newest model load asked for; older ones are thrown away

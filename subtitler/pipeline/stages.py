@@ -367,9 +367,7 @@ class TranslationStage(threading.Thread):
         # invent a sentence for it).
         if tr is None or not any(ch.isalnum() for ch in u.text):
             return self._untranslated(u)
-        with self._lock:
-            tgt = self._mt.tgt_lang
-        if tr.prompts.src_lang == tgt:
+        if tr.prompts.src_lang == tr.prompts.tgt_lang:
             # Someone speaks the target language already: shown as said, not "translated".
             return self._untranslated(u, u.text)
 

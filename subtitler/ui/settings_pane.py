@@ -360,19 +360,13 @@ class SettingsPane(QDialog):
         self.beta_label.setText(f"{mt.beta:.2f}")
         self.beta.setEnabled(mt.method == "SSBD")
         self.mask_k.setValue(d.mask_k)
-        self._select(self.mt_model, mt.model_path)
-        if self.mt_model.findData(mt.model_path) < 0:
-            self.mt_model.setEditText(mt.model_path)
+        self._select(self.mt_model, mt.model_path)  # a path not in the list: typed in
         self._select(self.template, mt.template)
         self.mt_threads.setValue(mt.threads)
         self.gpu_layers.setValue(-1 if mt.gpu_layers is None else mt.gpu_layers)
         self.context.setValue(mt.context_sentences)
         self._fill_devices(cfg.audio.device)
-        i = self.asr_model.findData(asr.model)
-        if i >= 0:
-            self.asr_model.setCurrentIndex(i)
-        else:
-            self.asr_model.setEditText(asr.model)
+        self._select(self.asr_model, asr.model)
         self._select(self.asr_device, asr.device)
         self.asr_threads.setValue(asr.threads)
         self.silence.setValue(asr.silence_end_s)
