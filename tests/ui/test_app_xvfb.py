@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,14 +16,12 @@ from PySide6.QtGui import QColor, QImage
 from subtitler.asr.tiny_model import build_tiny_whisper
 from subtitler.bench.random_model import PRESETS, build_random_llama
 from tests.helpers import pulse
+from tests.helpers.system import needs_programs
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIP = ROOT / "tests" / "data" / "LJ001-0008.flac"
 
-# CI installs Debian's xvfb (.ci/run) and must run this; elsewhere it needs Xvfb on PATH.
-pytestmark = pytest.mark.skipif(
-    shutil.which("Xvfb") is None and os.environ.get("CI") != "true", reason="Xvfb is not installed"
-)
+pytestmark = needs_programs("Xvfb", why="a real X server")
 
 
 @pytest.fixture()
@@ -113,10 +110,7 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path) -> None:
     assert bright > 100, "subtitle text is drawn"
 
 
-@pytest.mark.skipif(
-    not pulse.available() and os.environ.get("CI") != "true",
-    reason="PulseAudio (pulseaudio, paplay) is not installed",
-)
+@needs_programs("pulseaudio", "paplay", why="PulseAudio meeting audio")
 def test_real_app_captions_meeting_audio(xvfb: str, tmp_path: Path) -> None:
     """The whole live path: a meeting app's voice (paplay into a PulseAudio sink) -> the
     sink's monitor chosen in the settings file -> capture -> VAD + Whisper -> translation ->
