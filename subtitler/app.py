@@ -7,12 +7,22 @@ import logging
 import logging.handlers
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from subtitler import __version__
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Argument errors as one ``error: ...`` line (argparse prints its usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = OneLineErrorParser(
         prog="subtitler",
         description="Live translated subtitles over any meeting. "
         "Also: 'subtitler models list|download|verify|remove'.",
@@ -35,7 +45,13 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check Qt, audio, faster-whisper and llama.cpp, then exit",
     )
-    ap.add_argument("--log-level", default="INFO")
+    ap.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="detail of subtitler.log: %(choices)s (default: %(default)s)",
+    )
     return ap
 
 

@@ -27,6 +27,7 @@ from subtitler.pipeline.events import (
 )
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
+from subtitler.resources import asset_path
 from subtitler.ui.bridge import EventBridge
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
@@ -35,12 +36,11 @@ from subtitler.ui.tray import Tray
 
 log = logging.getLogger(__name__)
 LOOPBACK_APIS = frozenset(LOOPBACK_APIS_BY_OS.values())
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 
 def app_icon() -> QIcon:
     for name in ("icon.png", "icon.ico"):
-        p = ASSETS / name
+        p = asset_path(name)
         if p.exists():
             return QIcon(str(p))
     return QIcon()
