@@ -84,9 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         from subtitler.selftest import run_self_test
 
         return run_self_test()
-    import platformdirs
+    from subtitler import paths
 
-    data_dir = a.data_dir or Path(platformdirs.user_data_dir("subtitler", appauthor=False))
+    data_dir = a.data_dir or paths.data_dir()
     setup_logging(a.log_level, data_dir)
     if a.replay is not None and not a.replay.is_file():
         print(f"error: audio file not found: {a.replay}", file=sys.stderr)

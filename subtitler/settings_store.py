@@ -16,6 +16,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import tomli_w
 
+from subtitler import paths
 from subtitler.config import AppConfig
 from subtitler.mt.languages import UnknownLanguageError, normalize_code
 
@@ -28,9 +29,7 @@ class ConfigError(ValueError):
 
 
 def default_path() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("subtitler", appauthor=False)) / FILENAME
+    return paths.config_dir() / FILENAME
 
 
 def validate(cfg: AppConfig) -> list[str]:

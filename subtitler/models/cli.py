@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from subtitler import paths
 from subtitler.models import download as dl
 from subtitler.models.catalog import Catalog, CatalogEntry, CatalogError, load_catalog
 from subtitler.models.validate import InvalidModelError, check_model_path
@@ -33,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
         "--models-dir",
         type=Path,
         default=None,
-        help=f"where models are kept (default: ${dl.MODELS_DIR_ENV} or the user cache)",
+        help=f"where models are kept (default: ${paths.MODELS_DIR_ENV} or the user cache)",
     )
     ap.add_argument(
         "--catalog",

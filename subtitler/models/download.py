@@ -1,7 +1,8 @@
 """Download catalog models through huggingface_hub: resumable, verified, cancellable.
 
-Layout: ``<models dir>/<model id>/<file>`` (``platformdirs.user_cache_dir("subtitler")/models``
-unless ``SUBTITLER_MODELS_DIR`` is set), plus a manifest recording what was verified.
+Layout: ``<models dir>/<model id>/<file>`` (``subtitler.paths.models_dir()``: the user cache
+folder's ``models``, unless ``SUBTITLER_MODELS_DIR`` is set), plus a manifest recording what was
+verified.
 
 Why not ``hf_hub_download``: in the installed huggingface_hub (2.x) it writes to a process-unique
 temporary file and deletes it on any failure, so a cancelled or interrupted multi-GB download
@@ -33,12 +34,12 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 from urllib.parse import urlparse
 
+from subtitler import paths
 from subtitler.models.catalog import CatalogEntry, ModelFile
 from subtitler.models.validate import InvalidModelError, check_whisper_dir, read_gguf
 
 log = logging.getLogger(__name__)
 
-MODELS_DIR_ENV = "SUBTITLER_MODELS_DIR"
 MANIFEST = ".subtitler-manifest.json"
 PART = ".part"
 _HASH_CHUNK = 4 << 20
@@ -85,12 +86,7 @@ ProgressCallback = Callable[[DownloadProgress], None]
 
 def models_dir() -> Path:
     """Where downloaded models live (created on demand)."""
-    env = os.environ.get(MODELS_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("subtitler")) / "models"
+    return paths.models_dir()
 
 
 def model_dir(entry: CatalogEntry, root: Path | None = None) -> Path:
@@ -347,7 +343,9 @@ def _fetch(
 ) -> None:
     """Stream ``remote`` into ``part``, continuing what is already there."""
     from huggingface_hub.file_download import http_get
-    from huggingface_hub.utils._headers import build_hf_headers
+
+    # Public (in utils.__all__), attached lazily, which mypy cannot follow.
+    from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]
 
     info = part.with_name(part.name + ".json")
     expected = spec.size if spec.size is not None else remote.size

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from subtitler import paths
 from subtitler.config import MtConfig
 from subtitler.pipeline.factories import load_translator
 
@@ -106,10 +107,9 @@ def test_speech_model_not_downloaded_says_how_to_get_it(
 ) -> None:
     from subtitler.asr.backend import AsrError
     from subtitler.config import AsrConfig
-    from subtitler.models import download as dl
     from subtitler.pipeline.factories import RealParts, make_recognizer
 
-    monkeypatch.setenv(dl.MODELS_DIR_ENV, str(tmp_path / "models"))  # nothing downloaded
+    monkeypatch.setenv(paths.MODELS_DIR_ENV, str(tmp_path / "models"))  # nothing downloaded
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # nor in the Hugging Face cache
     for value in ("whisper-small", "small"):  # the catalog id and the size name
         with pytest.raises(AsrError) as err:

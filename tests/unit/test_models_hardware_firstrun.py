@@ -65,6 +65,31 @@ def test_detect_runs_here() -> None:
     assert info.total_memory is None or info.total_memory > 0
 
 
+@pytest.mark.parametrize("system", ["Darwin", "Windows", "Linux"])
+def test_available_memory_is_known_on_every_os(
+    system: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """macOS has no /proc/meminfo: installed memory let models through that did not fit."""
+    import collections
+
+    import psutil
+
+    vm = collections.namedtuple("vm", "total available")(16 * GB, 3 * GB)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: vm)
+    monkeypatch.setattr(hw_mod.platform, "system", lambda: system)
+    info = hw_mod.detect(probe_backends=False)
+    assert (info.total_memory, info.available_memory) == (16 * GB, 3 * GB)
+    with pytest.raises(InsufficientMemoryError, match=r"3\.0 GB available"):
+        hw_mod.check_fits([("Qwen3 4B", 4 * GB)], info)
+
+
+def test_psutil_is_a_dependency() -> None:
+    import tomllib
+
+    meta = tomllib.loads((DATA.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(d.startswith("psutil") for d in meta["project"]["dependencies"])
+
+
 def test_check_fits_gives_one_line() -> None:
     hw_mod.check_fits([("Whisper small", 1 * GB)], machine())
     with pytest.raises(InsufficientMemoryError) as e:
