@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     data_dir = a.data_dir or paths.data_dir()
     setup_logging(a.log_level, data_dir)
+    paths.move_legacy_models()
     if a.replay is not None and not a.replay.is_file():
         print(f"error: audio file not found: {a.replay}", file=sys.stderr)
         return 2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
 from platformdirs.macos import MacOS
@@ -63,3 +63,27 @@ def test_the_app_uses_these_folders() -> None:
 
     assert settings_store.default_path().parent == paths.config_dir()
     assert download.models_dir() == paths.models_dir()
+
+
+def test_models_in_the_old_windows_folder_are_moved_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """0.1.0 kept them in subtitler/subtitler/Cache: moved, not downloaded again."""
+    import platformdirs.windows
+
+    monkeypatch.setattr(platformdirs.windows, "get_win_folder", lambda csidl: str(tmp_path))
+    old = Path(Windows("subtitler").user_cache_dir) / "models"
+    (old / "whisper-small").mkdir(parents=True)
+    (old / "whisper-small" / "model.bin").write_bytes(b"w")
+    assert paths.move_legacy_models(Windows) == old
+    new = paths.models_dir(Windows)
+    assert (new / "whisper-small" / "model.bin").read_bytes() == b"w"
+    assert not old.exists()
+    assert paths.move_legacy_models(Windows) is None  # once
+    old.mkdir(parents=True)  # both exist: the new folder is never overwritten
+    assert paths.move_legacy_models(Windows) is None and (new / "whisper-small").is_dir()
+
+
+def test_other_oses_had_no_old_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert paths.move_legacy_models(MacOS) is None and paths.move_legacy_models(Unix) is None
