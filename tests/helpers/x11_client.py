@@ -8,6 +8,7 @@ a meeting app is in front. It talks in lines over stdin / stdout:
     grab MODS KEY         -> "ok" or "error N": grab like another app holding that hotkey
     press MODS KEY        -> "got K1 K2 ...": keys pressed through XTEST (modifiers first,
                              released in reverse), then the keysyms its window received
+    hold MODS KEY N       -> "got ...": KEY pressed N times before its release (a held key)
     lock KEY              -> "ok": tap a lock key (Num_Lock, Caps_Lock) to switch it
     quit
 
@@ -20,8 +21,15 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
 
 KEY_PRESS = 2
 KEY_PRESS_MASK, KEY_RELEASE_MASK = 1, 2
@@ -146,6 +154,19 @@ class Client:
             self.xtst.XTestFakeKeyEvent(self.dpy, c, 0, 0)
         self.x.XSync(self.dpy, 0)
 
+    def hold(self, mods: list[str], key: str, presses: int) -> None:
+        """Modifiers down, ``key`` pressed ``presses`` times without a release (as the
+        keyboard repeats a held key), then everything up."""
+        codes = [self.keycode(n) for n in mods]
+        k = self.keycode(key)
+        for c in codes:
+            self.xtst.XTestFakeKeyEvent(self.dpy, c, 1, 0)
+        for _ in range(presses):
+            self.xtst.XTestFakeKeyEvent(self.dpy, k, 1, 0)
+        for c in [k, *reversed(codes)]:
+            self.xtst.XTestFakeKeyEvent(self.dpy, c, 0, 0)
+        self.x.XSync(self.dpy, 0)
+
     def received(self) -> list[str]:
         """Keysyms of the key presses this client's window got since the last call."""
         self.x.XSync(self.dpy, 0)
@@ -157,6 +178,75 @@ class Client:
                 sym = self.x.XLookupKeysym(ctypes.byref(ev.xkey), 0)
                 out.append((self.x.XKeysymToString(sym) or b"?").decode())
         return out
+
+
+@contextmanager
+def xvfb() -> Iterator[str]:
+    """A private X server; yields its DISPLAY name."""
+    r, w = os.pipe()
+    proc = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24"],
+        pass_fds=(w,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(w)
+    with os.fdopen(r) as f:
+        display = f.readline().strip()
+    try:
+        yield f":{display}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+class OtherApp:
+    """This module run as its own process on ``display``: an app in front, with a keyboard."""
+
+    def __init__(self, display: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.helpers.x11_client"],
+            cwd=ROOT,
+            env=dict(os.environ, DISPLAY=display, PYTHONPATH=str(ROOT)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.read() == "ready"
+
+    def read(self) -> str:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.readline().strip()
+
+    def ask(self, line: str) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return self.read()
+
+    def has_focus(self) -> bool:
+        return self.ask("focus") == "focus 1"
+
+    def grab(self, mods: str, key: str) -> str:
+        return self.ask(f"grab {mods} {key}")
+
+    def press(self, mods: str, key: str) -> list[str]:
+        """Press the keys; the keysyms this app's focused window received."""
+        answer = self.ask(f"press {mods} {key}")
+        assert answer.startswith("got"), answer
+        return answer.split()[1:]
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        if self.proc.poll() is None:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc.stdout.close()
 
 
 def main() -> int:
@@ -171,6 +261,9 @@ def main() -> int:
             print(c.grab(mods, args[1]), flush=True)
         elif cmd == "press":
             c.tap([*mods, args[1]])
+            print("got " + " ".join(c.received()), flush=True)
+        elif cmd == "hold":
+            c.hold([*mods], args[1], int(args[2]))
             print("got " + " ".join(c.received()), flush=True)
         elif cmd == "lock":
             c.tap([args[0]])

@@ -67,10 +67,10 @@ def virtual_key(chord: Chord, vk_key_scan: Callable[[str], int]) -> int | None:
     if key in F_KEYS:
         return 0x70 + key - Qt.Key.Key_F1.value if key <= Qt.Key.Key_F24.value else None
     if key < FIRST_SPECIAL_KEY:
-        ch = chr(key)
+        ch = chr(key).lower()  # Qt names letters by their capital; the key types both
         if ch.isascii() and ch.isalnum():
             return ord(ch.upper())  # VK_A..VK_Z and VK_0..VK_9 follow the layout's letters
-        scan = vk_key_scan(ch)  # punctuation: where the current layout has it
+        scan = vk_key_scan(ch)  # others: where the current layout has it (low byte)
         return None if scan == -1 else scan & 0xFF
     for k, vk in _VK.items():
         if k.value == key:
