@@ -113,15 +113,21 @@ class SubtitlerApp(QObject):
         d = self.config.display
         self.hotkey_problems = {  # per setting: "" when it works, else why not
             "hotkey_click_through": self.hotkeys.register(
-                d.hotkey_click_through,
-                lambda: self.set_click_through(not self.overlay.click_through),
+                d.hotkey_click_through, lambda: self.toggle("click-through")
             ),
-            "hotkey_pause": self.hotkeys.register(d.hotkey_pause, self.toggle_run),
+            "hotkey_pause": self.hotkeys.register(d.hotkey_pause, lambda: self.toggle("pause")),
         }
         if self.settings is not None:
             self.settings.show_hotkeys(
                 self.hotkey_problems, self.hotkeys.note, self.hotkeys.available
             )
+
+    def toggle(self, what: str) -> None:
+        """A hotkey, or `subtitler --toggle` from a shortcut of the desktop's own."""
+        if what == "click-through":
+            self.set_click_through(not self.overlay.click_through)
+        elif what == "pause":
+            self.toggle_run()
 
     # -- pipeline --------------------------------------------------------------------------
     def start(self) -> None:
@@ -380,6 +386,7 @@ def run_app(args: Any, data_dir: Path) -> int:
         notice=" ".join(notices),
     )
     guard.activated.connect(app.bring_forward)
+    guard.command.connect(app.toggle)
     app.start()
     try:
         return int(qapp.exec())

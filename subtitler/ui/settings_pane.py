@@ -294,6 +294,7 @@ class SettingsPane(QDialog):
             f.addRow(label, col)
         self.keys_note = QLabel(HOTKEYS_WORK)
         self.keys_note.setWordWrap(True)
+        self.keys_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         f.addRow(self.keys_note)
         return w
 

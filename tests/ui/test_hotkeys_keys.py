@@ -1,16 +1,22 @@
-"""Hotkey text -> one key and modifiers, and that key in each OS's terms."""
+"""Hotkey text -> one key and modifiers, that key in each OS's terms, and desktops without
+global hotkeys (Wayland)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
-from subtitler.config import DisplayConfig
-from subtitler.ui.hotkeys import GlobalHotkeys, replace_old_defaults
+from subtitler.config import AppConfig, DisplayConfig, MtConfig
+from subtitler.pipeline.pipeline import Factories
+from subtitler.ui.app import SubtitlerApp
+from subtitler.ui.hotkeys import GlobalHotkeys, platform_backend, replace_old_defaults
 from subtitler.ui.hotkeys.chord import Chord, HotkeyError, Unavailable, parse_chord
 from subtitler.ui.hotkeys.macos import key_code
 from subtitler.ui.hotkeys.windows import virtual_key
 from subtitler.ui.hotkeys.x11 import keysym
+from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
 
 F9 = Qt.Key.Key_F9.value
 
@@ -82,3 +88,41 @@ def test_settings_with_both_old_defaults_move_to_the_new_ones() -> None:
     chosen = DisplayConfig(hotkey_click_through="Ctrl+Shift+T", hotkey_pause="Ctrl+Alt+F8")
     assert not replace_old_defaults(chosen)  # one was changed: the user chose both
     assert chosen.hotkey_click_through == "Ctrl+Shift+T"
+
+
+def test_wayland_has_no_global_hotkeys_and_the_tab_says_what_to_do(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    hotkeys = GlobalHotkeys(platform_backend("wayland"))
+    assert not hotkeys.available
+    assert "not available on Wayland" in hotkeys.note and "tray" in hotkeys.note
+    assert "subtitler --toggle click-through" in hotkeys.note
+    cfg = AppConfig(mt=MtConfig(model_path="x"))
+    f = Factories(
+        lambda a, c: FakeSource(2.0, speed=5.0),
+        lambda a: ScriptedRecognizer([Step(0.5, 0, ["hi."], True)]),
+        loader_for(echo_lm()),
+    )
+    app = SubtitlerApp(
+        cfg, f, config_path=tmp_path / "config.toml", data_dir=tmp_path, hotkeys=hotkeys
+    )
+    qtbot.addWidget(app.overlay)
+    assert "Hotkey" not in app.overlay.alert  # said in the tab, not at every start
+    app.open_settings()
+    pane = app.settings
+    assert pane is not None
+    qtbot.addWidget(pane)
+    assert not pane.key_click.isEnabled() and not pane.key_pause.isEnabled()
+    assert pane.keys_note.text() == hotkeys.note
+    assert all(label.isHidden() for label in pane.key_problems.values())
+    # The desktop's own shortcut runs `subtitler --toggle ...`, which lands here.
+    app.toggle("click-through")
+    assert app.overlay.click_through
+    app.toggle("click-through")
+    assert not app.overlay.click_through
+
+
+def test_a_display_without_hotkeys_says_so(qapp) -> None:  # type: ignore[no-untyped-def]
+    backend = platform_backend("offscreen")
+    assert isinstance(backend, Unavailable)
+    assert backend.register(Chord(F9, ctrl=True), lambda: None) == (
+        "no global hotkeys on this display (offscreen)"
+    )

@@ -19,7 +19,7 @@ from subtitler.bench.random_model import PRESETS, build_random_llama
 from subtitler.config import AppConfig, MtConfig
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui.app import SubtitlerApp
-from subtitler.ui.hotkeys import GlobalHotkeys
+from subtitler.ui.hotkeys import XWAYLAND_NOTE, GlobalHotkeys, platform_backend
 from subtitler.ui.hotkeys.chord import TAKEN
 from subtitler.ui.hotkeys.x11 import X11Hotkeys
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
@@ -191,3 +191,13 @@ def test_real_app_turns_click_through_off_by_hotkey(display: str, tmp_path: Path
         holder.close()
         proc.terminate()
         proc.communicate(timeout=10)
+
+
+def test_under_xwayland_the_x11_grabs_are_used_and_the_tab_says_where_they_fail(
+    qapp, display: str, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("DISPLAY", display)
+    monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")  # Qt on xcb inside a Wayland session
+    backend = platform_backend("xcb")
+    assert isinstance(backend, X11Hotkeys) and backend.note == XWAYLAND_NOTE
+    backend.close()

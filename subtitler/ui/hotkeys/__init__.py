@@ -35,9 +35,11 @@ log = logging.getLogger(__name__)
 WAYLAND_NOTE = (
     "Global hotkeys are not available on Wayland: it lets no app see keys pressed while "
     "another app has focus. Use the tray icon's menu (or right-click the subtitles when "
-    "click-through is off) to pause and to switch click-through off."
+    "click-through is off), or add shortcuts in your desktop's keyboard settings that run:\n"
+    "    subtitler --toggle click-through\n"
+    "    subtitler --toggle pause"
 )
-WAYLAND_REASON = "not global on Wayland (see below)"
+WAYLAND_REASON = "Wayland has no global hotkeys"
 XWAYLAND_NOTE = (
     "This desktop runs Wayland; subtitler takes these keys through its X11 compatibility, "
     "where some desktops pass them on only while an X11 app has focus. The tray menu "
@@ -76,8 +78,9 @@ def replace_old_defaults(display: DisplayConfig) -> bool:
     return True
 
 
-def platform_backend() -> Backend:
-    """This desktop's hotkey service, or an ``Unavailable`` that says why there is none."""
+def platform_backend(platform: str | None = None) -> Backend:
+    """This desktop's hotkey service, or an ``Unavailable`` that says why there is none.
+    ``platform``: Qt's platform plugin on Linux and BSD (default: the running one's)."""
     try:
         if sys.platform == "win32":
             from subtitler.ui.hotkeys.windows import WindowsHotkeys
@@ -87,7 +90,7 @@ def platform_backend() -> Backend:
             from subtitler.ui.hotkeys.macos import MacHotkeys
 
             return MacHotkeys()
-        platform = QGuiApplication.platformName()
+        platform = QGuiApplication.platformName() if platform is None else platform
         if platform == "xcb":
             from subtitler.ui.hotkeys.x11 import X11Hotkeys
 
