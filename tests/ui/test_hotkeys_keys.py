@@ -74,6 +74,7 @@ def test_macos_key_codes_follow_the_layout() -> None:
     assert code(ord("A"), {"ф": 0x00}) == 0x00  # Cyrillic: shortcuts use the US place
     assert code(Qt.Key.Key_Left.value, azerty) == 0x7B
     assert code(Qt.Key.Key_F21.value, {}) is None
+    assert code(ord("!"), {}) == 0x12  # Shift+1 on a US keyboard, as Qt names it
 
 
 def test_settings_with_both_old_defaults_move_to_the_new_ones() -> None:

@@ -36,7 +36,7 @@ from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, ec
 KVK_F9, KVK_F10, KVK_F11 = 0x65, 0x6D, 0x67
 APP_TARGET = 0x5000
 # The AZERTY layout's letters where they differ from the US places (virtual key -> character).
-AZERTY = {0x0C: "a", 0x00: "q", 0x0D: "z", 0x06: "w", 0x29: "m", 0x2E: ","}
+AZERTY = {0x0C: "a", 0x00: "q", 0x0D: "z", 0x06: "w", 0x29: "m", 0x2E: ",", 0x12: "&"}
 US = {0x00: "a", 0x0C: "q", 0x0D: "w", 0x06: "z", 0x2E: "m", 0x2B: ",", 0x65: "", 0x31: " "}
 
 
@@ -125,8 +125,12 @@ class Carbon:
     def UCKeyTranslate(
         self, layout, code, action, mods, kbd, options, dead, max_len, length, chars
     ) -> int:  # type: ignore[no-untyped-def]
-        assert (layout, action, mods, kbd, options, max_len) == (0x7200, 3, 0, 40, 1, 4)
+        assert (layout, action, kbd, options, max_len) == (0x7200, 3, 40, 1, 4)
         ch = AZERTY.get(code, US.get(code, ""))
+        if mods == SHIFT_KEY >> 8:
+            ch = {"&": "1", ",": "?"}.get(ch, ch.upper())  # AZERTY types 1 with Shift
+        else:
+            assert mods == 0
         ctypes.cast(length, ctypes.POINTER(ctypes.c_ulong)).contents.value = len(ch)
         for i, c in enumerate(ch):
             chars[i] = ord(c)
@@ -143,11 +147,14 @@ def test_register_on_the_layout_dispatch_and_conflict(qapp) -> None:  # type: ig
     assert hotkeys.register("Ctrl+Shift+F9", lambda: hits.append("click")) == ""
     assert hotkeys.register("Ctrl+Shift+F10", lambda: hits.append("pause")) == TAKEN
     assert hotkeys.register("Ctrl+Alt+A", lambda: hits.append("a")) == ""
+    # Qt names Shift+the AZERTY "&" key by what it types: "1" (the key left of "é").
+    assert hotkeys.register("Ctrl+Shift+1", lambda: hits.append("1")) == ""
     assert sorted((c, m, s) for c, m, s, _ in carbon.hotkeys.values()) == [
         (0x0C, CMD_KEY | OPTION_KEY, SIGNATURE),
+        (0x12, CMD_KEY | SHIFT_KEY, SIGNATURE),
         (KVK_F9, CMD_KEY | SHIFT_KEY, SIGNATURE),
     ]
-    assert len({hk for *_, hk in carbon.hotkeys.values()}) == 2  # distinct ids
+    assert len({hk for *_, hk in carbon.hotkeys.values()}) == 3  # distinct ids
     assert carbon.press(KVK_F9, CMD_KEY | SHIFT_KEY) == NO_ERR
     assert carbon.press(0x0C, CMD_KEY | OPTION_KEY) == NO_ERR
     assert hits == ["click", "a"]
@@ -157,7 +164,7 @@ def test_register_on_the_layout_dispatch_and_conflict(qapp) -> None:  # type: ig
     del carbon.hotkeys[0x1]
     assert hits == ["click", "a"]
     hotkeys.close()
-    assert carbon.hotkeys == {} and len(carbon.unregistered) == 2 and carbon.handlers == {}
+    assert carbon.hotkeys == {} and len(carbon.unregistered) == 3 and carbon.handlers == {}
 
 
 def test_app_rebinds_reports_and_gives_keys_back_at_quit(

@@ -83,6 +83,11 @@ US_LAYOUT = {
     "[": 0x21, "i": 0x22, "p": 0x23, "l": 0x25, "j": 0x26, "'": 0x27, "k": 0x28, ";": 0x29,
     "\\": 0x2A, ",": 0x2B, "/": 0x2C, "n": 0x2D, "m": 0x2E, ".": 0x2F, "`": 0x32,
 }  # fmt: skip
+# Qt names a key pressed with Shift by what it types then ("Ctrl+Shift+!"): the US places.
+US_LAYOUT.update(
+    zip('!@#$%^&*()_+{}|:"<>?~', [US_LAYOUT[c] for c in "1234567890-=[]\\;',./`"], strict=True)
+)
+SHIFT_STATE = SHIFT_KEY >> 8  # UCKeyTranslate takes the modifiers shifted down by 8
 
 
 def load_carbon() -> Any:
@@ -146,15 +151,18 @@ def layout_keys(carbon: Any) -> dict[str, int]:
             return {}
         kbd = carbon.LMGetKbdType()
         out: dict[str, int] = {}
-        for code in range(128):  # main keys have lower codes than the keypad: they win
-            dead, length = ctypes.c_uint32(0), ctypes.c_ulong(0)
-            chars = (ctypes.c_uint16 * 4)()
-            status = carbon.UCKeyTranslate(
-                layout, code, UC_KEY_ACTION_DISPLAY, 0, kbd, UC_NO_DEAD_KEYS,
-                ctypes.byref(dead), 4, ctypes.byref(length), chars,
-            )  # fmt: skip
-            if status == NO_ERR and length.value == 1:
-                out.setdefault(chr(chars[0]).lower(), code)
+        # Unshifted first: "1" is the 1 key, "!" then where Shift types it (Qt names a key
+        # pressed with Shift by that). Main keys have lower codes than the keypad: they win.
+        for state in (0, SHIFT_STATE):
+            for code in range(128):
+                dead, length = ctypes.c_uint32(0), ctypes.c_ulong(0)
+                chars = (ctypes.c_uint16 * 4)()
+                status = carbon.UCKeyTranslate(
+                    layout, code, UC_KEY_ACTION_DISPLAY, state, kbd, UC_NO_DEAD_KEYS,
+                    ctypes.byref(dead), 4, ctypes.byref(length), chars,
+                )  # fmt: skip
+                if status == NO_ERR and length.value == 1:
+                    out.setdefault(chr(chars[0]).lower(), code)
         return out
     finally:
         carbon.CFRelease(source)

@@ -264,8 +264,8 @@ class X11Hotkeys:
 
     # -- grabs -----------------------------------------------------------------------------
     def register(self, chord: Chord, callback: Callable[[], None]) -> str:
-        if self._conn is None:
-            return "the connection to the X display is closed"
+        if self._conn is None or self._x.xcb_connection_has_error(self._conn):
+            return "the connection to the X display is lost"
         reason = self._grab(chord, callback)
         if not reason:
             self._wanted.append((chord, callback))
