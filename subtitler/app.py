@@ -41,6 +41,12 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--tgt-lang", default=None, help="target language code (this run)")
     ap.add_argument("--data-dir", type=Path, default=None, help="where transcripts are kept")
     ap.add_argument(
+        "--toggle",
+        choices=("click-through", "pause"),
+        help="switch click-through, or start / pause, in the running subtitler and exit: "
+        "for a shortcut in the desktop's keyboard settings (Wayland has no global hotkeys)",
+    )
+    ap.add_argument(
         "--self-test",
         action="store_true",
         help="check Qt, audio, faster-whisper and llama.cpp, then exit",
@@ -87,6 +93,13 @@ def main(argv: list[str] | None = None) -> int:
     from subtitler import paths
 
     data_dir = a.data_dir or paths.data_dir()
+    if a.toggle:
+        from subtitler.ui.single_instance import send_command
+
+        if send_command(data_dir, a.toggle):
+            return 0
+        print("error: subtitler is not running", file=sys.stderr)
+        return 1
     setup_logging(a.log_level, data_dir)
     paths.move_legacy_models()
     if a.replay is not None and not a.replay.is_file():

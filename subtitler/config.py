@@ -81,8 +81,8 @@ class DisplayConfig:
     click_through: bool = False  # mouse clicks pass through the overlay to the meeting
     geometry: dict[str, list[int]] = field(default_factory=dict)  # per-screen x, y, w, h
     screen: str = ""  # name of the screen the overlay was last on
-    hotkey_click_through: str = "Ctrl+Shift+T"  # toggles click-through (the tray menu does too)
-    hotkey_pause: str = "Ctrl+Shift+P"  # start / pause
+    hotkey_click_through: str = "Ctrl+Shift+F9"  # toggles click-through (the tray menu does too)
+    hotkey_pause: str = "Ctrl+Shift+F10"  # start / pause
 
 
 @dataclass

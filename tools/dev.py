@@ -95,6 +95,8 @@ NEEDS: tuple[Need, ...] = (
     Need("Xvfb (real-window tests)", "xvfb", program="Xvfb", tests_only=True),
     Need("PulseAudio (meeting-audio tests)", "pulseaudio", program="pulseaudio", tests_only=True),
     Need("paplay (meeting-audio tests)", "pulseaudio-utils", program="paplay", tests_only=True),
+    # The hotkey tests press keys as another X client through the XTEST extension.
+    Need("libXtst (global-hotkey tests)", "libxtst6", library="Xtst", tests_only=True),
 )
 
 

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QRect, Qt, QTimer, QUrl
-from PySide6.QtGui import QDesktopServices, QIcon, QKeySequence, QShortcut
+from PySide6.QtCore import QObject, QRect, QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from subtitler import settings_store
@@ -29,6 +29,7 @@ from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
 from subtitler.ui.bridge import EventBridge
+from subtitler.ui.hotkeys import GlobalHotkeys, replace_old_defaults
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
 from subtitler.ui.single_instance import SingleInstance
@@ -57,6 +58,7 @@ class SubtitlerApp(QObject):
         choices: Choices | None = None,
         speed: float = 1.0,
         notice: str = "",
+        hotkeys: GlobalHotkeys | None = None,
     ) -> None:
         super().__init__()
         self.config = config
@@ -76,7 +78,16 @@ class SubtitlerApp(QObject):
         self.errors: list[str] = []
         self._stopped_by: str = ""  # the fatal error that ended this run, kept on screen
         self._shot_taken = False
+        self.hotkeys = hotkeys or GlobalHotkeys()
+        self.hotkey_problems: dict[str, str] = {}
+        if replace_old_defaults(config.display):
+            self._save()
         self._wire()
+        for name, reason in self.hotkey_problems.items():
+            if reason and self.hotkeys.available:  # (Wayland's reason is in the tab alone)
+                seq = getattr(config.display, name)
+                notice += f" Hotkey {seq}: {reason} (Settings → Hotkeys)."
+        notice = notice.strip()
         if notice:
             self.show_problem(notice)
 
@@ -93,26 +104,30 @@ class SubtitlerApp(QObject):
         t.export_transcript.connect(self.export_dialog)
         t.click_through.connect(self.set_click_through)
         t.quit.connect(self.quit)
-        self._shortcuts: list[QShortcut] = []
         self._bind_hotkeys()
 
     def _bind_hotkeys(self) -> None:
-        for s in self._shortcuts:
-            s.setParent(None)
+        """Global hotkeys (they work while another app has focus); a combination the OS
+        refuses is shown next to its key in Settings → Hotkeys."""
+        self.hotkeys.unregister_all()
         d = self.config.display
-        self._shortcuts = []
-        for seq, fn in (
-            (
-                d.hotkey_click_through,
-                lambda: self.set_click_through(not self.overlay.click_through),
+        self.hotkey_problems = {  # per setting: "" when it works, else why not
+            "hotkey_click_through": self.hotkeys.register(
+                d.hotkey_click_through, lambda: self.toggle("click-through")
             ),
-            (d.hotkey_pause, self.toggle_run),
-        ):
-            if seq:
-                sc = QShortcut(QKeySequence(seq), self.overlay)
-                sc.setContext(Qt.ShortcutContext.ApplicationShortcut)
-                sc.activated.connect(fn)
-                self._shortcuts.append(sc)
+            "hotkey_pause": self.hotkeys.register(d.hotkey_pause, lambda: self.toggle("pause")),
+        }
+        if self.settings is not None:
+            self.settings.show_hotkeys(
+                self.hotkey_problems, self.hotkeys.note, self.hotkeys.available
+            )
+
+    def toggle(self, what: str) -> None:
+        """A hotkey, or `subtitler --toggle` from a shortcut of the desktop's own."""
+        if what == "click-through":
+            self.set_click_through(not self.overlay.click_through)
+        elif what == "pause":
+            self.toggle_run()
 
     # -- pipeline --------------------------------------------------------------------------
     def start(self) -> None:
@@ -197,6 +212,7 @@ class SubtitlerApp(QObject):
             self.settings.applied.connect(self.apply_settings)
         else:
             self.settings.load(self.config)
+        self.settings.show_hotkeys(self.hotkey_problems, self.hotkeys.note, self.hotkeys.available)
         self.settings.show()
         self.settings.raise_()
 
@@ -258,6 +274,7 @@ class SubtitlerApp(QObject):
         if self.pipeline is not None:
             self.pipeline.stop(2.0)
         self._save()
+        self.hotkeys.close()
         QApplication.quit()
 
 
@@ -369,6 +386,7 @@ def run_app(args: Any, data_dir: Path) -> int:
         notice=" ".join(notices),
     )
     guard.activated.connect(app.bring_forward)
+    guard.command.connect(app.toggle)
     app.start()
     try:
         return int(qapp.exec())

@@ -40,6 +40,10 @@ from subtitler.config import AppConfig
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
 
+HOTKEYS_WORK = (
+    "These keys work while any app has focus, also when clicks pass through the subtitles. "
+    "The tray menu does the same."
+)
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
 
 
@@ -270,12 +274,40 @@ class SettingsPane(QDialog):
         f = QFormLayout(w)
         self.key_click = QKeySequenceEdit()
         self.key_pause = QKeySequenceEdit()
-        f.addRow("Toggle click-through", self.key_click)
-        f.addRow("Start / pause", self.key_pause)
-        note = QLabel("Hotkeys work while subtitler has focus; the tray menu always works.")
-        note.setWordWrap(True)
-        f.addRow(note)
+        # Per setting: a line under its key saying why the OS refused it (hidden when fine).
+        self.key_problems: dict[str, QLabel] = {}
+        for label, name, edit in (
+            ("Toggle click-through", "hotkey_click_through", self.key_click),
+            ("Start / pause", "hotkey_pause", self.key_pause),
+        ):
+            edit.setMaximumSequenceLength(1)  # one combination: what the OSes can take
+            edit.setClearButtonEnabled(True)  # no hotkey at all is a choice too
+            problem = QLabel()
+            problem.setStyleSheet("color: #c62828")
+            problem.hide()
+            edit.keySequenceChanged.connect(lambda _k, p=problem: p.hide())  # not yet tried
+            self.key_problems[name] = problem
+            col = QVBoxLayout()
+            col.setSpacing(2)
+            col.addWidget(edit)
+            col.addWidget(problem)
+            f.addRow(label, col)
+        self.keys_note = QLabel(HOTKEYS_WORK)
+        self.keys_note.setWordWrap(True)
+        self.keys_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        f.addRow(self.keys_note)
         return w
+
+    def show_hotkeys(self, problems: dict[str, str], note: str, available: bool = True) -> None:
+        """What the OS said to each hotkey ("" when it works) and a word on this desktop;
+        where it has no global hotkeys (Wayland) the keys are greyed out and the note says why."""
+        for name, label in self.key_problems.items():
+            reason = problems.get(name, "") if available else ""
+            label.setText(f"⚠ {reason[:1].upper()}{reason[1:]}." if reason else "")
+            label.setVisible(bool(reason))
+        self.key_click.setEnabled(available)
+        self.key_pause.setEnabled(available)
+        self.keys_note.setText(note or HOTKEYS_WORK)
 
     def _advanced_tab(self) -> QWidget:
         w = QWidget()

@@ -5,6 +5,9 @@ copies would caption the meeting twice and write the same settings. The first in
 lock file in the data folder and listens on a local socket; a second one finds the lock taken,
 tells the first to show itself, and exits. A lock left by a crashed instance is stale
 (QLockFile checks the process) and is taken over.
+
+The same socket takes ``subtitler --toggle click-through|pause``: a command for a shortcut set
+in the desktop's own keyboard settings, where no app may grab keys itself (Wayland).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 log = logging.getLogger(__name__)
 
 WAKE = b"show\n"
+COMMANDS = ("click-through", "pause")  # what `subtitler --toggle NAME` asks of the running app
 
 
 def server_name(data_dir: Path) -> str:
@@ -31,6 +35,7 @@ class SingleInstance(QObject):
     """Owns the data folder's lock; ``activated`` fires when another start asks to be shown."""
 
     activated = Signal()
+    command = Signal(str)  # one of COMMANDS, sent by `subtitler --toggle`
 
     def __init__(self, data_dir: Path) -> None:
         super().__init__()
@@ -54,11 +59,15 @@ class SingleInstance(QObject):
 
     def wake_running(self, timeout_ms: int = 1000) -> bool:
         """Ask the running instance to show itself; False if it did not answer."""
+        return self.send(WAKE, timeout_ms)
+
+    def send(self, message: bytes, timeout_ms: int = 1000) -> bool:
+        """One line to the running instance; False if none took it."""
         sock = QLocalSocket()
         sock.connectToServer(self._name)
         if not sock.waitForConnected(timeout_ms):
             return False
-        sock.write(WAKE)
+        sock.write(message)
         ok = sock.waitForBytesWritten(timeout_ms)
         sock.disconnectFromServer()
         return ok
@@ -69,9 +78,13 @@ class SingleInstance(QObject):
             # The message is one short line sent right after connecting: read it here (a
             # moment at most) rather than keep the socket around.
             ready = conn.bytesAvailable() or conn.waitForReadyRead(500)
-            if ready and bytes(conn.readAll().data()).startswith(WAKE.strip()):
+            line = bytes(conn.readAll().data()).split(b"\n")[0].decode(errors="replace")
+            if ready and line == WAKE.decode().strip():
                 log.info("a second start asked this instance to show itself")
                 self.activated.emit()
+            elif ready and line in COMMANDS:
+                log.info("subtitler --toggle %s", line)
+                self.command.emit(line)
             conn.disconnectFromServer()
             conn.deleteLater()
 
@@ -80,3 +93,14 @@ class SingleInstance(QObject):
             self._server.close()
             self._server = None
         self._lock.unlock()
+
+
+def send_command(data_dir: Path, command: str) -> bool:
+    """``subtitler --toggle COMMAND``: pass it to the instance using ``data_dir``; False if
+    none is running."""
+    from PySide6.QtCore import QCoreApplication
+
+    app = QCoreApplication.instance() or QCoreApplication([])  # Qt's sockets want one
+    sent = SingleInstance(data_dir).send(f"{command}\n".encode())
+    del app
+    return sent

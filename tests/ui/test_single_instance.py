@@ -64,3 +64,21 @@ def test_the_lock_of_a_crashed_instance_is_taken_over(qtbot, tmp_path: Path) -> 
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_toggle_from_the_command_line_reaches_the_running_app(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`subtitler --toggle ...`, as a shortcut in the desktop's keyboard settings runs it."""
+    cmd = [sys.executable, str(ROOT / "main.py"), "--data-dir", str(tmp_path), "--toggle"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    first = SingleInstance(tmp_path)
+    assert first.acquire()
+    got: list[str] = []
+    first.command.connect(got.append)
+    for what in ("click-through", "pause"):
+        proc = subprocess.Popen([*cmd, what], env=env)
+        qtbot.waitUntil(lambda p=proc: p.poll() is not None, timeout=20_000)
+        assert proc.returncode == 0
+    qtbot.waitUntil(lambda: got == ["click-through", "pause"], timeout=3000)
+    first.release()
+    alone = subprocess.run([*cmd, "pause"], env=env, capture_output=True, text=True, timeout=20)
+    assert alone.returncode == 1 and alone.stderr == "error: subtitler is not running\n"
