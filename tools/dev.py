@@ -58,6 +58,18 @@ def _has_ensurepip() -> bool:
     return importlib.util.find_spec("ensurepip") is not None
 
 
+def _has_cjk_font() -> bool:
+    """A font with Japanese and Chinese glyphs (without one they draw as boxes of another
+    width: the overlay's wrapping and screenshot tests of CJK subtitles need real glyphs)."""
+    if shutil.which("fc-list") is None:
+        return False
+    for lang in ("ja", "zh-cn"):
+        out = subprocess.run(["fc-list", f":lang={lang}", "family"], capture_output=True, text=True)
+        if not out.stdout.strip():
+            return False
+    return True
+
+
 def _venv_package() -> str:
     return f"python{sys.version_info.major}.{sys.version_info.minor}-venv"
 
@@ -97,6 +109,13 @@ NEEDS: tuple[Need, ...] = (
     Need("paplay (meeting-audio tests)", "pulseaudio-utils", program="paplay", tests_only=True),
     # The hotkey tests press keys as another X client through the XTEST extension.
     Need("libXtst (global-hotkey tests)", "libxtst6", library="Xtst", tests_only=True),
+    Need("fc-list (font checks)", "fontconfig", program="fc-list", tests_only=True),
+    Need(
+        "a Chinese/Japanese font (CJK subtitle tests)",
+        "fonts-noto-cjk",
+        tests_only=True,
+        found=_has_cjk_font,
+    ),
 )
 
 
