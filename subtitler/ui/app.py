@@ -232,7 +232,11 @@ class SubtitlerApp(QObject):
     # -- transcript ------------------------------------------------------------------------
     def open_transcript(self) -> None:
         folder = self.data_dir / "transcripts"
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            self.show_problem(f"The transcript folder {folder} cannot be made: {e.strerror}")
+            return
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     def export_dialog(self) -> None:
@@ -303,20 +307,27 @@ def run_app(args: Any, data_dir: Path) -> int:
     qapp.setQuitOnLastWindowClosed(False)  # the overlay hides; the tray keeps the app
     qapp.setWindowIcon(app_icon())
     guard = SingleInstance(data_dir)
+    notices: list[str] = []
     if not guard.acquire():
         if guard.wake_running():
             log.info("subtitler is already running: it was asked to show itself")
             return 0
-        QMessageBox.warning(
-            None,
-            "subtitler",
-            f"subtitler is already running but does not answer. If it is stuck, end it (or "
-            f"remove {data_dir / 'subtitler.lock'}) and start again.",
-        )
-        return 1
+        if not guard.problem:
+            QMessageBox.warning(
+                None,
+                "subtitler",
+                f"subtitler is already running but does not answer. If it is stuck, end it "
+                f"(or remove {data_dir / 'subtitler.lock'}) and start again.",
+            )
+            return 1
+        # The folder cannot be written (not another instance): run without the lock, say why.
+        notices.append(guard.problem)
+        guard.listen()
     config_path = args.config or settings_store.default_path()
     loaded = settings_store.load(config_path)
-    cfg, notices = loaded.config, [loaded.notice] if loaded.notice else []
+    cfg = loaded.config
+    if loaded.notice:
+        notices.append(loaded.notice)
     hw = hardware.detect()
     cfg = with_runtime(cfg, hardware.plan_runtime(hw))
     overrides: dict[str, Any] = {}
