@@ -191,26 +191,18 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
     st = asr_state(cfg.model, load_catalog())
     if st.state == "invalid":
         raise RuntimeError(f"speech model: {st.reason}")
-    # A downloaded catalog model or a local folder loads offline; a bare size name is left to
-    # faster-whisper (its own download, which needs the network).
-    model = str(st.path) if st.state == "ready" and st.path is not None else cfg.model
-    if st.state == "missing" and st.entry is not None and st.entry.size_name:
-        model = st.entry.size_name  # faster-whisper knows "small", not the catalog id
+    if st.state == "missing":
+        # Not fetched here: downloads go through the verified downloader, when asked for.
+        how = f"run `subtitler models download {st.entry.id}`, or " if st.entry else ""
+        raise AsrError(f"speech model {st.reason}: {how}choose a model folder in Settings")
+    model = str(st.path) if st.path is not None else cfg.model
     if st.state == "ready" and st.path is not None and st.path.is_dir():
         from subtitler.models import hardware
 
         need = hardware.whisper_memory_needed(st.path, cfg.compute_type)
         hardware.check_fits([(st.path.name, need)], hardware.detect(probe_backends=False))
     settings = WhisperSettings.from_config(dataclasses.replace(cfg, model=model))
-    try:
-        backend = FasterWhisperBackend(settings)
-    except AsrError as e:
-        if st.state == "missing" and st.entry is not None:
-            raise AsrError(
-                f"{e} ({st.reason}: run `subtitler models download {st.entry.id}`, or choose "
-                "a model folder in Settings)"
-            ) from e
-        raise
+    backend = FasterWhisperBackend(settings)
     vad = SileroStream(silero_session()) if cfg.vad else None
     return StreamingRecognizer(backend, opts, vad=vad)
 

@@ -27,6 +27,7 @@ from subtitler.pipeline.events import (
 )
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
+from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
@@ -360,7 +361,8 @@ def run_app(args: Any, data_dir: Path) -> int:
         from subtitler.models.firstrun import check_network
         from subtitler.ui.firstrun import FirstRunDialog
 
-        ok, _msg = check_network(timeout=2.0)
+        checked = wait_off_gui_thread(lambda: check_network(timeout=2.0), 2.5)
+        ok = checked is not None and checked[0]
         plan = plan_first_run(cfg, hw, catalog, network=ok)
         dlg = FirstRunDialog(cfg, plan)
         if dlg.exec():
