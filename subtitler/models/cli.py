@@ -49,6 +49,12 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("download", help="download (or resume) catalog models")
     d.add_argument("ids", nargs="+", metavar="ID")
     d.add_argument("--endpoint", default=None, help="hub URL (default: $HF_ENDPOINT or the hub)")
+    d.add_argument(
+        "--trust-endpoint",
+        action="store_true",
+        help="send your stored hub token to --endpoint too (https only; by default it goes "
+        "only to huggingface.co)",
+    )
     d.add_argument("--no-progress", action="store_true")
     v = sub.add_parser("verify", help="re-check downloaded models or any model file/folder")
     v.add_argument("targets", nargs="*", metavar="ID|PATH", help="default: all downloaded")
@@ -140,7 +146,12 @@ def cmd_download(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
 
         try:
             path = dl.download(
-                e, root=root, endpoint=a.endpoint, progress=on_progress, cancel=cancel
+                e,
+                root=root,
+                endpoint=a.endpoint,
+                progress=on_progress,
+                cancel=cancel,
+                trust_endpoint=a.trust_endpoint,
             )
         except KeyboardInterrupt:
             cancel.set()

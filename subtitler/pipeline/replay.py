@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from subtitler.config import AppConfig
+from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, spec_of
 from subtitler.mt.languages import UnknownLanguageError, normalize_code
 from subtitler.mt.metrics import normalized_erasure
 from subtitler.pipeline.events import (
@@ -169,18 +169,25 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("file", nargs="?", type=Path, help="audio file to replay")
     ap.add_argument("--oracle", type=Path, help="word-timestamped transcript (start\\tend\\tword)")
     ap.add_argument("--mt-model", default="", help="GGUF translation model (none: transcript only)")
-    ap.add_argument("--template", default="auto")
+    ap.add_argument("--template", default="auto", choices=spec_of(MtConfig, "template").choices)
     ap.add_argument("--src-lang", default="en")
     ap.add_argument("--tgt-lang", default="de")
-    ap.add_argument("--method", default="SSBD", choices=["SSBD", "RT", "CD"])
-    ap.add_argument("--beta", type=float, default=0.2)
-    ap.add_argument("--k", type=int, default=3, help="display-only mask-k")
+    ap.add_argument("--method", default="SSBD", choices=spec_of(MtConfig, "method").choices)
+    ap.add_argument("--beta", type=spec_of(MtConfig, "beta").arg_type(float), default=0.2)
+    ap.add_argument(
+        "--k", type=spec_of(DisplayConfig, "mask_k").arg_type(int), default=3, help="mask-k"
+    )
     ap.add_argument("--draft-model", default="", help="smaller GGUF, same vocabulary (optional)")
-    ap.add_argument("--draft-tokens", type=int, default=4, help="its guesses per pass")
+    ap.add_argument(
+        "--draft-tokens",
+        type=spec_of(MtConfig, "draft_tokens").arg_type(int),
+        default=4,
+        help="its guesses per pass",
+    )
     ap.add_argument("--asr-model", default="small", help="Whisper size or local model dir")
     ap.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
-    ap.add_argument("--mt-threads", type=int, default=1)
-    ap.add_argument("--asr-threads", type=int, default=1)
+    ap.add_argument("--mt-threads", type=spec_of(MtConfig, "threads").arg_type(int), default=1)
+    ap.add_argument("--asr-threads", type=spec_of(AsrConfig, "threads").arg_type(int), default=1)
     ap.add_argument("--loop", type=int, default=1, help="play the input this many times")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many s")
     ap.add_argument("--json", type=Path, default=None)

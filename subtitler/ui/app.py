@@ -28,6 +28,7 @@ from subtitler.pipeline.events import (
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
+from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
 from subtitler.ui.hotkeys import GlobalHotkeys, replace_old_defaults
 from subtitler.ui.overlay import SubtitleOverlay
@@ -248,7 +249,11 @@ class SubtitlerApp(QObject):
     # -- transcript ------------------------------------------------------------------------
     def open_transcript(self) -> None:
         folder = self.data_dir / "transcripts"
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            self.show_problem(f"The transcript folder {folder} cannot be made: {e.strerror}")
+            return
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     def export_dialog(self) -> None:
@@ -320,20 +325,27 @@ def run_app(args: Any, data_dir: Path) -> int:
     qapp.setQuitOnLastWindowClosed(False)  # the overlay hides; the tray keeps the app
     qapp.setWindowIcon(app_icon())
     guard = SingleInstance(data_dir)
+    notices: list[str] = []
     if not guard.acquire():
         if guard.wake_running():
             log.info("subtitler is already running: it was asked to show itself")
             return 0
-        QMessageBox.warning(
-            None,
-            "subtitler",
-            f"subtitler is already running but does not answer. If it is stuck, end it (or "
-            f"remove {data_dir / 'subtitler.lock'}) and start again.",
-        )
-        return 1
+        if not guard.problem:
+            QMessageBox.warning(
+                None,
+                "subtitler",
+                f"subtitler is already running but does not answer. If it is stuck, end it "
+                f"(or remove {data_dir / 'subtitler.lock'}) and start again.",
+            )
+            return 1
+        # The folder cannot be written (not another instance): run without the lock, say why.
+        notices.append(guard.problem)
+        guard.listen()
     config_path = args.config or settings_store.default_path()
     loaded = settings_store.load(config_path)
-    cfg, notices = loaded.config, [loaded.notice] if loaded.notice else []
+    cfg = loaded.config
+    if loaded.notice:
+        notices.append(loaded.notice)
     hw = hardware.detect()
     cfg = with_runtime(cfg, hardware.plan_runtime(hw))
     overrides: dict[str, Any] = {}
@@ -366,7 +378,8 @@ def run_app(args: Any, data_dir: Path) -> int:
         from subtitler.models.firstrun import check_network
         from subtitler.ui.firstrun import FirstRunDialog
 
-        ok, _msg = check_network(timeout=2.0)
+        checked = wait_off_gui_thread(lambda: check_network(timeout=2.0), 2.5)
+        ok = checked is not None and checked[0]
         plan = plan_first_run(cfg, hw, catalog, network=ok)
         dlg = FirstRunDialog(cfg, plan)
         if dlg.exec():

@@ -1,7 +1,9 @@
 """The settings pane: language pair, SSBD beta and k, decoding mode, audio, models, looks.
 
-Built from the config dataclasses (one widget per setting); values are validated by the same
-``settings_store.validate`` that guards the file, and applied live through ``applied``.
+Built from the config dataclasses (one widget per setting): every spin box, slider and choice
+takes its limits from the field's declaration in :mod:`subtitler.config`, and values are
+validated by the same ``settings_store.validate`` that guards the file, then applied live
+through ``applied``.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.config import AppConfig
+from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, Spec, spec_of
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
 
@@ -137,15 +139,16 @@ class SettingsPane(QDialog):
         f = QFormLayout(w)
         self.src_lang = self._lang_combo(with_auto=True)
         self.tgt_lang = self._lang_combo(with_auto=False)
-        self.mode = QComboBox()
-        for label, value in (
-            ("SSBD (fast, stable)", "SSBD"),
-            ("Re-translation (RT)", "RT"),
-            ("Continuous decoding (CD)", "CD"),
-        ):
-            self.mode.addItem(label, value)
-        self.beta = QSlider(Qt.Orientation.Horizontal)
-        self.beta.setRange(0, 100)
+        self.mode = _choice_combo(
+            MtConfig,
+            "method",
+            {
+                "SSBD": "SSBD (fast, stable)",
+                "RT": "Re-translation (RT)",
+                "CD": "Continuous decoding (CD)",
+            },
+        )
+        self.beta = _percent_slider(MtConfig, "beta")
         self.beta.setToolTip(
             "How strongly the previous translation is kept. 0: every update is translated "
             "afresh (most accurate, most rewriting); 0.2 (default): small changes are "
@@ -159,28 +162,22 @@ class SettingsPane(QDialog):
         beta_row = QHBoxLayout()
         beta_row.addWidget(self.beta)
         beta_row.addWidget(self.beta_label)
-        self.mask_k = QSpinBox()
-        self.mask_k.setRange(0, 10)
+        self.mask_k = _spin(DisplayConfig, "mask_k")
         self.mask_k.setToolTip("Hide the last k tokens of an unfinished line (display only)")
         self.mt_model = QComboBox()
         self.mt_model.setEditable(True)
         for label, path in self.choices.translation_models:
             self.mt_model.addItem(label, path)
         model_row = _with_browse(self.mt_model, self._browse_gguf)
-        self.template = QComboBox()
-        for t in ("auto", "tower", "qwen3", "chatml", "gguf"):
-            self.template.addItem(t, t)
-        self.mt_threads = QSpinBox()
-        self.mt_threads.setRange(1, 64)
-        self.gpu_layers = QSpinBox()
-        self.gpu_layers.setRange(-1, 999)
+        self.template = _choice_combo(MtConfig, "template")
+        self.mt_threads = _spin(MtConfig, "threads")
+        self.gpu_layers = _spin(MtConfig, "gpu_layers")
         self.gpu_layers.setSpecialValueText("auto")  # shown at -1: all layers if the build offloads
         self.gpu_layers.setToolTip(
             "Layers of the translation model on the GPU (Metal/CUDA builds): auto puts all "
             "there; lower it when the model does not fit the GPU's memory, 0 for CPU only"
         )
-        self.context = QSpinBox()
-        self.context.setRange(0, 3)
+        self.context = _spin(MtConfig, "context_sentences")
         self.context.setToolTip("Show the model this many previous sentences as context")
         f.addRow("Speech language", self.src_lang)
         f.addRow("Translate into", self.tgt_lang)
@@ -227,14 +224,9 @@ class SettingsPane(QDialog):
         self.asr_model.setEditable(True)
         for label, value in self.choices.asr_models:
             self.asr_model.addItem(label, value)
-        self.asr_device = QComboBox()
-        for d in ("auto", "cpu", "cuda"):
-            self.asr_device.addItem(d, d)
-        self.asr_threads = QSpinBox()
-        self.asr_threads.setRange(1, 64)
-        self.silence = QDoubleSpinBox()
-        self.silence.setRange(0.2, 5.0)
-        self.silence.setSingleStep(0.1)
+        self.asr_device = _choice_combo(AsrConfig, "device")
+        self.asr_threads = _spin(AsrConfig, "threads")
+        self.silence = _double_spin(AsrConfig, "silence_end_s", 0.1)
         self.silence.setSuffix(" s")
         f.addRow("Whisper model", self.asr_model)
         f.addRow("Compute device", self.asr_device)
@@ -248,15 +240,12 @@ class SettingsPane(QDialog):
         w = QWidget()
         f = QFormLayout(w)
         self.font_family = QFontComboBox()
-        self.font_size = QSpinBox()
-        self.font_size.setRange(8, 120)
+        self.font_size = _spin(DisplayConfig, "font_size")
         self.color_btn = QPushButton()
         self.color_btn.clicked.connect(self._pick_color)
         self.outline = QCheckBox("Outline around letters")
-        self.opacity = QSlider(Qt.Orientation.Horizontal)
-        self.opacity.setRange(0, 100)
-        self.lines = QSpinBox()
-        self.lines.setRange(1, 6)
+        self.opacity = _percent_slider(DisplayConfig, "background_opacity")
+        self.lines = _spin(DisplayConfig, "lines")
         self.bilingual = QCheckBox("Show the original line above the translation")
         self.click_through = QCheckBox("Clicks pass through the subtitles")
         f.addRow("Font", self.font_family)
@@ -317,21 +306,17 @@ class SettingsPane(QDialog):
             "plain SSBD, so they are off by default."
         )
         note.setWordWrap(True)
-        self.lookahead = QSpinBox()
-        self.lookahead.setRange(0, 16)
+        self.lookahead = _spin(MtConfig, "lookahead")
         self.lookahead.setToolTip(
             "Guess this many tokens past the previous translation from "
             "phrases already translated in this meeting (0: off)"
         )
         self.resync = QCheckBox("After a change, try the rest of the previous translation again")
-        self.verify = QComboBox()
-        self.verify.addItem("SSBD bias β", "biased")
-        self.verify.addItem("SpecDec: top-b within τ", "specdec")
-        self.top_b = QSpinBox()
-        self.top_b.setRange(1, 20)
-        self.tau = QDoubleSpinBox()
-        self.tau.setRange(0.0, 10.0)
-        self.tau.setSingleStep(0.1)
+        self.verify = _choice_combo(
+            MtConfig, "verify", {"biased": "SSBD bias β", "specdec": "SpecDec: top-b within τ"}
+        )
+        self.top_b = _spin(MtConfig, "top_b")
+        self.tau = _double_spin(MtConfig, "tau", 0.1)
 
         def specdec_fields(_i: int = 0) -> None:
             on = self.verify.currentData() == "specdec"
@@ -347,8 +332,7 @@ class SettingsPane(QDialog):
             "the next tokens and the translation model checks them in one pass"
         )
         draft_row = _with_browse(self.draft_model, self._browse_draft)
-        self.draft_tokens = QSpinBox()
-        self.draft_tokens.setRange(1, 16)
+        self.draft_tokens = _spin(MtConfig, "draft_tokens")
         self.draft_tokens.setToolTip("Tokens the draft model guesses per pass")
 
         def draft_fields(_t: str = "") -> None:
@@ -515,3 +499,46 @@ def _with_browse(edit: QWidget, browse: Callable[[], None]) -> QHBoxLayout:
     row.addWidget(edit, 1)
     row.addWidget(button)
     return row
+
+
+def _declared(cls: type, name: str) -> tuple[Spec, float, float]:
+    spec = spec_of(cls, name)
+    assert spec.range is not None, f"{cls.__name__}.{name} declares no range"
+    return spec, spec.range[0], spec.range[1]
+
+
+def _spin(cls: type, name: str) -> QSpinBox:
+    """A spin box over the field's declared range."""
+    spec, lo, hi = _declared(cls, name)
+    box = QSpinBox()
+    box.setRange(int(lo), int(hi))
+    box.setToolTip(spec.doc)
+    return box
+
+
+def _double_spin(cls: type, name: str, step: float) -> QDoubleSpinBox:
+    spec, lo, hi = _declared(cls, name)
+    box = QDoubleSpinBox()
+    box.setRange(lo, hi)
+    box.setSingleStep(step)
+    box.setToolTip(spec.doc)
+    return box
+
+
+def _percent_slider(cls: type, name: str) -> QSlider:
+    """A slider in hundredths of the field's range (0..1 -> 0..100)."""
+    spec, lo, hi = _declared(cls, name)
+    slider = QSlider(Qt.Orientation.Horizontal)
+    slider.setRange(round(lo * 100), round(hi * 100))
+    slider.setToolTip(spec.doc)
+    return slider
+
+
+def _choice_combo(cls: type, name: str, labels: dict[str, str] | None = None) -> QComboBox:
+    """A combo box of the field's declared choices (``labels``: how each is shown)."""
+    spec = spec_of(cls, name)
+    assert spec.choices is not None, f"{cls.__name__}.{name} declares no choices"
+    combo = QComboBox()
+    for value in spec.choices:
+        combo.addItem((labels or {}).get(value, str(value)), value)
+    return combo

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from subtitler.ui.single_instance import SingleInstance
+import pytest
+from PySide6.QtNetwork import QLocalServer
+
+from subtitler.ui.single_instance import (
+    SingleInstance,
+    private_dir_ok,
+    server_name,
+    socket_address,
+    socket_ok,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,3 +97,238 @@ def test_a_toggle_from_the_command_line_reaches_the_running_app(qtbot, tmp_path:
     first.release()
     alone = subprocess.run([*cmd, "pause"], env=env, capture_output=True, text=True, timeout=20)
     assert alone.returncode == 1 and alone.stderr == "error: subtitler is not running\n"
+
+
+# -- a data folder that cannot be written is not "another instance" (issue 15, point 2) -------
+
+AS_ROOT = sys.platform.startswith("linux") and os.geteuid() == 0
+
+
+@contextmanager
+def tmpfs(where: Path, options: str) -> Iterator[Path]:
+    where.mkdir(exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+@contextmanager
+def unwritable(tmp_path: Path, with_data_folder: bool) -> Iterator[tuple[Path, str]]:
+    """(a data folder nothing can be written in, the reason the OS gives): a read-only tmpfs
+    as root (root ignores permission bits), else a folder without write permission."""
+    base = tmp_path / "ro"
+    if AS_ROOT:
+        with tmpfs(base, "size=64k") as mnt:
+            if with_data_folder:
+                (mnt / "data").mkdir()
+            subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+            yield mnt / "data", "Read-only file system"
+    else:
+        base.mkdir()
+        if with_data_folder:
+            (base / "data").mkdir()
+        target = base / "data" if with_data_folder else base
+        target.chmod(0o555)
+        try:
+            yield base / "data", "Permission denied"
+        finally:
+            target.chmod(0o755)
+
+
+@pytest.mark.parametrize("exists", [True, False], ids=["read-only folder", "missing folder"])
+def test_an_unwritable_data_folder_is_not_another_instance(
+    qtbot, tmp_path: Path, exists: bool
+) -> None:  # type: ignore[no-untyped-def]
+    with unwritable(tmp_path, exists) as (data, reason):
+        guard = SingleInstance(data)  # (raised for a missing folder on a read-only disk)
+        assert not guard.acquire()
+        assert guard.problem == (
+            f"The data folder {data} cannot be written ({reason}): finished lines are kept "
+            "in memory this session (export still has them)."
+        )
+        guard.listen()  # the app goes on; a later start still finds it
+        later = SingleInstance(data)
+        assert not later.acquire() and later.problem
+        with qtbot.waitSignal(guard.activated, timeout=3000):
+            assert later.wake_running()
+        guard.release()
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="filling a small tmpfs needs root on Linux")
+def test_a_full_data_folder_is_not_another_instance(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    with tmpfs(tmp_path / "full", "size=64k") as mnt:
+        with (mnt / "filler").open("wb", buffering=0) as f, contextlib.suppress(OSError):
+            while True:
+                f.write(b"x" * 4096)
+        guard = SingleInstance(mnt)
+        assert not guard.acquire()
+        assert "(No space left on device)" in guard.problem and "running" not in guard.problem
+
+
+def test_the_app_starts_on_a_read_only_data_folder(tmp_path: Path) -> None:
+    """The real app: one line saying why, and it runs (it said 'already running but does
+    not answer' in a modal box and exited)."""
+    from subtitler.asr.tiny_model import build_tiny_whisper
+    from subtitler.bench.random_model import PRESETS, build_random_llama
+
+    whisper = build_tiny_whisper(tmp_path / "whisper")
+    gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
+    with unwritable(tmp_path, True) as (data, reason):
+        cmd = [
+            sys.executable, str(ROOT / "main.py"),
+            "--replay", str(ROOT / "tests/data/LJ001-0008.flac"),
+            "--asr-model", str(whisper), "--mt-model", str(gguf), "--data-dir", str(data),
+            "--config", str(tmp_path / "config.toml"),
+        ]  # fmt: skip
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
+        proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+        lines: queue.Queue[str] = queue.Queue()
+        assert proc.stderr is not None
+        threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()
+        said = f"The data folder {data} cannot be written ({reason})"
+        try:
+            seen = []
+            while not any(said in x for x in seen):
+                seen.append(lines.get(timeout=60))  # (queue.Empty: it never said why)
+            time.sleep(3)
+            assert proc.poll() is None, "the app exited"
+            assert not any("already running" in x for x in seen)
+        finally:
+            proc.terminate()
+            proc.wait(20)
+
+
+# -- the socket is private to the user (issue 15, point 9) -------------------------------------
+
+
+def test_private_folder_check(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o755)
+    mine.chmod(0o755)
+    uid = os.getuid()
+    assert private_dir_ok(mine, uid)
+    assert not private_dir_ok(mine, uid + 1)  # someone else's
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # like /tmp
+    assert not private_dir_ok(shared, uid)
+    (tmp_path / "link").symlink_to(mine)
+    assert not private_dir_ok(tmp_path / "link", uid)
+    assert not private_dir_ok(tmp_path / "none", uid)
+
+
+def test_the_socket_lives_in_a_private_folder(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared))  # a runtime folder others can write
+    data = tmp_path / "data"
+    guard = SingleInstance(data)
+    assert guard.acquire()
+    address = socket_address(data)
+    assert address is not None and Path(address).parent == data  # not the shared folder
+    st = os.lstat(address)
+    assert st.st_uid == os.getuid() and stat.S_ISSOCK(st.st_mode)
+    assert socket_ok(address)
+    guard.release()
+    Path(address).unlink(missing_ok=True)
+    Path(address).write_text("not a socket")
+    assert not socket_ok(address)
+    assert not SingleInstance(data).wake_running()
+
+
+VICTIM, ATTACKER = 54321, 54322
+FIRST = """
+import sys, time
+from pathlib import Path
+from PySide6.QtCore import QCoreApplication, QTimer
+from subtitler.ui.single_instance import SingleInstance
+app = QCoreApplication([])
+g = SingleInstance(Path(sys.argv[1]))
+print("acquired", g.acquire(), flush=True)
+g.activated.connect(lambda: (print("activated", flush=True), app.quit()))
+QTimer.singleShot(20000, app.quit)
+app.exec()
+"""
+SECOND = """
+import sys
+from pathlib import Path
+from PySide6.QtCore import QCoreApplication
+from subtitler.ui.single_instance import SingleInstance
+app = QCoreApplication([])
+g = SingleInstance(Path(sys.argv[1]))
+print("acquired", g.acquire(), "woke", g.wake_running(), flush=True)
+"""
+SQUAT = """
+import os, sys, tempfile
+from pathlib import Path
+from PySide6.QtCore import QCoreApplication, QTimer
+from PySide6.QtNetwork import QLocalServer
+from subtitler.ui.single_instance import server_name
+app = QCoreApplication([])
+data, victim = Path(sys.argv[1]), int(sys.argv[2])
+name = server_name(data)
+servers = []
+# The old fixed name in the shared /tmp, and the victim's would-be private folder in it.
+own = Path(tempfile.gettempdir()) / f"subtitler-{victim}"
+own.mkdir(mode=0o777, exist_ok=True)
+own.chmod(0o777)
+for address in (name, str(own / f"{name}.sock")):
+    s = QLocalServer()
+    s.setSocketOptions(QLocalServer.SocketOption.WorldAccessOption)
+    assert s.listen(address), s.errorString()
+    s.newConnection.connect(lambda: print("a victim connected", flush=True))
+    servers.append(s)
+print("listening", flush=True)
+QTimer.singleShot(20000, app.quit)
+app.exec()
+"""
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="playing two other users needs root")
+def test_another_user_cannot_stand_in_for_the_running_app(tmp_path: Path) -> None:
+    """Another local user listens first on the name the app used to take in /tmp (and on its
+    would-be private folder there): a second start still reaches the real first instance."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="subtitler-users-"))
+    base.chmod(0o755)
+    data = base / "victim-data"
+    data.mkdir()
+    os.chown(data, VICTIM, VICTIM)
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT), HOME=str(base))
+
+    def as_user(uid: int, code: str, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-c", code, *args], env=env, user=uid, group=uid, cwd=base,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    own = Path(tempfile.gettempdir()) / f"subtitler-{VICTIM}"
+    squat = as_user(ATTACKER, SQUAT, str(data), str(VICTIM))
+    first = None
+    try:
+        assert squat.stdout is not None and squat.stdout.readline().strip() == "listening"
+        first = as_user(VICTIM, FIRST, str(data))
+        assert first.stdout is not None
+        assert first.stdout.readline().strip() == "acquired True"
+        second = as_user(VICTIM, SECOND, str(data))
+        out, err = second.communicate(timeout=30)
+        assert out.strip() == "acquired False woke True", err
+        assert first.stdout.readline().strip() == "activated"
+    finally:
+        for p in (squat, first):
+            if p is not None:
+                p.kill()
+                p.wait(10)
+        shutil.rmtree(own, ignore_errors=True)
+        shutil.rmtree(base, ignore_errors=True)
+        QLocalServer.removeServer(server_name(data))
+    assert squat.stdout is not None
+    assert "a victim connected" not in squat.stdout.read()

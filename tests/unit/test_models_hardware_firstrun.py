@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -220,6 +221,30 @@ def test_check_network(monkeypatch: pytest.MonkeyPatch) -> None:
         srv.listen()
         ok, _ = fr.check_network(f"http://127.0.0.1:{srv.getsockname()[1]}", timeout=1)
     assert ok
+
+
+def test_check_network_bounds_a_resolver_that_never_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A socket timeout does not cover the name lookup: a stuck DNS held the check (and the
+    GUI thread) for as long as the resolver took."""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    release, returned = threading.Event(), threading.Event()
+
+    def stuck_resolver(*a: object, **k: object) -> list[object]:
+        release.wait(10)  # a resolver that does not answer (until the test ends)
+        returned.set()
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", stuck_resolver)
+    try:
+        ok, msg = fr.check_network("https://hub.example", timeout=0.3)
+        assert not returned.is_set()  # the check gave up; the resolver was still stuck
+        assert not ok and msg == "no network: hub.example did not answer within 0.3 s"
+    finally:
+        release.set()
 
 
 def test_no_qt_in_models_package() -> None:
