@@ -86,8 +86,18 @@ class DisplayConfig:
 
 
 @dataclass
+class WebConfig:
+    """Subtitles as a web page (an OBS browser source, a second screen); off by default."""
+
+    share: str = "off"  # "off" | "local" (this computer only) | "network" (LAN, token in the URL)
+    port: int = 8642  # TCP port of the page (the same on every start, so a saved URL keeps working)
+    token: str = ""  # access token for "network": made on first use, kept until renewed
+
+
+@dataclass
 class AppConfig:
     audio: AudioConfig = field(default_factory=AudioConfig)
     asr: AsrConfig = field(default_factory=AsrConfig)
     mt: MtConfig = field(default_factory=MtConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
+    web: WebConfig = field(default_factory=WebConfig)

@@ -78,6 +78,10 @@ def validate(cfg: AppConfig) -> list[str]:
         errs.append("ASR chunk and silence lengths must be positive")
     if audio.source not in ("microphone", "file"):
         errs.append(f"audio source must be 'microphone' or 'file' (is {audio.source!r})")
+    if cfg.web.share not in ("off", "local", "network"):
+        errs.append(f"web page sharing must be off, local or network (is {cfg.web.share!r})")
+    if not 1024 <= cfg.web.port <= 65535:
+        errs.append(f"web page port must be 1024..65535 (is {cfg.web.port})")
     return errs
 
 

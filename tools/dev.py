@@ -95,6 +95,7 @@ NEEDS: tuple[Need, ...] = (
     Need("Xvfb (real-window tests)", "xvfb", program="Xvfb", tests_only=True),
     Need("PulseAudio (meeting-audio tests)", "pulseaudio", program="pulseaudio", tests_only=True),
     Need("paplay (meeting-audio tests)", "pulseaudio-utils", program="paplay", tests_only=True),
+    Need("Chromium (web-subtitle tests)", "chromium", program="chromium", tests_only=True),
 )
 
 

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from subtitler.config import AppConfig
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
+from subtitler.ui.web_settings import WebSettings
 
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
 
@@ -54,6 +55,7 @@ class Choices:
         default_factory=lambda: [(s, s) for s in WHISPER_SIZES]
     )
     hardware: str = ""  # a line describing what computes (CPU / Metal / CUDA)
+    web_status: Callable[[], tuple[str, str]] = lambda: ("", "")  # the page's address, problem
 
 
 def _combo_value(combo: QComboBox) -> str:
@@ -99,6 +101,8 @@ class SettingsPane(QDialog):
         tabs.addTab(self._look_tab(), "Appearance")
         tabs.addTab(self._keys_tab(), "Hotkeys")
         tabs.addTab(self._advanced_tab(), "Advanced")
+        self.web = WebSettings(lambda: self.choices.web_status())
+        tabs.addTab(self.web, "Browser")
         self.tabs = tabs
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828")
@@ -388,6 +392,7 @@ class SettingsPane(QDialog):
         self.adaptive.setChecked(mt.adaptive_guessing)
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
+        self.web.load(cfg.web)
 
     def values(self) -> AppConfig:
         cfg = copy.deepcopy(self._cfg)
@@ -427,6 +432,7 @@ class SettingsPane(QDialog):
         mt.adaptive_guessing = self.adaptive.isChecked()
         d.hotkey_click_through = self.key_click.keySequence().toString()
         d.hotkey_pause = self.key_pause.keySequence().toString()
+        cfg.web = self.web.values()
         return cfg
 
     def apply(self) -> bool:
@@ -440,6 +446,7 @@ class SettingsPane(QDialog):
         self.error.setText("")
         self._cfg = cfg
         self.applied.emit(cfg)
+        self.web.refresh()  # the app has (re)started the page by now
         return True
 
     def _ok(self) -> None:
