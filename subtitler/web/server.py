@@ -38,6 +38,7 @@ PING_S = 15.0  # a message at least this often, so a page notices a dead connect
 IO_TIMEOUT_S = 10.0  # a request that does not arrive (or a page that stops reading) ends
 SEND_LINES = 6  # lines sent to the page (it shows the last DisplayConfig.lines, or ?lines=)
 RETRY_MS = 1000  # the browser's reconnect delay after the connection drops
+SNDBUF = 64 * 1024  # kernel buffer per stream: with the queue, how far a page may lag
 PING = b"event: ping\ndata: \n\n"
 
 _SECURITY_HEADERS = {
@@ -251,6 +252,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(503, "text/plain; charset=utf-8", b"too many pages open")
             return
         try:
+            # Without a bound Linux grows a loopback send buffer to megabytes: a page that
+            # stopped reading would hold that much (and be noticed that late).
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SNDBUF)
             self._headers(200, "text/event-stream; charset=utf-8")
             self.end_headers()
             self.wfile.write(f"retry: {RETRY_MS}\n\n".encode())
