@@ -8,12 +8,12 @@ WebSocket client and no browser download are needed, only the system's ``chromiu
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import queue
 import shutil
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -61,24 +61,31 @@ class Chromium:
             raise FileNotFoundError("chromium is not installed")
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
+        # Chromium wants its ends as fds 3 and 4: posix_spawn places them there in the child
+        # (no preexec_fn, which is unsafe in a process with threads; no shell, whose
+        # redirections stop at fd 9). Moved above 9 first, so that placing one cannot
+        # overwrite the other.
+        hi_r = fcntl.fcntl(to_child_r, fcntl.F_DUPFD_CLOEXEC, 10)
+        hi_w = fcntl.fcntl(from_child_w, fcntl.F_DUPFD_CLOEXEC, 10)
+        for fd in (to_child_r, from_child_w):
+            os.close(fd)
         args = [*FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"]
-        # The shell puts the pipe ends on fds 3 and 4 (no preexec_fn: the test process has
-        # threads) and then becomes Chromium.
-        moves = f"3<&{to_child_r} 4>&{from_child_w}"
-        moves += "".join(f" {fd}>&-" for fd in (to_child_r, from_child_w) if fd not in (3, 4))
-        script = f'exec "$0" "$@" {moves}'
         self.log = profile.parent / f"{profile.name}.stderr.log"
-        with self.log.open("wb") as err:
-            self.proc = subprocess.Popen(
-                ["sh", "-c", script, binary, *args, "about:blank"],
-                pass_fds=(to_child_r, from_child_w),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                start_new_session=True,  # its renderer and GPU processes end with it
-            )
-        os.close(to_child_r)
-        os.close(from_child_w)
+        self.pid = os.posix_spawn(
+            binary,
+            [binary, *args, "about:blank"],
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, str(self.log), os.O_WRONLY | os.O_CREAT, 0o644),
+                (os.POSIX_SPAWN_DUP2, hi_r, 3),
+                (os.POSIX_SPAWN_DUP2, hi_w, 4),
+            ],
+            setsid=True,  # its renderer and GPU processes are in its group: ended with it
+        )
+        os.close(hi_r)
+        os.close(hi_w)
         self._next_id = 0
         self._id_lock = threading.Lock()
         self._replies: dict[int, queue.Queue[dict[str, Any]]] = {}
@@ -151,14 +158,21 @@ class Chromium:
     def close(self) -> None:
         with contextlib.suppress(DevToolsError, OSError):
             self.send("Browser.close", timeout=5)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+        if not self._exited(10):
+            os.killpg(self.pid, signal.SIGKILL)
+            self._exited(10)
         for fd in (self._to_child, self._from_child):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+    def _exited(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, _status = os.waitpid(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                return True
+            time.sleep(0.05)
+        return False
 
     def __enter__(self) -> Chromium:
         return self
