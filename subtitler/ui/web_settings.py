@@ -114,6 +114,7 @@ class WebSettings(QWidget):
         self.url.setText(
             with_option(url, "bg=transparent") if self.transparent.isChecked() else url
         )
+        self.url.setCursorPosition(0)  # the start of a long address is what tells it apart
 
     def _update_buttons(self) -> None:
         self.copy.setEnabled(bool(self.url.text()))

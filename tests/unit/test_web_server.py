@@ -12,9 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from subtitler.config import DisplayConfig, WebConfig
+from subtitler.config import AppConfig, DisplayConfig, WebConfig
 from subtitler.pipeline.events import StatusEvent
 from subtitler.pipeline.fanout import Fanout
+from subtitler.settings_store import validate
 from subtitler.web import server as web_server
 from subtitler.web.access import host_name, loopback_host, new_token, token_ok
 from subtitler.web.lines import ShownLines
@@ -176,6 +177,12 @@ def test_token_rules() -> None:
     assert host_name("LocalHost:8642") == "localhost" and host_name("[::1]:80") == "[::1]"
     assert host_name("127.0.0.1") == "127.0.0.1" and host_name(None) == ""
     assert not loopback_host("127.0.0.1.evil.example:80") and not loopback_host("[::1")
+
+
+def test_settings_file_checks_the_page_settings() -> None:
+    assert validate(AppConfig()) == []
+    errs = validate(AppConfig(web=WebConfig(share="everyone", port=80)))
+    assert len(errs) == 2 and "off, local or network" in errs[0] and "1024..65535" in errs[1]
 
 
 def test_network_without_a_token_does_not_start() -> None:
