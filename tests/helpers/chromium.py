@@ -8,7 +8,6 @@ WebSocket client and no browser download are needed, only the system's ``chromiu
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import queue
@@ -56,6 +55,9 @@ class Chromium:
     """One headless browser; ``open(url)`` gives a Page to drive."""
 
     def __init__(self, profile: Path, width: int = 1280, height: int = 360) -> None:
+        import fcntl  # POSIX only, like the pipe transport: imported here so that the module
+        # itself imports anywhere (the tests that use it skip off Linux)
+
         binary = chromium_path()
         if binary is None:
             raise FileNotFoundError("chromium is not installed")
