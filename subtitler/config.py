@@ -310,11 +310,31 @@ class DisplayConfig:
 
 
 @dataclass
+class WebConfig:
+    """Subtitles as a web page (an OBS browser source, a second screen); off by default."""
+
+    share: str = setting(
+        "off",
+        "Show subtitles in a browser",
+        "off, local (this computer only) or network (the local network, token in the URL)",
+        choices=("off", "local", "network"),
+    )
+    port: int = setting(
+        8642,
+        "Browser page port",
+        "TCP port of the page (the same on every start, so a saved address keeps working)",
+        range=(1024, 65535),
+    )
+    token: str = setting("", "Access key", 'for "network": made on first use, kept until renewed')
+
+
+@dataclass
 class AppConfig:
     audio: AudioConfig = field(default_factory=AudioConfig)
     asr: AsrConfig = field(default_factory=AsrConfig)
     mt: MtConfig = field(default_factory=MtConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
+    web: WebConfig = field(default_factory=WebConfig)
 
 
 SECTIONS: dict[str, type] = {
@@ -322,4 +342,5 @@ SECTIONS: dict[str, type] = {
     "asr": AsrConfig,
     "mt": MtConfig,
     "display": DisplayConfig,
+    "web": WebConfig,
 }

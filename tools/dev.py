@@ -5,11 +5,11 @@
 
 Works the same on Linux, macOS and Windows with Python 3.11+. On Linux it first checks the
 system libraries and programs the task needs (PortAudio, Qt's X11 libraries, and for the tests
-Xvfb and PulseAudio); on Debian/Ubuntu it installs the missing ones with apt when it runs as
-root or may use sudo without a password, and otherwise prints the one command to run and stops
-with exit code 2. macOS and Windows need nothing: the wheels carry their libraries. Installs are
-skipped while pyproject.toml is unchanged (a hash stamp in the environment), so a second run
-starts at once.
+Xvfb, PulseAudio and Chromium); on Debian/Ubuntu it installs the missing ones with apt when it
+runs as root or may use sudo without a password, and otherwise prints the one command to run and
+stops with exit code 2. macOS and Windows need nothing: the wheels carry their libraries.
+Installs are skipped while pyproject.toml is unchanged (a hash stamp in the environment), so a
+second run starts at once.
 """
 
 from __future__ import annotations
@@ -116,6 +116,7 @@ NEEDS: tuple[Need, ...] = (
         tests_only=True,
         found=_has_cjk_font,
     ),
+    Need("Chromium (web-subtitle tests)", "chromium", program="chromium", tests_only=True),
 )
 
 

@@ -25,6 +25,7 @@ from subtitler.pipeline.events import (
     StatusEvent,
     SubtitleEvent,
 )
+from subtitler.pipeline.fanout import Fanout
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
@@ -35,6 +36,8 @@ from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
 from subtitler.ui.single_instance import SingleInstance
 from subtitler.ui.tray import Tray
+from subtitler.web.access import new_token
+from subtitler.web.server import WebServerError, WebSubtitles
 
 log = logging.getLogger(__name__)
 LOOPBACK_APIS = frozenset(LOOPBACK_APIS_BY_OS.values())
@@ -67,9 +70,15 @@ class SubtitlerApp(QObject):
         self.config_path = config_path
         self.data_dir = data_dir
         self.choices = choices or Choices()
+        self.choices.web_status = self.web_status
         self.speed = speed
         self.bridge = EventBridge()
         self.bridge.delivered.connect(self.on_event)
+        # The pipeline's events go to the overlay (through the bridge) and, straight from the
+        # pipeline's threads, to the browser page when it is on.
+        self.fanout = Fanout(self.bridge.post)
+        self.web: WebSubtitles | None = None
+        self.web_problem = ""
         self.overlay = SubtitleOverlay(config.display)
         self.overlay.place()
         self.tray = Tray(app_icon(), self)
@@ -91,6 +100,7 @@ class SubtitlerApp(QObject):
         notice = notice.strip()
         if notice:
             self.show_problem(notice)
+        self.start_web()
 
     def _wire(self) -> None:
         o, t = self.overlay, self.tray
@@ -140,9 +150,11 @@ class SubtitlerApp(QObject):
             self.overlay.set_alert("")
         self._stopped_by = ""
         self.overlay.clear()
+        if self.web is not None:
+            self.web.clear()
         self.pipeline = Pipeline(
             copy.deepcopy(self.config),
-            self.bridge.post,
+            self.fanout,
             self.factories,
             speed=self.speed,
             transcript_path=self.transcript_path,
@@ -218,8 +230,12 @@ class SubtitlerApp(QObject):
         self.settings.raise_()
 
     def apply_settings(self, cfg: AppConfig) -> None:
-        self.config = cfg
+        old_web, self.config = self.config.web, cfg
         self.overlay.apply_display(cfg.display)
+        if cfg.web != old_web:
+            self.start_web()
+        elif self.web is not None:
+            self.web.set_display(cfg.display)
         self.tray.set_click_through(cfg.display.click_through)
         self._bind_hotkeys()
         self._save()
@@ -275,7 +291,39 @@ class SubtitlerApp(QObject):
             except (OSError, ValueError) as e:
                 self.show_problem(f"Export failed: {e}")
 
+    # -- browser page ----------------------------------------------------------------------
+    def start_web(self) -> None:
+        """Serve the page as the settings say (or stop it); a failure is one line, no more."""
+        self.stop_web()
+        self.web_problem = ""
+        web = self.config.web
+        if web.share not in ("local", "network"):
+            return
+        if web.share == "network" and not web.token:
+            web.token = new_token()  # kept in the settings, so a saved address keeps working
+            self._save()
+        server = WebSubtitles(copy.deepcopy(web), self.config.display)
+        try:
+            server.start()
+        except WebServerError as e:
+            self.web_problem = str(e)
+            self.show_problem(self.web_problem)
+            return
+        self.web = server
+        self.fanout.add(server.publish)
+
+    def stop_web(self) -> None:
+        if self.web is not None:
+            self.fanout.remove(self.web.publish)
+            self.web.stop()
+            self.web = None
+
+    def web_status(self) -> tuple[str, str]:
+        """The page's address ("" when off) and why it is not running ("" when fine)."""
+        return (self.web.url if self.web is not None else "", self.web_problem)
+
     def quit(self) -> None:
+        self.stop_web()
         if self.pipeline is not None:
             self.pipeline.stop(2.0)
         self._save()

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, Spec, spec_of
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
+from subtitler.ui.web_settings import WebSettings
 
 HOTKEYS_WORK = (
     "These keys work while any app has focus, also when clicks pass through the subtitles. "
@@ -60,6 +61,7 @@ class Choices:
         default_factory=lambda: [(s, s) for s in WHISPER_SIZES]
     )
     hardware: str = ""  # a line describing what computes (CPU / Metal / CUDA)
+    web_status: Callable[[], tuple[str, str]] = lambda: ("", "")  # the page's address, problem
 
 
 def _combo_value(combo: QComboBox) -> str:
@@ -105,6 +107,8 @@ class SettingsPane(QDialog):
         tabs.addTab(self._look_tab(), "Appearance")
         tabs.addTab(self._keys_tab(), "Hotkeys")
         tabs.addTab(self._advanced_tab(), "Advanced")
+        self.web = WebSettings(lambda: self.choices.web_status())
+        tabs.addTab(self.web, "Browser")
         self.tabs = tabs
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828")
@@ -404,6 +408,7 @@ class SettingsPane(QDialog):
         self.adaptive.setChecked(mt.adaptive_guessing)
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
+        self.web.load(cfg.web)
 
     def values(self) -> AppConfig:
         cfg = copy.deepcopy(self._cfg)
@@ -443,6 +448,7 @@ class SettingsPane(QDialog):
         mt.adaptive_guessing = self.adaptive.isChecked()
         d.hotkey_click_through = self.key_click.keySequence().toString()
         d.hotkey_pause = self.key_pause.keySequence().toString()
+        cfg.web = self.web.values()
         return cfg
 
     def apply(self) -> bool:
@@ -456,6 +462,7 @@ class SettingsPane(QDialog):
         self.error.setText("")
         self._cfg = cfg
         self.applied.emit(cfg)
+        self.web.refresh()  # the app has (re)started the page by now
         return True
 
     def _ok(self) -> None:

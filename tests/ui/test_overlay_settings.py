@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import operator
 import time
 
 import pytest
@@ -266,6 +267,8 @@ LIMITED = {
     "template": ("mt", "template"),
     "asr_device": ("asr", "device"),
     "verify": ("mt", "verify"),
+    "web.port": ("web", "port"),
+    "web.share": ("web", "share"),
 }
 
 
@@ -283,7 +286,7 @@ def test_pane_limits_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-un
     qtbot.addWidget(pane)
     for attr, (section, name) in LIMITED.items():
         spec = spec_of(SECTIONS[section], name)
-        widget = getattr(pane, attr)
+        widget = operator.attrgetter(attr)(pane)
         if isinstance(widget, QComboBox):
             assert tuple(widget.itemData(i) for i in range(widget.count())) == spec.choices
             continue
@@ -301,7 +304,7 @@ def test_pane_limits_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-un
             widget.setValue(extreme)
             assert validate(pane.values()) == [], (attr, extreme)
     # Every range-limited widget of the pane is in the table above.
-    known = {id(getattr(pane, a)) for a in LIMITED}
+    known = {id(operator.attrgetter(a)(pane)) for a in LIMITED}
     for kind in (QSpinBox, QDoubleSpinBox, QSlider):
         assert [b for b in pane.findChildren(kind) if id(b) not in known] == [], kind
 
