@@ -247,7 +247,9 @@ class Pipeline:
         source and ASR swapped at the next block."""
         old, self.config = self.config, new
         self._mt.set_mt(new.mt)
-        if any(getattr(old.mt, f) != getattr(new.mt, f) for f in MODEL_FIELDS):
+        changed = any(getattr(old.mt, f) != getattr(new.mt, f) for f in MODEL_FIELDS)
+        # A model set aside (its engine crashed) is loaded again when settings are applied.
+        if changed or (self._mt.model_lost and new.mt.model_path):
             seq = self._next_load()
             self._in_background(lambda: self._load_model(new.mt, seq), "mt-reload")
         if self._asr is not None and (old.audio != new.audio or old.asr != new.asr):

@@ -310,6 +310,7 @@ class TranslationStage(threading.Thread):
         self._final_lock = threading.Lock()
         self._inflight: AsrUpdate | None = None
         self._sealed = False
+        self.model_lost = False  # the model was set aside (crashed, or failing every time)
 
     # -- settings, from any thread ---------------------------------------------------------
     def set_mt(self, mt: MtConfig) -> None:
@@ -321,6 +322,7 @@ class TranslationStage(threading.Thread):
         """A freshly loaded model: swapped in between two updates; the old one is closed."""
         with self._lock:
             displaced, self._next_model = self._next_model, as_engine(model)
+            self.model_lost = False
         if displaced is not None:  # loaded but never used (no speech since): close it now
             displaced.close()
 
@@ -340,6 +342,7 @@ class TranslationStage(threading.Thread):
         chosen (a model loaded meanwhile takes over at the next update)."""
         model, self._model = self._model, None
         self._failures = 0
+        self.model_lost = True
         if model is not None:
             model.close()
         self.emit(ErrorEvent("mt", message))
