@@ -275,7 +275,8 @@ class StreamingRecognizer:
             if not final:
                 return []  # the next run tries again with more audio
             hyp = Hypothesis(())  # a final pass still closes its segment, committed words kept
-        self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final))
+        else:
+            self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final))
         if self.opt.language is None and self._language is None and hyp.language:
             self._language = hyp.language  # detected once, kept for the utterance
         words = self._new_words(

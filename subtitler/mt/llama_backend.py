@@ -52,7 +52,8 @@ class _NativeLog:
     routed = False
     callback: Any = None  # the ctypes callback: must stay referenced while llama.cpp uses it
     partial = ""  # text of a line not ended yet
-    last_error = ""
+    level = 2  # of the line being written
+    last_error = ""  # the first error line since the last load began
 
 
 def route_native_log() -> None:
@@ -71,13 +72,18 @@ def route_native_log() -> None:
     logger = logging.getLogger("llama.cpp")
 
     def on_log(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        # ggml_log_level: 1 debug, 2 info, 3 warn, 4 error, 5 continues the previous line.
+        if level != 5:
+            _NativeLog.level = level
         *done, _NativeLog.partial = (
             _NativeLog.partial + text.decode("utf-8", errors="replace")
         ).split("\n")
         for msg in done:
             if msg.strip():
-                logger.log(logging.DEBUG if level == 4 else logging.INFO, "%s", msg)
-                if level == 3 or "error" in msg.lower():
+                debug = _NativeLog.level == 1
+                logger.log(logging.DEBUG if debug else logging.INFO, "%s", msg)
+                # The first error of a load says why; the ones after say "failed to load".
+                if _NativeLog.level == 4 and not _NativeLog.last_error:
                     _NativeLog.last_error = msg.strip()
 
     _NativeLog.callback = llama_cpp.llama_log_callback(on_log)
@@ -135,7 +141,7 @@ class LlamaLM:
             )
         except (ValueError, RuntimeError, OSError) as e:
             # llama-cpp-python says only "Failed to load model"; llama.cpp logged why.
-            why = _NativeLog.last_error or str(e)
+            why = _NativeLog.last_error.removeprefix("llama_model_load: ") or str(e)
             raise ModelLoadError(f"llama.cpp could not load {path.name}: {why}") from e
         self._ctx = self._llm.ctx
         self._vocab = llama_cpp.llama_model_get_vocab(self._llm.model)

@@ -32,6 +32,11 @@ from subtitler.types import UpdateStats
 log = logging.getLogger(__name__)
 
 
+def _naming(name: str, message: str) -> str:
+    """A load failure says which file it is about."""
+    return message if name in message else f"{name}: {message}"
+
+
 class ModelCrashed(EngineGone):
     """A native engine died while loading or using a model; one line naming the file."""
 
@@ -53,7 +58,7 @@ class WorkerEngine:
             raise ModelCrashed(f"{self.name}: llama.cpp crashed loading it ({e.reason})") from None
         except RemoteError as e:
             self._proc.close()
-            raise RuntimeError(str(e)) from None
+            raise RuntimeError(_naming(self.name, str(e))) from None
         self.notice: str = info["notice"]
         self._sent = mt
 
@@ -148,7 +153,7 @@ class WorkerWhisper:
             raise AsrError(f"{self.name}: CTranslate2 crashed loading it ({e.reason})") from None
         except RemoteError as e:
             proc.close()
-            raise AsrError(str(e)) from None
+            raise AsrError(_naming(self.name, str(e))) from None
         self.multilingual: bool = info["multilingual"]
         self.device: str = info["device"]
         self.compute_type: str = info["compute_type"]
@@ -175,8 +180,6 @@ class WorkerWhisper:
                 f"CTranslate2 crashed on a {len(samples) / 16000:.1f} s window ({e.reason}); "
                 "loading the speech model again"
             ) from None
-        except RemoteError as e:
-            raise AsrError(f"{e.kind}: {e}") from None
         return hyp
 
     def close(self) -> None:
@@ -217,10 +220,27 @@ class WhisperService:
 
 
 def probe_model(path: Path, template: str = "auto") -> None:
-    """Load a translation GGUF or a Whisper folder once in a worker process; raises with one
-    line (ModelCrashed when the engine died) if the engine cannot use it."""
+    """Load a translation GGUF or a Whisper folder in a worker process and run it once (a
+    second of silence, a short sentence); raises with one line naming the file (ModelCrashed
+    when the engine died) if the engine cannot use it."""
     if path.is_dir():
-        WorkerWhisper(WhisperSettings(str(path), device="cpu", threads=1)).close()
+        settings = WhisperSettings(str(path), device="cpu", threads=1, max_new_tokens=8)
+        whisper = WorkerWhisper(settings)
+        try:
+            whisper.transcribe(np.zeros(16000, np.float32), t0=0.0, prompt="", language=None)
+        except RemoteError as e:
+            raise AsrError(f"{path.name}: cannot recognise with it ({e.kind}: {e})") from None
+        except AsrError as e:
+            raise AsrError(f"{path.name}: {e}") from None
+        finally:
+            whisper.close()
         return
     mt = MtConfig(model_path=str(path), template=template, n_ctx=256, threads=1)
-    WorkerEngine(mt, path).close()
+    mt.max_new_tokens = 8
+    engine = WorkerEngine(mt, path)
+    try:
+        engine.translate(0, "Good morning.", True, mt.src_lang, mt)
+    except RemoteError as e:
+        raise RuntimeError(f"{path.name}: cannot translate with it ({e.kind}: {e})") from None
+    finally:
+        engine.close()

@@ -149,7 +149,7 @@ class Pipeline:
 
     def _fail(self, where: str, e: Exception) -> None:
         """A part could not start: tell the user, and stop (the app stays up)."""
-        log.warning("start failed (%s): %s", where, e)
+        log.info("start failed (%s): %s", where, e)
         self.emit(ErrorEvent(where, str(e), fatal=True))
         self._set_state("stopped", str(e))
         self.finished.set()

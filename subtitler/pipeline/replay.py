@@ -104,10 +104,11 @@ class Recorder:
         with self.lock:
             self.events.append(ev)
         if isinstance(ev, ErrorEvent):
-            log.warning("%s: %s", ev.where, ev.message)
-            if ev.fatal:
+            if ev.fatal:  # main() prints it as the "error:" line
                 self.fatal = ev.message
                 self.done.set()
+            else:
+                log.warning("%s: %s", ev.where, ev.message)
         if isinstance(ev, StatusEvent) and ev.state in ("finished", "stopped"):
             self.done.set()
 

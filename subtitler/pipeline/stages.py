@@ -209,8 +209,14 @@ class AsrStage(threading.Thread):
         now = self.clock()
         return self.recognizer.finish(now) if finish else self.recognizer.process(now)
 
+    def _recognitions(self) -> int | None:
+        """Recognitions that succeeded so far, where the recogniser counts them."""
+        runs = getattr(self.recognizer, "runs", None)
+        return len(runs) if isinstance(runs, list) else None
+
     def _recognize(self, call: Callable[[], list[AsrUpdate]]) -> list[AsrUpdate]:
         """One recogniser call; a failure costs this update, not the meeting."""
+        before = self._recognitions()
         try:
             out = call()
         except Exception as e:
@@ -218,7 +224,7 @@ class AsrStage(threading.Thread):
                 return []  # stopping: its worker was closed under it
             self._failures += 1
             reason = why(e)
-            log.warning("speech recognition failed (%d in a row): %s", self._failures, reason)
+            log.info("speech recognition failed (%d in a row): %s", self._failures, reason)
             log.info("the failed recognition", exc_info=True)
             if self._failures >= MAX_FAILED_CALLS:
                 raise RecognitionStopped(
@@ -227,7 +233,10 @@ class AsrStage(threading.Thread):
             if self._failures == 1:  # once per run of failures
                 self.emit(ErrorEvent("asr", f"speech recognition skipped an update ({reason})"))
             return []
-        self._failures = 0
+        # Most calls only buffer audio: the run of failures ends with a recognition that worked.
+        after = self._recognitions()
+        if before is None or after is None or after > before:
+            self._failures = 0
         return out
 
     def _report_problem(self) -> None:
@@ -488,7 +497,7 @@ class TranslationStage(threading.Thread):
     def _failed(self, u: AsrUpdate, e: Exception) -> None:
         """One failed translation costs this update; a model failing every time is set aside."""
         self._failures += 1
-        log.warning("translation failed (%d in a row): %s", self._failures, why(e))
+        log.info("translation failed (%d in a row): %s", self._failures, why(e))
         log.info("the failed translation", exc_info=True)
         if self._failures >= MAX_FAILED_CALLS:
             self._drop_model(

@@ -142,3 +142,29 @@ def test_a_failed_final_run_closes_the_segment_with_what_was_committed() -> None
         out2 = rec.process(1.3)  # the failure is reported; the closed segment follows
     finals = [u for u in out2 if u.final]
     assert [u.committed_text for u in finals] == [committed]
+
+
+def test_a_backend_that_always_fails_ends_recognition_after_the_limit(tmp_path: Path) -> None:
+    """Most recogniser calls only buffer audio: they must not hide that every recognition
+    fails (the run of failures is counted in recognitions, not calls)."""
+    rec = StreamingRecognizer(Backend(fail_at=set(range(1, 10_000))), StreamingOptions(vad=False))
+    _, ev = _run_with(rec, tmp_path, seconds=30.0)
+    errors = [e for e in ev.of(ErrorEvent) if e.where == "asr"]
+    assert [e.fatal for e in errors] == [False, True]
+    assert (
+        errors[0].message
+        == "speech recognition skipped an update (IndexError: time_indices[jumps])"
+    )
+    assert errors[1].message == (
+        "speech recognition stopped: the last 10 recognitions failed "
+        "(IndexError: time_indices[jumps])"
+    )
+
+
+def test_recognitions_failing_now_and_then_never_end_the_meeting(tmp_path: Path) -> None:
+    backend = Backend(fail_at={n for n in range(1, 200) if n % 3})  # two of three fail
+    rec = StreamingRecognizer(backend, StreamingOptions(vad=False))
+    _, ev = _run_with(rec, tmp_path, seconds=30.0)
+    assert backend.calls > 20
+    assert not any(e.fatal for e in ev.of(ErrorEvent))
+    assert any(e.final for e in ev.of(SubtitleEvent))  # the stream's end closed its segment
