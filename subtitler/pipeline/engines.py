@@ -66,6 +66,11 @@ class WorkerEngine:
     def pid(self) -> int | None:
         return self._proc.pid
 
+    @property
+    def handler_s(self) -> float:
+        """Time the last translation took inside the worker (the benchmark's reference)."""
+        return float(self._proc.handler_s)
+
     def translate(
         self,
         segment_id: int,
@@ -162,6 +167,11 @@ class WorkerWhisper:
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
+
+    @property
+    def handler_s(self) -> float:
+        """Time the last recognition took inside the worker (the benchmark's reference)."""
+        return float(self._proc.handler_s) if self._proc is not None else 0.0
 
     def transcribe(
         self, audio: Samples, *, t0: float, prompt: str, language: str | None

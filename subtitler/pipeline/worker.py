@@ -6,7 +6,7 @@ therefore lives in its own process, started with multiprocessing's "spawn" metho
 Linux, macOS and Windows, and inside the PyInstaller bundle: ``freeze_support`` in main.py).
 
 The protocol is small: the parent sends ``(seq, op, args)`` over a pipe and waits for
-``(seq, "ok", value)`` or ``(seq, "err", kind, message)``; only plain values cross (text, token
+``(seq, "ok", value, seconds in the handler)`` or ``(seq, "err", kind, message)``; only plain values cross (text, token
 ids, stats, audio samples). A running call is aborted through a counter in shared memory that
 the child's decoder reads between two steps (``seq`` is aborted once the counter reaches it),
 so a newer update reaches a running decode within a few milliseconds. If the child dies, the
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 native_log = logging.getLogger("subtitler.engine")
 
 SPAWN = multiprocessing.get_context("spawn")
-ABORT_POLL_S = 0.002  # how often a waiting call asks its abort callback
+ABORT_POLL_S = 0.005  # how often a waiting call asks its abort callback
 IDLE_POLL_S = 0.1  # how often a call without one checks that the child is alive
 ABORT_GRACE_S = 1.0  # an aborted call that does not answer by then is left behind
 _MARK, _SEP, _NL = "\x1e", "\x1f", "\x1d"  # a forwarded log record: MARK level SEP name SEP text
@@ -192,6 +192,7 @@ class WorkerProcess:
         self._tail: _LogTail | None = None
         self._finalizer: weakref.finalize[Any, WorkerProcess] | None = None
         self.crashed: WorkerCrashed | None = None
+        self.handler_s = 0.0  # how long the last call ran in the child (the rest is transport)
 
     @property
     def pid(self) -> int | None:
@@ -247,6 +248,7 @@ class WorkerProcess:
     def _wait(self, seq: int, abort: Callable[[], bool] | None, grace: float) -> Any:
         aborted_at: float | None = None
         step = ABORT_POLL_S if abort is not None else IDLE_POLL_S
+        check_alive = time.monotonic() + IDLE_POLL_S
         while True:
             try:
                 ready = self._conn.poll(step)
@@ -261,19 +263,23 @@ class WorkerProcess:
                     continue  # the late answer to an abandoned call
                 self._pending = 0
                 if reply[1] == "ok":
+                    self.handler_s = reply[3]
                     return reply[2]
                 raise RemoteError(reply[2], reply[3])
             if self._closed:
                 raise WorkerClosed("the engine was closed")
-            if not self._proc.is_alive():
-                raise self._died()
+            now = time.monotonic()
+            if now >= check_alive:  # (a dead child also shows as the pipe's end, above)
+                if not self._proc.is_alive():
+                    raise self._died()
+                check_alive = now + IDLE_POLL_S
             if abort is None:
                 continue
             if aborted_at is None:
                 if abort():
                     self._abort.value = seq
-                    aborted_at = time.monotonic()
-            elif time.monotonic() - aborted_at > grace:
+                    aborted_at = now
+            elif now - aborted_at > grace:
                 self._pending = seq
                 raise CallAbandoned(f"no answer {grace:.1f} s after the abort")
 
@@ -384,6 +390,7 @@ def child_main(conn: Any, abort: Any, service: str, log_path: str, level: int) -
         if op == "exit":
             break
         current = seq
+        t0 = time.perf_counter()
         try:
             if op.startswith("_") or op not in host.OPS:
                 raise ValueError(f"unknown operation {op!r}")
@@ -392,7 +399,7 @@ def child_main(conn: Any, abort: Any, service: str, log_path: str, level: int) -
             clog.info("%s failed", op, exc_info=True)
             reply: tuple[Any, ...] = (seq, "err", type(e).__name__, _one_line(e))
         else:
-            reply = (seq, "ok", value)
+            reply = (seq, "ok", value, time.perf_counter() - t0)
         try:
             conn.send(reply)
         except (OSError, ValueError):
