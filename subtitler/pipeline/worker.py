@@ -6,12 +6,12 @@ therefore lives in its own process, started with multiprocessing's "spawn" metho
 Linux, macOS and Windows, and inside the PyInstaller bundle: ``freeze_support`` in main.py).
 
 The protocol is small: the parent sends ``(seq, op, args)`` over a pipe and waits for
-``(seq, "ok", value, seconds in the handler)`` or ``(seq, "err", kind, message)``; only plain values cross (text, token
-ids, stats, audio samples). A running call is aborted through a counter in shared memory that
-the child's decoder reads between two steps (``seq`` is aborted once the counter reaches it),
-so a newer update reaches a running decode within a few milliseconds. If the child dies, the
-waiting call raises :class:`WorkerCrashed` with the exit signal and the engine's last
-complaint (its GGML_ASSERT line, say).
+``(seq, "ok", value, seconds in the handler)`` or ``(seq, "err", kind, message)``; only plain
+values cross (text, token ids, stats, audio samples). A running call is aborted through a
+counter in shared memory that the child's decoder reads between two steps (``seq`` is aborted
+once the counter reaches it), so a newer update reaches a running decode within a few
+milliseconds. If the child dies, the waiting call raises :class:`WorkerCrashed` with the exit
+signal and the engine's last complaint (its GGML_ASSERT line, say).
 
 The child's stdout and stderr (fd 1 and 2, which native code writes to) go to a temporary file
 that the parent reads line by line into ``logging`` (so into subtitler.log); the child's own
