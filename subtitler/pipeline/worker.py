@@ -26,6 +26,7 @@ import logging
 import multiprocessing
 import os
 import re
+import select
 import signal
 import sys
 import tempfile
@@ -159,6 +160,24 @@ class _LogTail(threading.Thread):
             os.unlink(self.path)
 
 
+class _Readable:
+    """Waits until the pipe has data (or its end), cheaply: Connection.poll builds a new
+    selector at every call, which at a few hundred waits a second costs the parent several
+    percent of a core while the worker decodes."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self._poll: Any = None
+        if hasattr(select, "poll"):  # POSIX; Windows pipes are no sockets: Connection.poll
+            self._poll = select.poll()
+            self._poll.register(conn.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
+
+    def __call__(self, timeout: float) -> bool:
+        if self._poll is None:
+            return bool(self._conn.poll(timeout))
+        return bool(self._poll.poll(timeout * 1000))
+
+
 def _shutdown(proc: Any, conn: Any, tail: _LogTail) -> None:
     """End the child (politely if it is idle: ``conn`` is None while a call runs)."""
     if proc.is_alive():
@@ -249,9 +268,10 @@ class WorkerProcess:
         aborted_at: float | None = None
         step = ABORT_POLL_S if abort is not None else IDLE_POLL_S
         check_alive = time.monotonic() + IDLE_POLL_S
+        readable = _Readable(self._conn)
         while True:
             try:
-                ready = self._conn.poll(step)
+                ready = readable(step)
             except (OSError, EOFError, ValueError):
                 ready = True
             if ready:
