@@ -207,6 +207,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--asr-threads", type=int, default=1)
     ap.add_argument("--loop", type=int, default=1, help="play the input this many times")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many s")
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run llama.cpp and CTranslate2 in this process, not in worker processes",
+    )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--quiet", action="store_true")
     return ap
@@ -243,7 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     pipe = Pipeline(
         cfg,
         rec,
-        real_factories(RealParts(oracle_words=a.oracle, loop=max(1, a.loop))),
+        real_factories(
+            RealParts(oracle_words=a.oracle, loop=max(1, a.loop), isolate=not a.in_process)
+        ),
         speed=a.speed,
     )
     rss0 = app_rss_mb()
