@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, Samples
+from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, Hypothesis, Samples
 from subtitler.asr.sentences import ends_sentence, join_words
 from subtitler.asr.vad import SpeechProbabilities, UtteranceDetector, VadEvent, VadOptions
 from subtitler.config import AsrConfig
@@ -114,6 +114,7 @@ class StreamingRecognizer:
         self._segment_id = 0
         self._seg = _Segment()
         self._history: list[Word] = []  # committed words, for the prompt
+        self._failure: Exception | None = None  # a failed backend call, raised by process()
 
     # -- input -------------------------------------------------------------------------------
 
@@ -209,7 +210,19 @@ class StreamingRecognizer:
         if self._open is not None and self._t_end - self._last_run >= self.opt.min_chunk_s - 1e-9:
             out += self._run(self._t_end, now, final=False)
         self._drop_unneeded_audio()
+        if self._failure is not None:
+            # One failed recognition costs one update: the caller hears of it, and what this
+            # call produced (segments closed with their committed words) comes with the next.
+            e, self._failure = self._failure, None
+            self._outbox = out
+            raise e
         return out
+
+    def close(self) -> None:
+        """Release the backend (a worker process) if it holds one."""
+        close = getattr(self.backend, "close", None)
+        if close is not None:
+            close()
 
     def finish(self, now: float) -> list[AsrUpdate]:
         """End of stream: close the open utterance and recognise everything left."""
@@ -255,8 +268,15 @@ class StreamingRecognizer:
         audio = self._audio(t0, t1)
         self._last_run = t1
         language = self.opt.language or self._language
-        hyp = self.backend.transcribe(audio, t0=t0, prompt=self._prompt(), language=language)
-        self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final))
+        try:
+            hyp = self.backend.transcribe(audio, t0=t0, prompt=self._prompt(), language=language)
+        except Exception as e:
+            self._failure = self._failure or e
+            if not final:
+                return []  # the next run tries again with more audio
+            hyp = Hypothesis(())  # a final pass still closes its segment, committed words kept
+        else:
+            self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final))
         if self.opt.language is None and self._language is None and hyp.language:
             self._language = hyp.language  # detected once, kept for the utterance
         words = self._new_words(

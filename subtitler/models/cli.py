@@ -59,6 +59,11 @@ def parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", help="re-check downloaded models or any model file/folder")
     v.add_argument("targets", nargs="*", metavar="ID|PATH", help="default: all downloaded")
     v.add_argument("--template", default="auto", help="prompt template for a .gguf path")
+    v.add_argument(
+        "--no-load",
+        action="store_true",
+        help="check a file or folder given as a path without loading it in its engine",
+    )
     r = sub.add_parser("remove", help="delete downloaded models")
     r.add_argument("ids", nargs="+", metavar="ID")
     sub.add_parser("hardware", help="what this machine offers and how models would run")
@@ -191,11 +196,35 @@ def cmd_verify(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
         if not p.exists():
             raise UsageError(f"not a catalog model id or an existing path: {t}")
         try:
-            print(f"ok   {t}: {check_model_path(p, a.template)}")
+            what = check_model_path(p, a.template)
+            if not a.no_load:
+                _load_once(p, a.template)
         except InvalidModelError as e:
             bad += 1
             print(f"FAIL {e}")
+        except LoadFailed as e:
+            bad += 1
+            print(f"FAIL {e}")
+        else:
+            print(f"ok   {t}: {what}")
     return 1 if bad else 0
+
+
+class LoadFailed(Exception):
+    """The engine could not load a file that looks right (or died loading it)."""
+
+
+def _load_once(path: Path, template: str) -> None:
+    """Load the model in its engine, in a worker process: a header that parses can still
+    make llama.cpp or CTranslate2 abort (a duplicate token, an absurd layer count)."""
+    # The command line is an entry point: it may start the pipeline's engine workers.
+    from subtitler.pipeline.engines import probe_model
+
+    try:
+        probe_model(path, template)
+    except Exception as e:  # every engine failure is one line for this command
+        lines = str(e).strip().splitlines()
+        raise LoadFailed(lines[0] if lines else type(e).__name__) from None
 
 
 def cmd_remove(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:

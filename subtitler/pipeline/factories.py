@@ -13,6 +13,7 @@ import numpy as np
 
 from subtitler.config import AsrConfig, AudioConfig, MtConfig
 from subtitler.mt.drafting import DraftModel
+from subtitler.mt.engine import Engine
 from subtitler.mt.lm import LanguageModel
 from subtitler.pipeline.pipeline import Factories
 from subtitler.pipeline.stages import AudioSource, LoadedModel, Recognizer
@@ -141,6 +142,9 @@ class RealParts:
     sounddevice: Any = None  # injected module (tests)
     loop: int = 1  # play the file or transcript this many times (long soak runs)
     loop_gap_s: float = 1.0  # silence between repetitions
+    # Native engines (llama.cpp, CTranslate2) in worker processes, where a crash on a bad
+    # file or input is a message rather than the end of the app. False: in this process.
+    isolate: bool = True
 
     def words(self) -> list[Word]:
         """The oracle transcript, repeated ``loop`` times on one timeline."""
@@ -187,7 +191,7 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
 
         words = parts.words()
         return StreamingRecognizer(OracleBackend(words), opts, vad=OracleVad(words))
-    from subtitler.asr.backend import AsrError
+    from subtitler.asr.backend import AsrBackend, AsrError
     from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
     from subtitler.asr.vad import SileroStream
     from subtitler.models.catalog import load_catalog
@@ -207,17 +211,22 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
         need = hardware.whisper_memory_needed(st.path, cfg.compute_type)
         hardware.check_fits([(st.path.name, need)], hardware.detect(probe_backends=False))
     settings = WhisperSettings.from_config(dataclasses.replace(cfg, model=model))
-    backend = FasterWhisperBackend(settings)
+    backend: AsrBackend
+    if parts.isolate:
+        from subtitler.pipeline.engines import WorkerWhisper
+
+        backend = WorkerWhisper(settings)
+    else:
+        backend = FasterWhisperBackend(settings)
     vad = SileroStream(silero_session()) if cfg.vad else None
     return StreamingRecognizer(backend, opts, vad=vad)
 
 
-def load_translator(mt: MtConfig) -> LoadedModel:
-    """Resolve a catalog id or path, check the file (complete GGUF, usable template, fits in
-    memory) with a one-line reason, then load it."""
+def resolve_translator(mt: MtConfig) -> tuple[Path, str]:
+    """The file a catalog id or path names and the template asked for it, after the quick
+    checks (present, complete GGUF, usable template); one-line reasons."""
     from subtitler.models.catalog import load_catalog
     from subtitler.models.firstrun import mt_state
-    from subtitler.mt.prompts import resolve_template
 
     st = mt_state(mt.model_path, mt.template, load_catalog())
     if st.state == "missing" and st.entry is not None:
@@ -230,13 +239,22 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     template = mt.template
     if template == "auto" and st.entry is not None and st.entry.template:
         template = st.entry.template
-    lm = _load_gguf(st.path, mt)
+    return st.path, template
+
+
+def load_translator(mt: MtConfig) -> LoadedModel:
+    """Resolve a catalog id or path, check the file (complete GGUF, usable template, fits in
+    memory) with a one-line reason, then load it in this process."""
+    from subtitler.mt.prompts import resolve_template
+
+    path, template = resolve_translator(mt)
+    lm = _load_gguf(path, mt)
     try:
         template = resolve_template(template, lm.metadata)
     except Exception:
         lm.close()
         raise
-    log.info("translation model %s with the %r prompt", st.path.name, template)
+    log.info("translation model %s with the %r prompt", path.name, template)
     draft_lm, notice = None, ""
     if mt.draft_model_path.strip():
         try:
@@ -305,10 +323,19 @@ def load_draft_model(mt: MtConfig, target: LanguageModel) -> LlamaLM:
     return lm
 
 
+def load_translator_isolated(mt: MtConfig) -> Engine:
+    """The translator in a worker process (quick checks here first: no process is started for
+    a missing or truncated file); a crash of llama.cpp while loading is one line."""
+    from subtitler.pipeline.engines import WorkerEngine
+
+    path, _template = resolve_translator(mt)
+    return WorkerEngine(mt, path)
+
+
 def real_factories(parts: RealParts | None = None) -> Factories:
     p = parts or RealParts()
     return Factories(
         audio=lambda cfg, clock: make_audio(cfg, clock, p),
         recognizer=lambda cfg: make_recognizer(cfg, p),
-        model=load_translator,
+        model=load_translator_isolated if p.isolate else load_translator,
     )

@@ -58,6 +58,29 @@ def rss_mb() -> float:
     return peak / 2**20 if sys.platform == "darwin" else peak / 1024
 
 
+def workers_rss_mb() -> float:
+    """Resident memory of the engine worker processes (the models live there), in MB; Linux
+    only (0 elsewhere, where rss_mb covers this process alone)."""
+    import multiprocessing
+
+    total = 0
+    for child in multiprocessing.active_children():
+        try:
+            with open(f"/proc/{child.pid}/statm") as f:
+                total += int(f.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    try:
+        return total * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (ValueError, AttributeError, OSError):
+        return 0.0
+
+
+def app_rss_mb() -> float:
+    """This process and its engine workers together."""
+    return rss_mb() + workers_rss_mb()
+
+
 def _windows_working_set_mb() -> float:
     if sys.platform != "win32":
         return float("nan")
@@ -104,10 +127,11 @@ class Recorder:
         with self.lock:
             self.events.append(ev)
         if isinstance(ev, ErrorEvent):
-            log.warning("%s: %s", ev.where, ev.message)
-            if ev.fatal:
+            if ev.fatal:  # main() prints it as the "error:" line
                 self.fatal = ev.message
                 self.done.set()
+            else:
+                log.warning("%s: %s", ev.where, ev.message)
         if isinstance(ev, StatusEvent) and ev.state in ("finished", "stopped"):
             self.done.set()
 
@@ -190,6 +214,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--asr-threads", type=spec_of(AsrConfig, "threads").arg_type(int), default=1)
     ap.add_argument("--loop", type=int, default=1, help="play the input this many times")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many s")
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run llama.cpp and CTranslate2 in this process, not in worker processes",
+    )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--quiet", action="store_true")
     return ap
@@ -226,28 +255,31 @@ def main(argv: list[str] | None = None) -> int:
     pipe = Pipeline(
         cfg,
         rec,
-        real_factories(RealParts(oracle_words=a.oracle, loop=max(1, a.loop))),
+        real_factories(
+            RealParts(oracle_words=a.oracle, loop=max(1, a.loop), isolate=not a.in_process)
+        ),
         speed=a.speed,
     )
-    rss0 = rss_mb()
+    rss0 = app_rss_mb()
     t0 = time.monotonic()
     pipe.start()
     rss_samples = [rss0]
     rss_times = [0.0]
     while not rec.done.wait(2.0):
-        rss_samples.append(rss_mb())
+        rss_samples.append(app_rss_mb())
         rss_times.append(time.monotonic() - t0)
         if a.timeout and time.monotonic() - t0 > a.timeout:
             log.warning("timeout: stopping")
             break
     wall = time.monotonic() - t0
+    rss_workers = workers_rss_mb()  # (before stop ends them)
+    rss_samples.append(app_rss_mb())
+    rss_times.append(time.monotonic() - t0)
     pipe.stop(2.0)
     if rec.fatal:
         print(f"error: {rec.fatal}", file=sys.stderr)
         return 2
     out = summarize(rec, tgt, pipe)
-    rss_samples.append(rss_mb())
-    rss_times.append(wall)
     # Growth in the steady state: from the first sample after 10% of the run (models loaded,
     # caches warm) to the end.
     warm = next(
@@ -261,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         "rss_after_warmup_mb": round(warm, 1),
         "rss_growth_mb": round(rss_samples[-1] - warm, 1),
         "rss_max_mb": round(max(rss_samples), 1),
+        "rss_workers_end_mb": round(rss_workers, 1),  # (the rss_* figures include them)
         "mt_model": a.mt_model,
         "pair": f"{src}-{tgt}",
         "method": a.method,

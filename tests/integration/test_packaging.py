@@ -16,7 +16,7 @@ import pytest
 from tests.helpers import pulse
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECKS = ("qt", "audio", "vad", "whisper", "llama")
+CHECKS = ("qt", "audio", "vad", "whisper", "llama", "worker")
 
 
 def _run(
