@@ -218,7 +218,11 @@ def main(argv: list[str]) -> int:
     code = ensure_system(task)
     if code:
         return code
-    py = ensure_env(task)
+    try:
+        py = ensure_env(task)
+    except subprocess.CalledProcessError as e:
+        print(f"[dev] failed ({e.returncode}): {' '.join(map(str, e.cmd))}", file=sys.stderr)
+        return 2
     if task == "app":
         cmd = [str(py), str(ROOT / "main.py"), *rest]
         return subprocess.call(cmd, cwd=ROOT)
