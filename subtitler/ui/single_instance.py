@@ -75,7 +75,8 @@ def socket_address(data_dir: Path) -> str | None:
         path = str(folder / f"{name}.sock")
         if len(os.fsencode(path)) > MAX_SOCKET_PATH:
             continue
-        if private_dir_ok(folder, uid):
+        # Writable too: a read-only data folder is private but cannot hold the socket.
+        if private_dir_ok(folder, uid) and os.access(folder, os.W_OK):
             return path
         if folder.exists():
             log.warning("instance socket not put in %s: others can write there", folder)

@@ -137,11 +137,24 @@ def unwritable(tmp_path: Path, with_data_folder: bool) -> Iterator[tuple[Path, s
             target.chmod(0o755)
 
 
+@pytest.fixture()
+def short_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder with a short path (a socket path over ~100 bytes is never used, which would
+    hide where the socket goes) and no runtime folder to fall back on (macOS has none)."""
+    import shutil
+    import tempfile
+
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    folder = Path(tempfile.mkdtemp(prefix="st-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.parametrize("exists", [True, False], ids=["read-only folder", "missing folder"])
 def test_an_unwritable_data_folder_is_not_another_instance(
-    qtbot, tmp_path: Path, exists: bool
+    qtbot, short_tmp: Path, exists: bool
 ) -> None:  # type: ignore[no-untyped-def]
-    with unwritable(tmp_path, exists) as (data, reason):
+    with unwritable(short_tmp, exists) as (data, reason):
         guard = SingleInstance(data)  # (raised for a missing folder on a read-only disk)
         assert not guard.acquire()
         assert guard.problem == (
@@ -241,7 +254,7 @@ def test_the_socket_lives_in_a_private_folder(
     assert not SingleInstance(data).wake_running()
 
 
-VICTIM, ATTACKER = 54321, 54322
+ATTACKER = 54322
 FIRST = """
 import sys, time
 from pathlib import Path
@@ -263,72 +276,90 @@ app = QCoreApplication([])
 g = SingleInstance(Path(sys.argv[1]))
 print("acquired", g.acquire(), "woke", g.wake_running(), flush=True)
 """
-SQUAT = """
-import os, sys, tempfile
-from pathlib import Path
-from PySide6.QtCore import QCoreApplication, QTimer
-from PySide6.QtNetwork import QLocalServer
-from subtitler.ui.single_instance import server_name
-app = QCoreApplication([])
-data, victim = Path(sys.argv[1]), int(sys.argv[2])
-name = server_name(data)
-servers = []
-# The old fixed name in the shared /tmp, and the victim's would-be private folder in it.
-own = Path(tempfile.gettempdir()) / f"subtitler-{victim}"
-own.mkdir(mode=0o777, exist_ok=True)
-own.chmod(0o777)
-for address in (name, str(own / f"{name}.sock")):
-    s = QLocalServer()
-    s.setSocketOptions(QLocalServer.SocketOption.WorldAccessOption)
-    assert s.listen(address), s.errorString()
-    s.newConnection.connect(lambda: print("a victim connected", flush=True))
-    servers.append(s)
-print("listening", flush=True)
-QTimer.singleShot(20000, app.quit)
-app.exec()
-"""
 
 
-@pytest.mark.skipif(not AS_ROOT, reason="playing two other users needs root")
+def squat(data: Path, attacker: int, victim: int) -> tuple[int, int]:
+    """Another local user listening first where the app used to listen (a fixed name in the
+    shared temp folder) and in the victim's would-be private folder there. A forked child that
+    becomes ``attacker``: it needs no file of the checkout (which another user may not be able
+    to read, a clone under /root say). Returns (pid, fd that reports "listening" and each
+    connection)."""
+    import select
+    import socket
+    import tempfile
+
+    name = server_name(data)
+    tmp = Path(tempfile.gettempdir())
+    own = tmp / f"subtitler-{victim}"
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(w)
+        return pid, r
+    try:  # the child: only the standard library, then os._exit
+        os.close(r)
+        os.setgroups([])
+        os.setgid(attacker)
+        os.setuid(attacker)
+        own.mkdir(mode=0o777, exist_ok=True)
+        own.chmod(0o777)
+        socks = []
+        for address in (tmp / name, own / f"{name}.sock"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind(str(address))
+            address.chmod(0o777)
+            sock.listen()
+            socks.append(sock)
+        os.write(w, b"listening\n")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select(socks, [], [], 0.2)
+            for sock in ready:
+                sock.accept()
+                os.write(w, b"a victim connected\n")
+    finally:
+        os._exit(0)
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="playing another user needs root")
 def test_another_user_cannot_stand_in_for_the_running_app(tmp_path: Path) -> None:
     """Another local user listens first on the name the app used to take in /tmp (and on its
     would-be private folder there): a second start still reaches the real first instance."""
     import shutil
     import tempfile
 
-    base = Path(tempfile.mkdtemp(prefix="subtitler-users-"))
-    base.chmod(0o755)
-    data = base / "victim-data"
+    data = tmp_path / "data"
     data.mkdir()
-    os.chown(data, VICTIM, VICTIM)
+    me = os.getuid()
     env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
-    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT), HOME=str(base))
+    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
 
-    def as_user(uid: int, code: str, *args: str) -> subprocess.Popen[str]:
+    def start(code: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-c", code, *args], env=env, user=uid, group=uid, cwd=base,
+            [sys.executable, "-c", code, str(data)], env=env, cwd=tmp_path,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
 
-    own = Path(tempfile.gettempdir()) / f"subtitler-{VICTIM}"
-    squat = as_user(ATTACKER, SQUAT, str(data), str(VICTIM))
+    own = Path(tempfile.gettempdir()) / f"subtitler-{me}"
+    shutil.rmtree(own, ignore_errors=True)
+    pid, reports = squat(data, ATTACKER, me)
+    heard = os.fdopen(reports)
     first = None
     try:
-        assert squat.stdout is not None and squat.stdout.readline().strip() == "listening"
-        first = as_user(VICTIM, FIRST, str(data))
+        assert heard.readline().strip() == "listening"
+        first = start(FIRST)
         assert first.stdout is not None
         assert first.stdout.readline().strip() == "acquired True"
-        second = as_user(VICTIM, SECOND, str(data))
+        second = start(SECOND)
         out, err = second.communicate(timeout=30)
         assert out.strip() == "acquired False woke True", err
         assert first.stdout.readline().strip() == "activated"
     finally:
-        for p in (squat, first):
-            if p is not None:
-                p.kill()
-                p.wait(10)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        if first is not None:
+            first.kill()
+            first.wait(10)
         shutil.rmtree(own, ignore_errors=True)
-        shutil.rmtree(base, ignore_errors=True)
         QLocalServer.removeServer(server_name(data))
-    assert squat.stdout is not None
-    assert "a victim connected" not in squat.stdout.read()
+    assert "a victim connected" not in heard.read()
