@@ -251,6 +251,26 @@ class MtConfig:
         0, "Previous sentences as context", "previous sentences given to the prompt",
         range=(0, 3),
     )  # fmt: skip
+    # A shared inference server instead of a local file (issue 19)
+    backend: str = setting(
+        "local", "Translate with",
+        "local: the GGUF file above on this computer; server: an OpenAI-compatible "
+        "completions server (vLLM, llama-cpp-python) that returns prompt log-probabilities",
+        choices=("local", "server"),
+    )  # fmt: skip
+    server_url: str = setting(
+        "", "Server address", "the server's OpenAI API root, e.g. http://gpu-box:8000/v1"
+    )
+    server_model: str = setting(
+        "", "Server model", "a model name the server serves ('': the first it lists)"
+    )
+    server_api_key: str = setting(
+        "", "Server API key", "sent as 'Authorization: Bearer …' to that server only"
+    )
+    server_timeout_s: float = setting(
+        10.0, "Server timeout", "seconds without an answer before an update is given up",
+        range=(1.0, 120.0),
+    )  # fmt: skip
     # Advanced (issue 8; measured in docs/BENCHMARKS.md, off by default: they did not win)
     lookahead: int = setting(
         0, "N-gram lookahead", "tokens guessed past the draft from this meeting's n-grams",
@@ -276,6 +296,15 @@ class MtConfig:
     adaptive_guessing: bool = setting(
         True, "Adaptive guessing", "guess only while it measurably speeds decoding up"
     )
+
+    @property
+    def uses_server(self) -> bool:
+        return self.backend == "server"
+
+    @property
+    def translator_chosen(self) -> bool:
+        """A model file, or a server to translate with, is set."""
+        return bool(self.server_url.strip()) if self.uses_server else bool(self.model_path)
 
 
 @dataclass

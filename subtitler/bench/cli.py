@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from subtitler.bench.report import cost_table, quality_table, score_runs
-from subtitler.bench.runner import draft_model_specs, run_all, standard_specs
+from subtitler.bench.runner import draft_model_specs, run_all, run_remote_all, standard_specs
 from subtitler.bench.streams import CorpusError, read_parallel
 from subtitler.mt.drafting import VocabularyMismatchError, check_same_vocabulary
 from subtitler.mt.languages import UnknownLanguageError, language_name, normalize_code
@@ -52,7 +52,16 @@ def parser() -> argparse.ArgumentParser:
         description="Streaming re-translation benchmark: RT, SSBD for each beta, CD, output "
         "mask-k and display-only mask-k on one model, printed as the SSBD paper's tables.",
     )
-    ap.add_argument("--model", required=True, type=Path, help="GGUF translation model")
+    ap.add_argument("--model", type=Path, help="GGUF translation model (or --server)")
+    ap.add_argument(
+        "--server",
+        default=None,
+        help="translate on an OpenAI-compatible completions server instead (its API root, "
+        "e.g. http://gpu-box:8000/v1): RT, SSBD and CD over HTTP",
+    )
+    ap.add_argument("--server-model", default="", help="model name on the server ('': first)")
+    ap.add_argument("--api-key", default="", help="the server's API key")
+    ap.add_argument("--timeout", type=float, default=30.0, help="server timeout (s)")
     ap.add_argument("--source", required=True, type=Path, help="source sentences, one per line")
     ap.add_argument("--reference", required=True, type=Path, help="references, line-aligned")
     ap.add_argument("--src-lang", default="en")
@@ -110,7 +119,11 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(str(e)) from None
     if a.step < 1:
         raise UsageError("--step must be at least 1")
+    if (a.server is None) == (a.model is None):
+        raise UsageError("give --model (a GGUF file) or --server (a completions server)")
     sources, refs = read_parallel(a.source, a.reference, a.limit)
+    if a.server is not None:
+        return run_on_server(a, src_lang, tgt_lang, sources, refs)
     from subtitler.models.validate import read_gguf
 
     info = read_gguf(a.model)  # a missing, truncated or corrupt file: one line, exit 2
@@ -196,15 +209,81 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def run_on_server(
+    a: argparse.Namespace, src_lang: str, tgt_lang: str, sources: list[str], refs: list[str]
+) -> dict[str, Any]:
+    """The same runs on a completions server (issue 19); the model is the server's."""
+    from subtitler.mt.completions import CompletionsClient, ServerSettings
+    from subtitler.mt.remote import resolve_server_template
+
+    if a.beyond or a.draft_model is not None:
+        raise UsageError("--beyond and --draft-model run only on a local --model")
+    client = CompletionsClient(
+        ServerSettings(a.server, a.server_model, a.api_key, timeout_s=a.timeout)
+    )
+    try:
+        ids = [m["id"] for m in client.list_models()]
+        if a.server_model and a.server_model not in ids:
+            raise UsageError(f"the server serves no model {a.server_model!r} (it serves {ids})")
+        if not ids and not a.server_model:
+            raise UsageError("the server serves no model")
+        client.model = a.server_model or ids[0]
+        template = resolve_server_template(a.template, client.model)
+        prompts = PromptBuilder(template, src_lang, tgt_lang)
+        specs = standard_specs(a.betas, a.ks, a.mask_beta)
+        bar = None
+        if not a.no_progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(sources), desc=f"{len(specs)} runs", unit="sent", file=sys.stderr)
+        t0 = time.perf_counter()
+        results = run_remote_all(
+            client,
+            prompts,
+            sources,
+            specs,
+            step=a.step,
+            src_lang=src_lang,
+            cap=LengthCap(ratio=a.len_ratio, hard=a.max_new_tokens),
+            max_new_tokens=a.max_new_tokens,
+            on_sentence=(lambda _i: bar.update(1)) if bar else None,
+        )
+        wall = time.perf_counter() - t0
+        if bar is not None:
+            bar.close()
+    finally:
+        client.close()
+    rows = score_runs(results, refs, tgt_lang)
+    return {
+        "model": f"{client.model} on {client.where}",
+        "server": a.server,
+        "pair": f"{src_lang}-{tgt_lang}",
+        "languages": [language_name(src_lang), language_name(tgt_lang)],
+        "template": template,
+        "sentences": len(sources),
+        "step": a.step,
+        "wall_s": round(wall, 1),
+        "runs": rows,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     a = parser().parse_args(argv)
     from subtitler.models.validate import InvalidModelError
+    from subtitler.mt.completions import ServerError
     from subtitler.mt.llama_backend import ModelLoadError
 
     try:
         out = run(a)
-    except (UsageError, CorpusError, ModelLoadError, TemplateError, InvalidModelError) as e:
+    except (
+        UsageError,
+        CorpusError,
+        ModelLoadError,
+        TemplateError,
+        InvalidModelError,
+        ServerError,
+    ) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     rows = out["runs"]

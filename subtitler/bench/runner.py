@@ -5,15 +5,28 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from subtitler.bench.streams import prefixes
+from subtitler.mt.completions import CompletionsClient
 from subtitler.mt.drafting import DraftModel, GuessGate
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import display_text
 from subtitler.mt.metrics import RunTotals, normalized_erasure
 from subtitler.mt.prompts import PromptBuilder
+from subtitler.mt.remote import RemoteTranslation, RemoteTranslator
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.types import Translation, UpdateStats
+
+
+class _HasStats(Protocol):
+    @property
+    def stats(self) -> UpdateStats: ...
+
+
+T = TypeVar("T", bound=_HasStats)
+T_co = TypeVar("T_co", bound=_HasStats, covariant=True)
 
 log = logging.getLogger(__name__)
 
@@ -144,22 +157,79 @@ def run_all(
         if spec.adaptive:
             tr.gate = GuessGate()
         translators.append(tr)
-    results = [RunResult(s) for s in specs]
+
+    def shown(spec: RunSpec, t: Translation, final: bool) -> tuple[str, list[int]]:
+        k_disp = spec.k if spec.mask == "display" else 0
+        return display_text(lm.detokenize, t.tokens, k_disp, final).strip(), list(t.tokens)
+
     # One untimed update first: the first llama_decode pays for graph allocation.
     translators[0].decode(sources[0] if sources else "Hello.", [])
+    return _interleaved(translators, specs, sources, step, src_lang, shown, on_sentence)
+
+
+def run_remote_all(
+    client: CompletionsClient,
+    prompts: PromptBuilder,
+    sources: Sequence[str],
+    specs: Sequence[RunSpec],
+    *,
+    step: int = 3,
+    src_lang: str = "en",
+    cap: LengthCap | None = None,
+    max_new_tokens: int = 256,
+    on_sentence: Callable[[int], None] | None = None,
+) -> list[RunResult]:
+    """:func:`run_all` on a completions server (RT, SSBD and CD with their mask-k variants)."""
+    translators = []
+    for spec in specs:
+        if spec.lookahead or spec.resync or spec.draft_tokens or spec.verify != "biased":
+            raise ValueError(f"{spec.label} does not run on a server")
+        opts = DecodeOptions(
+            method=spec.method,
+            beta=spec.beta if spec.beta is not None else 0.0,
+            max_new_tokens=max_new_tokens,
+        )
+        k_out = spec.k if spec.mask == "output" else 0
+        translators.append(RemoteTranslator(client, prompts, opts, output_mask_k=k_out, cap=cap))
+
+    def shown(spec: RunSpec, t: RemoteTranslation, final: bool) -> tuple[str, list[int]]:
+        return t.shown(spec.k if spec.mask == "display" else 0), []
+
+    # One untimed update first: the connection, the server's first evaluation.
+    translators[0].update(-1, sources[0] if sources else "Hello.", True)
+    return _interleaved(translators, specs, sources, step, src_lang, shown, on_sentence)
+
+
+class _Translator(Protocol[T_co]):
+    def reset(self) -> None: ...
+
+    def update(self, segment_id: int, source: str, final: bool) -> T_co: ...
+
+
+def _interleaved(
+    translators: Sequence[_Translator[T]],
+    specs: Sequence[RunSpec],
+    sources: Sequence[str],
+    step: int,
+    src_lang: str,
+    shown_of: Callable[[RunSpec, T, bool], tuple[str, list[int]]],
+    on_sentence: Callable[[int], None] | None,
+) -> list[RunResult]:
+    """Every run over every sentence, interleaved by sentence so machine noise hits all alike."""
+    results = [RunResult(s) for s in specs]
     for i, sentence in enumerate(sources):
         stream = prefixes(sentence, step, src_lang)
         for spec, tr, res in zip(specs, translators, results, strict=True):
             tr.reset()
             shown: list[str] = []
             toks: list[list[int]] = []
-            k_disp = spec.k if spec.mask == "display" else 0
             for j, src in enumerate(stream):
                 final = j == len(stream) - 1
                 t = tr.update(i, src, final)
                 res.totals.add(t.stats)
-                shown.append(display_text(lm.detokenize, t.tokens, k_disp, final).strip())
-                toks.append(list(t.tokens))
+                text, tokens = shown_of(spec, t, final)
+                shown.append(text)
+                toks.append(tokens)
             res.finals.append(shown[-1])
             res.shown.append(shown)
             res.tokens.append(toks)

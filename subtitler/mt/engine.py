@@ -26,6 +26,12 @@ class EngineGone(RuntimeError):
     """The engine cannot be used any more (its process ended); the message is one line."""
 
 
+class EngineUnavailable(RuntimeError):
+    """The engine could not answer this time (a translation server is down, unreachable or
+    stalled); the next update asks again, so it is never a reason to set the engine aside.
+    The message is one line."""
+
+
 @dataclasses.dataclass
 class LoadedModel:
     """A translation LM and the prompt template resolved for it."""

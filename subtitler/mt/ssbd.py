@@ -17,6 +17,7 @@ accepts every token (== CD) even when float rounding makes probabilities tie.
 from __future__ import annotations
 
 import enum
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,15 @@ from subtitler.mt.drafting import Chain, Proposer, Resync
 from subtitler.mt.lm import LanguageModel, Logits, common_prefix_len
 from subtitler.types import UpdateStats
 
-__all__ = ["DecodeOptions", "DecodeResult", "Decoder", "Method", "UpdateStats", "accepted_prefix"]
+__all__ = [
+    "DecodeOptions",
+    "DecodeResult",
+    "Decoder",
+    "Method",
+    "UpdateStats",
+    "accepted_by_logprobs",
+    "accepted_prefix",
+]
 
 
 class Method(enum.StrEnum):
@@ -81,6 +90,38 @@ def accepted_prefix(rows: Logits, draft: Sequence[int], beta: float) -> int:
         p_y = np.exp(x[y[i]] - top_logit) / z
         if (1.0 - beta) * p_y + beta < (1.0 - beta) / z:
             return int(i)
+    return m
+
+
+def accepted_by_logprobs(
+    logprob: Sequence[float],
+    best: Sequence[float],
+    best_exact: Sequence[bool],
+    beta: float,
+) -> int:
+    """:func:`accepted_prefix` for a server that returns log-probabilities instead of logits
+    rows: the same rule on exact (not top-k renormalised) probabilities, y_i kept while
+    ``(1 - beta) p(y_i) + beta >= (1 - beta) max p``; at beta = 0, while y_i is the best token.
+
+    Where the best probability is unknown (``best_exact`` False), a token is kept only if the
+    rule holds whatever the best token is: another token has at most ``1 - p(y_i)``, so
+    ``(1 - beta) p + beta > (1 - beta) (1 - p)`` (strict, as a tie's winner is unknown).
+    """
+    m = len(logprob)
+    if beta >= 0.5:
+        return m  # as in accepted_prefix: every token, without looking
+    for i in range(m):
+        lp, lb = logprob[i], best[i]
+        if best_exact[i]:
+            if beta <= 0.0:
+                ok = lp >= lb
+            else:
+                ok = (1.0 - beta) * math.exp(lp) + beta >= (1.0 - beta) * math.exp(lb)
+        else:
+            p = math.exp(lp)
+            ok = (1.0 - beta) * p + beta > (1.0 - beta) * (1.0 - p)
+        if not ok:
+            return i
     return m
 
 

@@ -332,10 +332,26 @@ def load_translator_isolated(mt: MtConfig) -> Engine:
     return WorkerEngine(mt, path)
 
 
+def connect_translator(mt: MtConfig) -> Engine:
+    """A translation server (Settings: Translate with = server): no native code runs here, so
+    it needs no worker process. Connects and checks the model once; one-line reasons."""
+    from subtitler.mt.remote import RemoteEngine
+
+    if not mt.server_url.strip():
+        raise RuntimeError("no translation server address: set one in Settings")
+    return RemoteEngine(mt)
+
+
+def load_any_translator(mt: MtConfig, isolate: bool) -> LoadedModel | Engine:
+    if mt.uses_server:
+        return connect_translator(mt)
+    return load_translator_isolated(mt) if isolate else load_translator(mt)
+
+
 def real_factories(parts: RealParts | None = None) -> Factories:
     p = parts or RealParts()
     return Factories(
         audio=lambda cfg, clock: make_audio(cfg, clock, p),
         recognizer=lambda cfg: make_recognizer(cfg, p),
-        model=load_translator_isolated if p.isolate else load_translator,
+        model=lambda mt: load_any_translator(mt, p.isolate),
     )

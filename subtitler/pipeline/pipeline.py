@@ -37,6 +37,11 @@ MODEL_FIELDS = (
     "flash_attn",
     "gpu_layers",
     "draft_model_path",
+    "backend",
+    "server_url",
+    "server_model",
+    "server_api_key",
+    "server_timeout_s",
 )
 
 
@@ -102,7 +107,7 @@ class Pipeline:
 
     def _bootstrap(self) -> None:
         cfg = self.config
-        if cfg.mt.model_path:
+        if cfg.mt.translator_chosen:
             self._load_model(cfg.mt, self._next_load())
         else:
             self.emit(
@@ -249,7 +254,7 @@ class Pipeline:
         self._mt.set_mt(new.mt)
         changed = any(getattr(old.mt, f) != getattr(new.mt, f) for f in MODEL_FIELDS)
         # A model set aside (its engine crashed) is loaded again when settings are applied.
-        if changed or (self._mt.model_lost and new.mt.model_path):
+        if changed or (self._mt.model_lost and new.mt.translator_chosen):
             seq = self._next_load()
             self._in_background(lambda: self._load_model(new.mt, seq), "mt-reload")
         if self._asr is not None and (old.audio != new.audio or old.asr != new.asr):

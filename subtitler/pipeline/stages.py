@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
-from subtitler.mt.engine import Engine, EngineGone, as_engine
+from subtitler.mt.engine import Engine, EngineGone, EngineUnavailable, as_engine
 from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
 from subtitler.mt.languages import LANGUAGES
 from subtitler.pipeline.events import (
@@ -314,12 +314,17 @@ class TranslationStage(threading.Thread):
         self.asr_done: threading.Event | None = None
         self._failed_segment: int | None = None  # the segment whose failure was reported
         self._failures = 0  # translations failed in a row
+        self._unavailable_said = False  # the current outage of a server was reported
         # Finished lines reach the transcript once, from this thread or from stop() (seal):
         # the update being translated and the queue are handed over under this lock.
         self._final_lock = threading.Lock()
         self._inflight: AsrUpdate | None = None
         self._sealed = False
         self.model_lost = False  # the model was set aside (crashed, or failing every time)
+        # The open segment's last translation that worked: (segment, its source, its text).
+        # When a later update of that segment fails, it stays on screen and is what the
+        # transcript gets for the line (marked "…" if it translated less than was said).
+        self._last_good: tuple[int, str, str] | None = None
 
     # -- settings, from any thread ---------------------------------------------------------
     def set_mt(self, mt: MtConfig) -> None:
@@ -401,6 +406,29 @@ class TranslationStage(threading.Thread):
             m.ad,
         )
 
+    def _keep_last_good(self, u: AsrUpdate) -> None:
+        """A final update that could not be translated: the segment's last good translation
+        stays (on screen and in the transcript); without one, the line as said."""
+        good = self._last_good
+        if good is None or good[0] != u.segment_id or not u.final:
+            return self._untranslated(u)
+        _seg, source, text = good
+        translation = text if source == u.text else f"{text}…"
+        ev = SubtitleEvent(
+            u.segment_id,
+            u.text,
+            translation,
+            (translation,) * (MAX_K + 1),
+            True,
+            u.emitted_at,
+            self.clock(),
+            u.audio_t0,
+            u.audio_t1,
+        )
+        self.metrics.on_translation(ev)
+        self.emit(ev)
+        self._emit_final(u, translation)
+
     def _untranslated(self, u: AsrUpdate, shown: str = "") -> None:
         """An update shown without a translation: the source is the subtitle (``shown``: what
         the line reads; empty = fall back to the source on screen)."""
@@ -458,6 +486,7 @@ class TranslationStage(threading.Thread):
         )
         self.metrics.on_translation(ev)
         self.emit(ev)
+        self._last_good = (u.segment_id, u.text, t.text) if t.text else self._last_good
         if u.final:
             self._emit_final(u, t.text)
 
@@ -482,11 +511,19 @@ class TranslationStage(threading.Thread):
             try:
                 self.translate(u)
                 self._failures = 0
+                self._unavailable_said = False
             except EngineGone as e:  # its process died: this model is not used again
                 log.warning("translation engine gone: %s", e)
                 self._drop_model(f"{e}; showing the transcript only (choose a model in Settings)")
                 if u.final:
-                    self._untranslated(u)
+                    self._keep_last_good(u)
+            except EngineUnavailable as e:  # a server down or stalled: asked again later
+                log.info("translation unavailable: %s", e)
+                if not self._unavailable_said:  # once per outage, not at every update
+                    self._unavailable_said = True
+                    self.emit(ErrorEvent("mt", f"translation failed: {e}"))
+                if u.final:
+                    self._keep_last_good(u)
             except Exception as e:
                 self._failed(u, e)
             finally:
@@ -509,7 +546,7 @@ class TranslationStage(threading.Thread):
             self._failed_segment = u.segment_id
             self.emit(ErrorEvent("mt", f"translation failed: {e}"))
         if u.final:  # what was said stays on screen and in the transcript
-            self._untranslated(u)
+            self._keep_last_good(u)
 
     def _keep_queued_finals(self) -> None:
         """At stop: lines that finished but were not translated yet go to the transcript."""

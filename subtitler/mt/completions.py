@@ -1,0 +1,580 @@
+"""A client for OpenAI-compatible completion servers (vLLM, llama-cpp-python's server): the
+three calls SSBD needs from a translator that runs on another machine.
+
+* ``tokenize``: the server's own tokenizer, so the client knows exactly which tokens a prompt
+  and a draft become there (``/extras/tokenize`` on llama-cpp-python, ``/tokenize`` on vLLM).
+* ``verify``: one ``/v1/completions`` request over prompt + draft with ``echo`` and
+  ``logprobs``: the log-probability of every draft token and of the best token at its position
+  (the biased rule needs nothing else), and whether the model would end right after the draft.
+* ``generate``: greedy continuation (temperature 0), streamed, so an update that is superseded
+  is dropped within milliseconds and the server stops computing it.
+
+Prompts travel as text: llama-cpp-python's server accepts only text, and the tokens it makes of
+that text are checked against ``tokenize`` (the ``usage.prompt_tokens`` of every verify).
+
+Standard library only (``http.client``). Each request runs on a short-lived thread while the
+caller watches its abort callback and a stall timer, so an abort or a server that stops
+answering ends the call at once (the connection is shut down under the request); a connection
+that fails before anything was sent back is retried a bounded number of times. Every failure is
+a :class:`ServerError` with a one-line message for the user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import itertools
+import json
+import logging
+import math
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.005  # how often a waiting call looks at its abort callback
+RETRY_BACKOFF_S = (0.2, 0.5)  # pauses before the bounded retries of a failed connection
+MAX_ERROR_TEXT = 160  # characters of a server's own error message quoted in ours
+
+
+class ServerError(RuntimeError):
+    """The server could not be used for this call; the message is one line for the user.
+
+    ``transient``: the server is down, unreachable, overloaded or stalled, and may well answer
+    the next call; otherwise it answered something this client cannot use.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+class NoPromptLogprobs(ServerError):
+    """The server does not return log-probabilities for the prompt (``echo`` + ``logprobs``),
+    or returns them misaligned: it cannot verify a draft."""
+
+
+class Aborted(Exception):
+    """The caller's abort callback fired; the request was dropped."""
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Where the server is and how long to wait for it."""
+
+    base_url: str  # the OpenAI-style API root, e.g. http://gpu-box:8000/v1
+    model: str = ""  # '' = the first model the server lists
+    api_key: str = ""
+    timeout_s: float = 10.0  # without a byte from the server, a call is given up
+    retries: int = 2  # further attempts when a connection fails before any answer
+
+
+@dataclass
+class DraftCheck:
+    """What one verify request said about each draft token."""
+
+    logprob: list[float]  # log p(draft token | prefix)
+    best: list[float]  # log p of the most likely token at that position
+    best_exact: list[bool]  # False: ``best`` is unknown (tokens whose texts collide)
+    pieces: list[str | None]  # each draft token's text ('' for a part of a character; None:
+    # not known, for a tokenizer whose parts of characters the server renders as '�')
+    next_is_eos: bool  # the model ends right after the whole draft
+    prompt_tokens: int  # tokens the server evaluated (prompt + draft)
+
+
+@dataclass
+class Generated:
+    """A greedy continuation: its token texts ('' for a part of a character) and why it ended."""
+
+    pieces: list[str] = field(default_factory=list)
+    finish: str = ""  # "stop" (the model ended it), "length" (max_tokens), "" (aborted)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= MAX_ERROR_TEXT else line[: MAX_ERROR_TEXT - 1] + "…"
+
+
+class _Call:
+    """One HTTP exchange on its own thread; the caller may abort it or give up on a stall."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.progress = time.monotonic()  # the last time bytes arrived
+        self.status = 0
+        self.body = b""
+        self.error: BaseException | None = None
+        self.answered = False  # a status line came back (so the request reached the server)
+
+
+class CompletionsClient:
+    """One server, one keep-alive connection, used by one thread at a time."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        url = urllib.parse.urlsplit(settings.base_url.strip())
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ServerError(
+                f"server address {settings.base_url!r} is not an http(s) URL "
+                "(for example http://gpu-box:8000/v1)"
+            )
+        self._https = url.scheme == "https"
+        self._host = url.hostname
+        self._port = url.port or (443 if self._https else 80)
+        path = url.path.rstrip("/")
+        self._api = path if path.endswith("/v1") else f"{path}/v1"  # the OpenAI routes
+        self._root = self._api[: -len("/v1")]  # the engine's own routes (tokenize)
+        self.where = f"{url.scheme}://{url.netloc}"  # for messages (never the key)
+        self._conn: http.client.HTTPConnection | None = None
+        self._lock = threading.Lock()  # guards _conn against close() from another thread
+        self._tokenize_route: tuple[str, str] | None = None  # (path, body key), found once
+        self.model = settings.model
+
+    # -- the three calls -------------------------------------------------------------------
+    def list_models(self) -> list[dict[str, Any]]:
+        """The server's models (``/v1/models``): their ids and, on vLLM, ``max_model_len``."""
+        got = self._json("GET", f"{self._api}/models", None)
+        data = got.get("data") if isinstance(got, dict) else None
+        if not isinstance(data, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("id"), str) for m in data
+        ):
+            raise ServerError(f"{self.where} answered /v1/models without a list of models")
+        return data
+
+    def tokenize(self, text: str) -> list[int]:
+        """The tokens the server makes of ``text`` as a completion prompt (BOS included where
+        the model adds one)."""
+        routes = (
+            [self._tokenize_route]
+            if self._tokenize_route
+            else [
+                (f"{self._root}/extras/tokenize", "input"),  # llama-cpp-python
+                (f"{self._root}/tokenize", "prompt"),  # vLLM
+                (f"{self._root}/tokenize", "content"),  # llama.cpp's llama-server
+            ]
+        )
+        last: ServerError | None = None
+        for path, key in routes:
+            try:
+                got = self._json("POST", path, {key: text, "model": self.model})
+            except ServerError as e:
+                if e.transient or self._tokenize_route:
+                    raise
+                last = e
+                continue
+            tokens = got.get("tokens") if isinstance(got, dict) else None
+            if not isinstance(tokens, list) or not all(
+                isinstance(t, int) and not isinstance(t, bool) for t in tokens
+            ):
+                raise ServerError(f"{self.where} answered {path} without a list of token ids")
+            self._tokenize_route = (path, key)
+            return tokens
+        raise ServerError(
+            f"{self.where} has no tokenizer endpoint (/extras/tokenize or /tokenize: {last}); "
+            "SSBD needs one to know the tokens it verifies"
+        )
+
+    def verify(
+        self,
+        prompt: str,
+        draft: str,
+        tokens: Sequence[int],
+        n_draft: int,
+        should_abort: Callable[[], bool] | None = None,
+    ) -> DraftCheck:
+        """Score the draft: the last ``n_draft`` of ``tokens`` (what the server makes of
+        ``prompt + draft``)."""
+        body = {
+            **self._greedy(1),
+            "prompt": prompt + draft,
+            "echo": True,
+            "logprobs": 1,  # the best token; the draft token's own comes with the echo
+        }
+        got = self._json("POST", f"{self._api}/completions", body, should_abort=should_abort)
+        return parse_echo(got, tokens, n_draft, draft, self.where)
+
+    def generate(
+        self,
+        text: str,
+        max_tokens: int,
+        should_abort: Callable[[], bool] | None = None,
+    ) -> Generated:
+        """Continue ``text`` greedily for at most ``max_tokens`` tokens (streamed)."""
+        out = Generated()
+        if max_tokens <= 0:
+            out.finish = "length"
+            return out
+        body = {**self._greedy(max_tokens), "prompt": text, "stream": True}
+
+        def on_line(line: bytes) -> None:
+            line = line.strip()
+            if not line.startswith(b"data:"):
+                return  # blank separators, ": ping" comments, "event:" lines
+            data = line[5:].strip()
+            if data == b"[DONE]":
+                return
+            chunk = _loads(data, self.where)
+            choice = _first_choice(chunk, self.where)
+            piece = choice.get("text")
+            if not isinstance(piece, str):
+                raise ServerError(f"{self.where} streamed a completion without text")
+            finish = choice.get("finish_reason")
+            if piece or not finish:
+                out.pieces.append(piece)
+            if isinstance(finish, str) and finish:
+                out.finish = finish
+
+        status, raw = self._exchange(
+            "POST", f"{self._api}/completions", body, should_abort, on_line=on_line
+        )
+        if status != 200:
+            raise self._http_error(status, raw, f"{self._api}/completions")
+        if not out.finish:
+            raise ServerError(
+                f"{self.where} ended the stream before the completion finished", transient=True
+            )
+        return out
+
+    def close(self) -> None:
+        self._drop_connection()
+
+    # -- requests --------------------------------------------------------------------------
+    def _greedy(self, max_tokens: int) -> dict[str, Any]:
+        """Sampling fields for plain greedy decoding on every server: temperature 0, and no
+        repetition penalty (llama-cpp-python's server applies 1.1 unless told otherwise)."""
+        return {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "repeat_penalty": 1.0,  # llama-cpp-python
+            "repetition_penalty": 1.0,  # vLLM
+            "presence_penalty": 0.0,
+            "frequency_penalty": 0.0,
+        }
+
+    def _json(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        should_abort: Callable[[], bool] | None = None,
+    ) -> Any:
+        status, raw = self._exchange(method, path, body, should_abort)
+        if status != 200:
+            raise self._http_error(status, raw, path)
+        return _loads(raw, self.where)
+
+    def _http_error(self, status: int, raw: bytes, path: str) -> ServerError:
+        detail = _error_detail(raw)
+        tail = f": {detail}" if detail else ""
+        if status in (401, 403):
+            return ServerError(f"{self.where} refused the API key (HTTP {status}){tail}")
+        if status == 404:
+            return ServerError(f"{self.where} has no {path} (HTTP 404): is the address right?")
+        return ServerError(f"{self.where} answered HTTP {status}{tail}", transient=status >= 500)
+
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        should_abort: Callable[[], bool] | None,
+        on_line: Callable[[bytes], None] | None = None,
+    ) -> tuple[int, bytes]:
+        """Status and body (empty when streamed to ``on_line``), with bounded retries of a
+        connection that failed before the server answered."""
+        attempts = 1 + max(0, self.settings.retries)
+        for attempt in range(attempts):
+            call = self._start(method, path, body, on_line)
+            self._wait(call, should_abort)
+            if call.error is None:
+                return call.status, call.body
+            if isinstance(call.error, ServerError):
+                raise call.error
+            why = _os_error_text(call.error)
+            if call.answered or attempt == attempts - 1:
+                raise ServerError(f"{self.where}: {why}", transient=True) from None
+            log.info("server %s: %s; trying again", self.where, why)
+            pause = RETRY_BACKOFF_S[min(attempt, len(RETRY_BACKOFF_S) - 1)]
+            if _sleep_unless(pause, should_abort):
+                raise Aborted
+        raise AssertionError("unreachable")
+
+    def _start(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        on_line: Callable[[bytes], None] | None,
+    ) -> _Call:
+        call = _Call()
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self.settings.api_key:
+            headers["Authorization"] = f"Bearer {self.settings.api_key}"
+
+        def run() -> None:
+            try:
+                conn = self._connection()
+                conn.request(method, path, body=data, headers=headers)
+                resp = conn.getresponse()
+                call.answered = True
+                call.status = resp.status
+                call.progress = time.monotonic()
+                if on_line is None or resp.status != 200:
+                    call.body = resp.read()
+                else:
+                    while line := resp.readline():
+                        call.progress = time.monotonic()
+                        on_line(line)
+                if resp.will_close:
+                    self._drop_connection(conn)
+            except BaseException as e:  # reported to the waiting caller
+                call.error = e
+                self._drop_connection()
+            finally:
+                call.done.set()
+
+        threading.Thread(target=run, name="completions-http", daemon=True).start()
+        return call
+
+    def _wait(self, call: _Call, should_abort: Callable[[], bool] | None) -> None:
+        timeout = self.settings.timeout_s
+        while not call.done.wait(POLL_S if should_abort is not None else 0.05):
+            if should_abort is not None and should_abort():
+                self._drop_connection()  # the server sees the disconnect and stops
+                raise Aborted
+            if time.monotonic() - call.progress > timeout:
+                self._drop_connection()
+                raise ServerError(f"{self.where} did not answer for {timeout:g} s", transient=True)
+
+    def _connection(self) -> http.client.HTTPConnection:
+        with self._lock:
+            if self._conn is None:
+                timeout = self.settings.timeout_s + 1.0  # the caller's stall timer goes first
+                if self._https:
+                    self._conn = http.client.HTTPSConnection(
+                        self._host, self._port, timeout=timeout,
+                        context=ssl.create_default_context(),
+                    )  # fmt: skip
+                else:
+                    self._conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+            return self._conn
+
+    def _drop_connection(self, conn: http.client.HTTPConnection | None = None) -> None:
+        """Close the connection (``conn``: only if it is still the current one); a request
+        blocked on it in another thread fails at once."""
+        with self._lock:
+            if conn is not None and conn is not self._conn:
+                return
+            conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        sock = conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):  # already closed by the peer
+                sock.shutdown(socket.SHUT_RDWR)
+        conn.close()
+
+
+def _sleep_unless(seconds: float, should_abort: Callable[[], bool] | None) -> bool:
+    """Sleep; True if the abort callback fired meanwhile."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        if should_abort is not None and should_abort():
+            return True
+        time.sleep(min(left, 0.02))
+    return False
+
+
+def _os_error_text(e: BaseException) -> str:
+    if isinstance(e, ConnectionRefusedError):
+        return "connection refused (is the server running?)"
+    if isinstance(e, socket.gaierror):
+        return "unknown host name"
+    if isinstance(e, TimeoutError | socket.timeout):
+        return "timed out"
+    if isinstance(e, http.client.RemoteDisconnected | ConnectionResetError | BrokenPipeError):
+        return "the connection was dropped"
+    if isinstance(e, ssl.SSLError):
+        return f"TLS failed ({_one_line(str(e))})"
+    if isinstance(e, http.client.HTTPException | OSError | ValueError):
+        return _one_line(f"{type(e).__name__}: {e}") if str(e) else type(e).__name__
+    return _one_line(repr(e))
+
+
+def _loads(raw: bytes, where: str) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        shown = _one_line(raw[:80].decode("utf-8", errors="replace"))
+        raise ServerError(f"{where} answered something that is not JSON ({shown!r})") from None
+
+
+def _error_detail(raw: bytes) -> str:
+    """The server's own reason, from the usual JSON error shapes, else its text."""
+    try:
+        got = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return _one_line(raw[:MAX_ERROR_TEXT].decode("utf-8", errors="replace"))
+    if isinstance(got, dict):
+        err = got.get("error", got.get("detail", got.get("message")))
+        if isinstance(err, dict):
+            err = err.get("message", err)
+        if isinstance(err, list) and err and isinstance(err[0], dict):
+            err = err[0].get("msg", err[0])  # FastAPI's validation errors
+        if err is not None:
+            return _one_line(str(err))
+    return _one_line(str(got))
+
+
+def _first_choice(got: Any, where: str) -> dict[str, Any]:
+    choices = got.get("choices") if isinstance(got, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ServerError(f"{where} answered a completion without choices")
+    return choices[0]
+
+
+def _number(x: Any) -> float | None:
+    if isinstance(x, int | float) and not isinstance(x, bool) and not math.isnan(x):
+        return float(x)
+    return None
+
+
+def _ambiguous(text: str) -> bool:
+    """A token text that many tokens share: part of a character ('' on llama-cpp-python, '�' on
+    vLLM) or a special token rendered as nothing."""
+    return text == "" or "\ufffd" in text
+
+
+def parse_echo(got: Any, tokens: Sequence[int], n_draft: int, draft: str, where: str) -> DraftCheck:
+    """The draft's log-probabilities from an ``echo`` + ``logprobs`` completion over
+    ``tokens`` (the prompt, then ``n_draft`` tokens of the text ``draft``), ``max_tokens`` 1.
+
+    Entries are counted from the end: the generated token (when there is one), then the draft.
+    Two layouts occur. The OpenAI one (vLLM): one entry per prompt token, then one per
+    generated token. llama-cpp-python's: the first prompt token is dropped when it is the BOS
+    token, and so is every later token equal to it (``if token == bos_token_id: continue``),
+    and the generated token is missing when it is EOS. When the first prompt token is *not*
+    its BOS token, llama-cpp-python (0.3.x, ``Llama._create_completion``) pairs each token
+    with the distribution that *follows* it, one position off: that layout is refused
+    (NoPromptLogprobs) rather than misread.
+    """
+    choice = _first_choice(got, where)
+    lp = choice.get("logprobs")
+    if not isinstance(lp, dict):
+        raise NoPromptLogprobs(
+            f"{where} returned no log-probabilities with echo (it cannot verify drafts)"
+        )
+    labels, offsets = lp.get("tokens"), lp.get("text_offset")
+    values, tops = lp.get("token_logprobs"), lp.get("top_logprobs")
+    if not (isinstance(labels, list) and isinstance(values, list) and isinstance(tops, list)):
+        raise NoPromptLogprobs(f"{where} returned log-probabilities without tokens or values")
+    usage = got.get("usage") if isinstance(got, dict) else None
+    n = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    g = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    if not isinstance(n, int) or not isinstance(g, int):
+        raise ServerError(f"{where} answered a completion without token counts (usage)")
+    if n != len(tokens):
+        raise ServerError(
+            f"{where} read the prompt as {n} tokens, its tokenizer said {len(tokens)}"
+        )
+    count = len(values)
+    if not (len(labels) == len(tops) == count) or (
+        isinstance(offsets, list) and len(offsets) != count
+    ):
+        raise ServerError(f"{where} returned log-probability lists of different lengths")
+    finish = choice.get("finish_reason")
+    eos_next = finish == "stop"
+    first = tokens[0] if tokens else None
+    skipped = sum(1 for t in tokens if t == first)
+    if count > n:  # the OpenAI layout: every prompt token, then the generated one(s)
+        after = count - n
+    elif count == n - skipped + g:  # llama-cpp-python with the BOS token first
+        after = g
+    else:
+        after = -1
+    if after >= 0 and count == n and g == 1 and after == 1:
+        # llama-cpp-python with one BOS-valued token and a generated one, or its shifted
+        # layout: the generated token's entry is the greedy choice, so it holds the best value.
+        v, top = _number(values[-1]), tops[-1]
+        gen = choice.get("text")
+        best = max((x for x in (top or {}).values() if _number(x) is not None), default=None)
+        ok = (
+            v is not None
+            and best is not None
+            and v >= best - 1e-6
+            and isinstance(gen, str)
+            and isinstance(labels[-1], str)
+            and gen.endswith(labels[-1])
+        )
+        after = 1 if ok else -1
+    if after < 0 or count - after < n_draft:
+        raise NoPromptLogprobs(
+            f"{where} returned prompt log-probabilities that do not line up with the prompt "
+            f"({count} for {n} tokens; llama-cpp-python does this for models whose prompt "
+            "does not start with their BOS token): it cannot verify drafts"
+        )
+    start = count - after - n_draft
+    out = DraftCheck([], [], [], [], eos_next, n)
+    labels_seen: list[str] = []
+    for i in range(start, start + n_draft):
+        v, top, label = _number(values[i]), tops[i], labels[i]
+        if v is None or not isinstance(top, dict) or not isinstance(label, str):
+            raise NoPromptLogprobs(f"{where} left out the log-probability of a draft token")
+        others = [x for x in (_number(y) for y in top.values()) if x is not None]
+        best = max([v, *others])
+        # The draft token's own entry is written into the top dict last; when its text equals
+        # the best token's, it may have overwritten a *different* token's higher value. Only
+        # texts many tokens share make that possible.
+        exact = len(top) > 1 or not _ambiguous(label)
+        out.logprob.append(v)
+        out.best.append(best)
+        out.best_exact.append(exact)
+        labels_seen.append(label)
+    out.pieces = _draft_pieces(labels_seen, offsets, start, after, count, draft)
+    return out
+
+
+def _draft_pieces(
+    labels: list[str], offsets: Any, start: int, after: int, count: int, draft: str
+) -> list[str | None]:
+    """Each draft token's text, None where it cannot be known.
+
+    Labels lose a character split over several tokens (each part alone decodes to '' or '�');
+    llama-cpp-python's text offsets, counted on the decoded prefix, put such a character on
+    the token that completes it, so they are used where they agree with the draft text.
+    """
+    n = len(labels)
+    if isinstance(offsets, list) and all(_number(o) is not None for o in offsets) and n:
+        offs = [int(offsets[i]) for i in range(start, start + n)]
+        end = int(offsets[count - after]) if after > 0 else offs[0] + len(draft)
+        rel = [o - offs[0] for o in [*offs, end]]
+        if rel[-1] == len(draft) and all(a <= b for a, b in itertools.pairwise(rel)):
+            spans = [draft[rel[j] : rel[j + 1]] for j in range(n)]
+            if all(_ambiguous(x) or x == y for x, y in zip(labels, spans, strict=True)):
+                return list(spans)
+    if "".join(labels) == draft:
+        return list(labels)
+    # Known up to the first token whose text is not the draft's next text.
+    pieces: list[str | None] = []
+    pos = 0
+    for label in labels:
+        if _ambiguous(label) or not draft.startswith(label, pos):
+            break
+        pieces.append(label)
+        pos += len(label)
+    return pieces + [None] * (n - len(pieces))

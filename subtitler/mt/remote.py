@@ -1,0 +1,389 @@
+"""Streaming translation on a shared inference server: RT, SSBD and CD over an
+OpenAI-compatible completions API (see :mod:`subtitler.mt.completions`).
+
+The LM protocol (full logits rows, one token at a time) does not fit a server, so the update
+is decoded at a higher level, in at most two completion requests:
+
+* SSBD: one verify request over prompt + draft with ``echo`` and ``logprobs`` gives each draft
+  token's log-probability and the best one's, and the biased rule
+  (:func:`~subtitler.mt.ssbd.accepted_by_logprobs`) keeps a prefix of the draft; a second,
+  streamed request continues greedily after that prefix (the first token it writes is the
+  correction), relying on the server's prefix cache for the shared prompt. A draft the model
+  accepts whole and would end right after costs the verify request alone. beta >= 0.5 keeps
+  every token without looking (as locally), so it needs no verify request.
+* RT: one streamed greedy request after the prompt.
+* CD: one streamed request after prompt + draft.
+
+The draft is the previous translation's *text*; the tokens verified are what the server's
+tokenizer makes of prompt + draft (asked of the server, and checked against the token count
+the verify request reports). With the same model and the bit-exact llama.cpp settings
+(README, "Exactness of beta = 0"), beta = 0 reproduces local RT token for token.
+
+Output is kept as token texts ("pieces"), which is all display-only and output mask-k need.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from subtitler.config import MtConfig
+from subtitler.mt.completions import (
+    Aborted,
+    CompletionsClient,
+    NoPromptLogprobs,
+    ServerError,
+    ServerSettings,
+)
+from subtitler.mt.engine import EngineResult, EngineUnavailable
+from subtitler.mt.masking import MAX_K
+from subtitler.mt.prompts import BUILTIN, PromptBuilder, TemplateError, detect_template
+from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
+from subtitler.mt.translator import CONTEXT_WORDS, LengthCap
+from subtitler.types import UpdateStats
+
+log = logging.getLogger(__name__)
+
+TOKENIZE_CACHE = 64  # texts whose server tokens are remembered (a final repeats its partial)
+BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # after a failed call, later calls wait this long
+
+
+@dataclass(frozen=True)
+class RemoteTranslation:
+    """One translation of a segment's current source text, as token texts."""
+
+    segment_id: int
+    source: str
+    pieces: tuple[str, ...]
+    final: bool
+    stats: UpdateStats
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces).strip()
+
+    def shown(self, k: int) -> str:
+        """Display-only mask-k: all of a final line, else all but the last k tokens."""
+        if self.final or k <= 0:
+            return self.text
+        return "".join(self.pieces[: max(0, len(self.pieces) - k)]).strip()
+
+
+class RemoteTranslator:
+    """Translates growing source text on a server; the previous output is the next draft."""
+
+    def __init__(
+        self,
+        client: CompletionsClient,
+        prompts: PromptBuilder,
+        options: DecodeOptions,
+        *,
+        output_mask_k: int = 0,
+        cap: LengthCap | None = None,
+        n_ctx: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.client = client
+        self.prompts = prompts
+        self.options = options
+        self.output_mask_k = output_mask_k
+        self.cap = cap or LengthCap()
+        self.n_ctx = n_ctx  # the server's context length, where it says (vLLM)
+        self._clock = clock
+        self._segment: int | None = None
+        self._draft: list[str] = []
+        self._tokens: OrderedDict[str, list[int]] = OrderedDict()
+        self._bos: int | None = None  # tokens the server adds to any text (a BOS token)
+        self.context = ""
+        self.context_sentences = 0
+        self._history: list[str] = []
+
+    def tokenize(self, text: str) -> list[int]:
+        got = self._tokens.get(text)
+        if got is None:
+            got = self._tokens[text] = self.client.tokenize(text)
+            while len(self._tokens) > TOKENIZE_CACHE:
+                self._tokens.popitem(last=False)
+        else:
+            self._tokens.move_to_end(text)
+        return got
+
+    def _source_tokens(self, source: str) -> int:
+        """As locally: the source alone, without the BOS token the server may add."""
+        if self._bos is None:
+            self._bos = len(self.tokenize(""))
+        return max(0, len(self.tokenize(" ".join(source.split()))) - self._bos)
+
+    def decode(
+        self,
+        source: str,
+        draft: Sequence[str],
+        should_abort: Callable[[], bool] | None = None,
+    ) -> tuple[list[str], UpdateStats]:
+        """Translate ``source`` once with the token texts ``draft``; (pieces, stats)."""
+        opts = self.options
+        clock = self._clock
+        st = UpdateStats(method=str(opts.method))
+        t0 = clock()
+        prompt = self.prompts.build(source, self.context)
+        cap = min(opts.max_new_tokens, self.cap.for_source(self._source_tokens(source)))
+        if self.n_ctx is not None:
+            n_prompt = len(self.tokenize(prompt))
+            if self.context and n_prompt + cap >= self.n_ctx:
+                prompt = self.prompts.build(source)  # as locally: the context gives way
+                n_prompt = len(self.tokenize(prompt))
+            cap = max(0, min(cap, self.n_ctx - n_prompt - 1))
+        text = "".join(draft)
+        if opts.method is Method.RT or not text.strip() or cap == 0:
+            st.prompt_s = clock() - t0
+            return self._continue(prompt, [], cap, st, should_abort)
+        ids_p = self.tokenize(prompt)
+        ids = self.tokenize(prompt + text)
+        m = len(ids) - len(ids_p)
+        st.prompt_tokens = len(ids_p)
+        if m <= 0 or ids[: len(ids_p)] != ids_p:
+            # The draft's first token would merge with the prompt's last: nothing to verify.
+            log.debug("draft does not start on a token boundary; decoding without it")
+            st.prompt_s = clock() - t0
+            return self._continue(prompt, [], cap, st, should_abort)
+        st.draft_len = m
+        if opts.method is Method.CD or opts.beta >= 0.5:
+            # Every draft token is kept (beta >= 0.5 accepts any distribution's token).
+            kept = list(draft)
+            if m > cap:
+                kept = kept[:cap]
+            st.accepted = min(m, cap)
+            st.prompt_s = clock() - t0
+            return self._continue(prompt, kept, cap, st, should_abort)
+        st.prompt_s = clock() - t0
+        t1 = clock()
+        chk = self.client.verify(prompt, text, ids, m, should_abort)
+        st.verify_s = clock() - t1
+        st.verified_tokens = m
+        d = min(accepted_by_logprobs(chk.logprob, chk.best, chk.best_exact, opts.beta), cap)
+        # Only tokens whose text is known can be sent back, and a kept part of a character
+        # is not text yet: the continuation writes it again.
+        known = next((j for j, p in enumerate(chk.pieces) if p is None), m)
+        d = min(d, known)
+        while d > 0 and chk.pieces[d - 1] == "":
+            d -= 1
+        kept = [p or "" for p in chk.pieces[:d]]
+        st.accepted = d
+        if d == m and chk.next_is_eos:
+            st.ended_by_eos = True
+            st.output_len = d
+            return kept, st
+        return self._continue(prompt, kept, cap, st, should_abort)
+
+    def _continue(
+        self,
+        prompt: str,
+        kept: list[str],
+        cap: int,
+        st: UpdateStats,
+        should_abort: Callable[[], bool] | None,
+    ) -> tuple[list[str], UpdateStats]:
+        """Greedy continuation after prompt + kept tokens, up to ``cap`` tokens in all."""
+        t0 = self._clock()
+        try:
+            gen = self.client.generate(prompt + "".join(kept), cap - len(kept), should_abort)
+        except Aborted:
+            st.aborted = True
+            st.decode_s = self._clock() - t0
+            return kept, st
+        st.decode_s = self._clock() - t0
+        st.decode_steps = len(gen.pieces)
+        out = kept + gen.pieces
+        st.output_len = len(out)
+        st.ended_by_eos = gen.finish == "stop"
+        st.hit_cap = not st.ended_by_eos
+        return out, st
+
+    def update(
+        self,
+        segment_id: int,
+        source: str,
+        final: bool,
+        should_abort: Callable[[], bool] | None = None,
+    ) -> RemoteTranslation:
+        """Translate the newest source text of a segment, drafting from its last translation."""
+        if segment_id != self._segment:
+            self._segment, self._draft = segment_id, []
+        try:
+            pieces, st = self.decode(source, self._draft, should_abort)
+        except Aborted:
+            pieces, st = [], UpdateStats(method=str(self.options.method), aborted=True)
+        k = self.output_mask_k
+        if not st.aborted and not final and k > 0:
+            pieces = pieces[: max(0, len(pieces) - k)]  # the paper's output mask-k
+        if not st.aborted:
+            self._draft = list(pieces)
+        if final and not st.aborted:
+            self._history = [*self._history, source][-max(1, self.context_sentences) :]
+            if self.context_sentences > 0:
+                words = " ".join(self._history[-self.context_sentences :]).split()
+                self.context = " ".join(words[-CONTEXT_WORDS:])
+        return RemoteTranslation(segment_id, source, tuple(pieces), final, st)
+
+    def reset(self) -> None:
+        self._segment, self._draft = None, []
+
+
+def resolve_server_template(requested: str, model: str) -> str:
+    """The prompt template for a server's model: a builtin one, or "auto" by its name."""
+    if requested in BUILTIN:
+        return requested
+    if requested == "auto":
+        try:
+            found = detect_template({"general.name": model})
+        except TemplateError:
+            found = ""
+        if found in BUILTIN:
+            return found
+        raise TemplateError(
+            f"server model {model!r}: choose its prompt template in Settings "
+            "(auto knows Tower and Qwen3 by name; chatml for ChatML models)"
+        )
+    raise TemplateError(
+        f"the {requested!r} prompt template needs the model file; for a server model choose "
+        "tower, qwen3 or chatml"
+    )
+
+
+def server_settings(mt: MtConfig) -> ServerSettings:
+    return ServerSettings(
+        base_url=mt.server_url.strip(),
+        model=mt.server_model.strip(),
+        api_key=mt.server_api_key.strip(),
+        timeout_s=mt.server_timeout_s,
+    )
+
+
+class RemoteEngine:
+    """The translation stage's ``Engine`` over a server: no native code runs here, so it needs
+    no worker process; a failed call costs one update, and a server that is down or stalls is
+    asked again later (with a growing pause), never set aside."""
+
+    def __init__(self, mt: MtConfig, client: CompletionsClient | None = None) -> None:
+        self.client = client or CompletionsClient(server_settings(mt))
+        try:
+            models = self.client.list_models()
+        except ServerError as e:
+            self.client.close()
+            raise ServerError(f"translation server: {e}") from None
+        ids = [str(m["id"]) for m in models]
+        want = mt.server_model.strip()
+        if want and want not in ids:
+            self.client.close()
+            raise ServerError(
+                f"translation server {self.client.where} serves no model {want!r} "
+                f"(it serves: {', '.join(ids) or 'none'})"
+            )
+        if not ids and not want:
+            self.client.close()
+            raise ServerError(f"translation server {self.client.where} serves no model")
+        model = want or ids[0]
+        self.client.model = model
+        info = models[ids.index(model)] if model in ids else {}
+        limit = info.get("max_model_len")
+        self.n_ctx = limit if isinstance(limit, int) and limit > 0 else None
+        try:
+            self.template = resolve_server_template(mt.template, model)
+        except TemplateError:
+            self.client.close()
+            raise
+        self.name = f"{model} on {self.client.where}"
+        self.notice = ""
+        self._tr: RemoteTranslator | None = None
+        self._failures = 0
+        self._retry_at = 0.0
+        try:
+            self._ssbd = self._can_verify(mt)  # False: the server cannot verify drafts
+        except ServerError as e:
+            self.client.close()
+            raise ServerError(f"translation server: {e}") from None
+        log.info("translating on %s with the %r prompt", self.name, self.template)
+
+    def _can_verify(self, mt: MtConfig) -> bool:
+        """Verify a short draft once, so a server without usable prompt log-probabilities is
+        known (and said, once) before the first line rather than at it."""
+        prompts = PromptBuilder(self.template, mt.src_lang, mt.tgt_lang)
+        prompt, draft = prompts.build("Hello."), "OK"
+        ids_p = self.client.tokenize(prompt)
+        ids = self.client.tokenize(prompt + draft)
+        m = len(ids) - len(ids_p)
+        if m <= 0:
+            return True  # nothing to learn from this pair; verified updates will tell
+        try:
+            self.client.verify(prompt, draft, ids, m)
+        except ServerError as e:
+            if e.transient:
+                raise
+            self.notice = f"{e}; translating with RT instead of SSBD"
+            log.warning("%s", self.notice)
+            return False
+        return True
+
+    def _configure(self, src_lang: str, mt: MtConfig) -> RemoteTranslator:
+        prompts = PromptBuilder(self.template, src_lang, mt.tgt_lang)
+        method = Method(mt.method)
+        if method is Method.SSBD and not self._ssbd:
+            method = Method.RT
+        opts = DecodeOptions(method=method, beta=mt.beta, max_new_tokens=mt.max_new_tokens)
+        cap = LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens)
+        tr = self._tr
+        if tr is None:
+            tr = self._tr = RemoteTranslator(self.client, prompts, opts, cap=cap, n_ctx=self.n_ctx)
+        else:
+            tr.prompts, tr.options, tr.cap = prompts, opts, cap
+        tr.context_sentences = mt.context_sentences
+        if mt.context_sentences == 0:
+            tr.context = ""
+        return tr
+
+    def translate(
+        self,
+        segment_id: int,
+        source: str,
+        final: bool,
+        src_lang: str,
+        mt: MtConfig,
+        should_abort: Callable[[], bool] | None = None,
+    ) -> EngineResult:
+        wait = self._retry_at - time.monotonic()
+        if wait > 0:
+            raise EngineUnavailable(
+                f"translation server {self.client.where} did not answer; "
+                f"trying again in {wait:.0f} s"
+            )
+        tr = self._configure(src_lang, mt)
+        try:
+            try:
+                t = tr.update(segment_id, source, final, should_abort)
+            except NoPromptLogprobs as e:
+                # SSBD cannot run here; RT can, and gives what beta = 0 would.
+                self._ssbd = False
+                self.notice = f"{e}; translating with RT instead of SSBD"
+                log.warning("%s", self.notice)
+                tr.options = dataclasses.replace(tr.options, method=Method.RT)
+                t = tr.update(segment_id, source, final, should_abort)
+        except ServerError as e:
+            if not e.transient:
+                raise
+            self._failures += 1
+            pause = BACKOFF_S[min(self._failures, len(BACKOFF_S)) - 1]
+            self._retry_at = time.monotonic() + pause
+            raise EngineUnavailable(str(e)) from None
+        self._failures = 0
+        if t.stats.aborted:
+            return EngineResult("", (), (), t.stats)
+        shown = tuple(t.shown(k) for k in range(MAX_K + 1))
+        return EngineResult(t.text, (), shown, t.stats)
+
+    def close(self) -> None:
+        self._tr = None
+        self.client.close()

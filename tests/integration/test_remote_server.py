@@ -1,0 +1,204 @@
+"""SSBD, RT and CD on a real llama-cpp-python server (``llama_cpp.server``) started here on
+127.0.0.1, serving the fixture translator with the bit-exact settings, against the same model
+loaded locally with the same settings."""
+
+from __future__ import annotations
+
+import codecs
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from subtitler.bench.streams import prefixes
+from subtitler.config import MtConfig
+from subtitler.mt.completions import CompletionsClient, ServerError, ServerSettings
+from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+from subtitler.mt.prompts import PromptBuilder, TemplateError
+from subtitler.mt.remote import RemoteEngine, RemoteTranslator
+from subtitler.mt.ssbd import DecodeOptions, Method
+from subtitler.mt.translator import LengthCap, StreamTranslator
+from tests.helpers.completion_server import API_KEY, FIXTURE, FaultyProxy, LlamaServer, free_port
+
+pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] (the dev extra)")
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+CAP = LengthCap(ratio=1.5, slack=4, hard=40)
+WORDS = (
+    "a man woman dog child in the park with red blue ball is running sitting on bench near "
+    "water two people are playing football street young girl wearing hat"
+).split()
+
+
+def sentences() -> list[str]:
+    """The fixture's own kind of sentence (fluent output) and random word salads (not)."""
+    pairs = (DATA / "translator_pairs.tsv").read_text(encoding="utf-8").splitlines()
+    de = [line.split("\t")[1] for line in pairs if line.startswith("de\t")]
+    rng = random.Random(19)
+    salad = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 11))) + "." for _ in range(4)]
+    return de + salad
+
+
+STREAMS = [prefixes(s, 2) for s in sentences()]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LlamaServer]:
+    s = LlamaServer().start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def local_lm() -> Iterator[LlamaLM]:
+    lm = LlamaLM(
+        LlamaSettings(
+            str(FIXTURE), n_ctx=1024, n_batch=256, n_ubatch=32, n_threads=1, flash_attn=True
+        )
+    )
+    yield lm
+    lm.close()
+
+
+@pytest.fixture()
+def client(server: LlamaServer) -> Iterator[CompletionsClient]:
+    c = CompletionsClient(ServerSettings(server.url, api_key=API_KEY, timeout_s=60))
+    yield c
+    c.close()
+
+
+PROMPTS = PromptBuilder("chatml", "en", "de")
+
+
+def pieces_of(lm: LlamaLM, tokens: Sequence[int]) -> list[str]:
+    """Each token's text, a character split over tokens on the token that completes it."""
+    dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    return [dec.decode(lm.piece(t)) for t in tokens]
+
+
+def texts(pieces: Sequence[str]) -> list[str]:
+    """Token texts without the empty parts of split characters (the server's stream sends a
+    split character's tokens as one chunk)."""
+    return [p for p in pieces if p]
+
+
+def remote(client: CompletionsClient, method: Method, beta: float = 0.0) -> RemoteTranslator:
+    return RemoteTranslator(
+        client, PROMPTS, DecodeOptions(method=method, beta=beta, max_new_tokens=40), cap=CAP
+    )
+
+
+def local(lm: LlamaLM, method: Method, beta: float = 0.0) -> StreamTranslator:
+    return StreamTranslator(
+        lm, PROMPTS, DecodeOptions(method=method, beta=beta, max_new_tokens=40), cap=CAP
+    )
+
+
+def test_beta_zero_on_the_server_is_local_rt_token_for_token(
+    client: CompletionsClient, local_lm: LlamaLM
+) -> None:
+    ssbd, rt, ref = remote(client, Method.SSBD), remote(client, Method.RT), local(local_lm, Method.RT)
+    accepted = verified = 0
+    for i, stream in enumerate(STREAMS):
+        for tr in (ssbd, rt, ref):
+            tr.reset()
+        for j, src in enumerate(stream):
+            final = j == len(stream) - 1
+            want = ref.update(i, src, final)
+            got_ssbd = ssbd.update(i, src, final)
+            got_rt = rt.update(i, src, final)
+            expected = texts(pieces_of(local_lm, want.tokens))
+            assert texts(got_ssbd.pieces) == expected, (src, got_ssbd.pieces)
+            assert texts(got_rt.pieces) == expected, (src, got_rt.pieces)
+            assert got_ssbd.text == want.text
+            accepted += got_ssbd.stats.accepted
+            verified += got_ssbd.stats.verified_tokens
+    # The drafts were verified on the server and most of them kept: SSBD really ran.
+    assert verified > 50 and accepted > verified // 2
+
+
+@pytest.mark.parametrize("method,beta", [(Method.SSBD, 0.5), (Method.SSBD, 1.0), (Method.CD, 0.0)])
+def test_beta_one_half_and_cd_never_rewrite_and_match_local(
+    client: CompletionsClient, local_lm: LlamaLM, method: Method, beta: float
+) -> None:
+    tr, ref = remote(client, method, beta), local(local_lm, method, beta)
+    for i, stream in enumerate(STREAMS):
+        tr.reset()
+        ref.reset()
+        previous = ""
+        for j, src in enumerate(stream):
+            got = tr.update(i, src, j == len(stream) - 1)
+            assert "".join(got.pieces).startswith(previous)  # nothing shown is ever rewritten
+            previous = "".join(got.pieces)
+            assert got.text == ref.update(i, src, j == len(stream) - 1).text
+
+
+def test_between_zero_and_one_half_the_server_keeps_more_than_rt(
+    client: CompletionsClient,
+) -> None:
+    tr = remote(client, Method.SSBD, 0.3)
+    drafted = kept = 0
+    for i, stream in enumerate(STREAMS):
+        tr.reset()
+        for j, src in enumerate(stream):
+            st = tr.update(i, src, j == len(stream) - 1).stats
+            drafted += st.draft_len
+            kept += st.accepted
+    assert drafted and kept / drafted > 0.8
+
+
+def mt_for(url: str, **kw: object) -> MtConfig:
+    base: dict[str, object] = {
+        "backend": "server",
+        "server_url": url,
+        "server_api_key": API_KEY,
+        "template": "chatml",
+        "max_new_tokens": 40,
+    }
+    return MtConfig(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def test_engine_translates_with_the_display_masks(server: LlamaServer) -> None:
+    mt = mt_for(server.url, beta=0.0)
+    engine = RemoteEngine(mt)
+    try:
+        assert engine.notice == "" and "model.gguf" in engine.name
+        r = engine.translate(0, "A little girl climbing into", False, "en", mt)
+        assert r.text and r.shown_by_k[0] == r.text
+        assert len(r.shown_by_k[3]) < len(r.text)  # display-only mask-3 hides the tail
+        done = engine.translate(0, "A little girl climbing into a wooden playhouse.", True, "en", mt)
+        assert done.stats.draft_len and done.shown_by_k[10] == done.text  # a final line: all
+    finally:
+        engine.close()
+
+
+def test_connect_failures_are_one_line(server: LlamaServer) -> None:
+    with pytest.raises(ServerError, match=r"refused the API key \(HTTP 401\)"):
+        RemoteEngine(mt_for(server.url, server_api_key="wrong"))
+    with pytest.raises(ServerError, match="serves no model 'tower'"):
+        RemoteEngine(mt_for(server.url, server_model="tower"))
+    with pytest.raises(ServerError, match=r"connection refused \(is the server running\?\)"):
+        RemoteEngine(mt_for(f"http://127.0.0.1:{free_port()}/v1"))
+    with pytest.raises(ServerError, match="not an http"):
+        RemoteEngine(mt_for("gpu-box:8000"))
+    with pytest.raises(TemplateError, match="choose its prompt template in Settings"):
+        RemoteEngine(mt_for(server.url, template="auto"))
+
+
+def test_a_server_without_prompt_logprobs_translates_with_rt_and_says_so(
+    server: LlamaServer, local_lm: LlamaLM
+) -> None:
+    proxy = FaultyProxy(server.url, lambda path, body: "no-logprobs")
+    mt = mt_for(proxy.url, beta=0.2)
+    engine = RemoteEngine(mt)
+    try:
+        assert "no log-probabilities" in engine.notice and "RT instead of SSBD" in engine.notice
+        ref = local(local_lm, Method.RT)
+        for j, src in enumerate(STREAMS[0]):
+            final = j == len(STREAMS[0]) - 1
+            got = engine.translate(0, src, final, "en", mt)
+            assert got.text == ref.update(0, src, final).text and got.stats.method == "RT"
+    finally:
+        engine.close()
+        proxy.close()
