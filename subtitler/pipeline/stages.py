@@ -315,6 +315,7 @@ class TranslationStage(threading.Thread):
         self._failed_segment: int | None = None  # the segment whose failure was reported
         self._failures = 0  # translations failed in a row
         self._unavailable_said = False  # the current outage of a server was reported
+        self._notice = ""  # the engine's notice the user has read (it may change mid-run)
         # Finished lines reach the transcript once, from this thread or from stop() (seal):
         # the update being translated and the queue are handed over under this lock.
         self._final_lock = threading.Lock()
@@ -347,6 +348,7 @@ class TranslationStage(threading.Thread):
         if nxt is not None:
             old, self._model = self._model, nxt
             self._failures = 0
+            self._notice = nxt.notice  # said by the pipeline when it loaded
             if old is not None:
                 old.close()
         return self._model, mt
@@ -463,6 +465,10 @@ class TranslationStage(threading.Thread):
             return self._stop_ev.is_set() or (not u.final and self.mailbox.has_newer(u.segment_id))
 
         t = engine.translate(u.segment_id, u.text, u.final, src, mt, should_abort=abort)
+        if engine.notice != self._notice:  # e.g. a server stopped returning log-probabilities
+            self._notice = engine.notice
+            if self._notice:
+                self.emit(ErrorEvent("mt", self._notice))
         if t.stats.aborted:
             self.metrics.on_abandoned(u.segment_id)
             if u.final:  # stopped mid-decode: what was said still reaches the transcript

@@ -177,6 +177,39 @@ def test_a_misbehaving_server_costs_one_line_and_keeps_the_last_good_line(
     ]
 
 
+def test_a_server_that_stops_returning_prompt_logprobs_says_so_once_and_goes_on_with_rt(
+    tmp_path: Path, server: LlamaServer
+) -> None:
+    def fault(path: str, body: dict[str, Any]) -> str:
+        # From the faulty sentence on, the server's log-probabilities are gone (a restart
+        # without --logits_all, or a proxy that strips them).
+        return "no-logprobs" if FAULTY in str(body.get("prompt", "")) or gone else "pass"
+
+    gone = False
+    proxy = FaultyProxy(server.url, lambda path, body: fault(path, body))
+    try:
+
+        def during(ev: Events, source: GatedSource) -> None:
+            nonlocal gone
+            wait_for_partial(1, ev)
+            gone = True
+            source.gate.set()
+
+        ev, records = run(tmp_path, proxy.url, SCRIPT, 6.0, during, gate_at=1.9)
+    finally:
+        proxy.close()
+    assert any(m == "no-logprobs" for _p, m in proxy.seen)
+    errors = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    assert len(errors) == 1, errors
+    assert "no log-probabilities" in errors[0] and "RT instead of SSBD" in errors[0]
+    done = finals(ev)
+    # Nothing is lost: the faulty sentence and the next are translated (by RT) in full.
+    assert done[1].source.endswith(FAULTY + ".") and done[1].translation
+    assert not done[1].translation.endswith("…") and done[1].stats.method == "RT"
+    assert done[2].translation != done[2].source and done[2].stats.method == "RT"
+    assert [r.translation for r in records] == [done[i].translation for i in (0, 1, 2)]
+
+
 @pytest.mark.slow
 def test_the_server_killed_mid_run_and_started_again(tmp_path: Path) -> None:
     srv = LlamaServer().start()
