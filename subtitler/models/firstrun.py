@@ -202,6 +202,9 @@ def plan_first_run(
     cat = catalog or load_catalog()
     asr = asr_state(cfg.asr.model, cat, root)
     mt = mt_state(cfg.mt.model_path, cfg.mt.template, cat, root)
+    if cfg.mt.uses_server and cfg.mt.translator_chosen:
+        # A shared translation server: nothing to download here (it is reached at start).
+        mt = ModelState("mt", "ready", None, None, f"translation on {cfg.mt.server_url.strip()}")
     def_asr, def_mt = choose_defaults(cat, hw, cfg.mt.src_lang, cfg.mt.tgt_lang)
     offer: list[CatalogEntry] = []
     msgs: list[str] = []

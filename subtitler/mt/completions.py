@@ -100,6 +100,19 @@ class Generated:
         return "".join(self.pieces)
 
 
+def address_problem(base_url: str) -> str | None:
+    """Why ``base_url`` cannot be a server's address (None: it can)."""
+    try:
+        url = urllib.parse.urlsplit(base_url.strip())
+        ok = url.scheme in ("http", "https") and bool(url.hostname)
+        url.port  # noqa: B018 (raises ValueError for a port that is not a number)
+    except ValueError:
+        ok = False
+    if ok:
+        return None
+    return f"server address {base_url!r} is not an http(s) URL (for example http://gpu-box:8000/v1)"
+
+
 def _one_line(text: str) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= MAX_ERROR_TEXT else line[: MAX_ERROR_TEXT - 1] + "…"
@@ -122,14 +135,11 @@ class CompletionsClient:
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
+        if (why := address_problem(settings.base_url)) is not None:
+            raise ServerError(why)
         url = urllib.parse.urlsplit(settings.base_url.strip())
-        if url.scheme not in ("http", "https") or not url.hostname:
-            raise ServerError(
-                f"server address {settings.base_url!r} is not an http(s) URL "
-                "(for example http://gpu-box:8000/v1)"
-            )
         self._https = url.scheme == "https"
-        self._host = url.hostname
+        self._host = url.hostname or ""  # checked above
         self._port = url.port or (443 if self._https else 80)
         path = url.path.rstrip("/")
         self._api = path if path.endswith("/v1") else f"{path}/v1"  # the OpenAI routes

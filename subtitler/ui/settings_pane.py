@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, Spec, spec_of
+from subtitler.mt.completions import address_problem
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
 from subtitler.ui.web_settings import WebSettings
@@ -183,17 +184,63 @@ class SettingsPane(QDialog):
         )
         self.context = _spin(MtConfig, "context_sentences")
         self.context.setToolTip("Show the model this many previous sentences as context")
+        self._server_rows(model_row)
         f.addRow("Speech language", self.src_lang)
         f.addRow("Translate into", self.tgt_lang)
         f.addRow("Decoding", self.mode)
         f.addRow("Bias β", beta_row)
         f.addRow("Hide last k tokens", self.mask_k)
+        f.addRow("Translate with", self.backend)
         f.addRow("Translation model", model_row)
+        f.addRow("Server address", self.server_url)
+        f.addRow("Server model", self.server_model)
+        f.addRow("Server API key", self.server_key)
+        f.addRow("Server timeout", self.server_timeout)
         f.addRow("Prompt template", self.template)
         f.addRow("Translation threads", self.mt_threads)
         f.addRow("GPU layers", self.gpu_layers)
         f.addRow("Previous sentences as context", self.context)
         return w
+
+    def _server_rows(self, model_row: QHBoxLayout) -> None:
+        """A shared translation server (issue 19) instead of the model file: its rows are
+        usable when it is chosen, the file's rows when it is not."""
+        self.backend = _choice_combo(
+            MtConfig,
+            "backend",
+            {"local": "A model file on this computer", "server": "A translation server"},
+        )
+        self.server_url = QLineEdit()
+        self.server_url.setPlaceholderText("http://gpu-box:8000/v1")
+        self.server_url.setToolTip(spec_of(MtConfig, "server_url").doc)
+        self.server_model = QLineEdit()
+        self.server_model.setPlaceholderText("the first model it serves")
+        self.server_model.setToolTip(spec_of(MtConfig, "server_model").doc)
+        self.server_key = QLineEdit()
+        self.server_key.setEchoMode(QLineEdit.EchoMode.Password)  # shared screens, screenshots
+        self.server_key.setPlaceholderText("none")
+        self.server_key.setToolTip(spec_of(MtConfig, "server_api_key").doc)
+        self.server_timeout = _double_spin(MtConfig, "server_timeout_s", 1.0)
+        self.server_timeout.setDecimals(1)
+        self.server_timeout.setSuffix(" s")
+        server_rows: list[QWidget] = [
+            self.server_url, self.server_model, self.server_key, self.server_timeout
+        ]  # fmt: skip
+        # threads and GPU layers are the server's business there
+        file_rows: list[QWidget] = [self.mt_model, self.mt_threads, self.gpu_layers]
+        browse = model_row.itemAt(1)
+        if browse is not None and (button := browse.widget()) is not None:
+            file_rows.append(button)
+
+        def follow(_i: int = 0) -> None:
+            server = self.backend.currentData() == "server"
+            for w in server_rows:
+                w.setEnabled(server)
+            for w in file_rows:
+                w.setEnabled(not server)
+
+        self.backend.currentIndexChanged.connect(follow)
+        follow()
 
     def _audio_tab(self) -> QWidget:
         w = QWidget()
@@ -385,6 +432,11 @@ class SettingsPane(QDialog):
         self.mt_threads.setValue(mt.threads)
         self.gpu_layers.setValue(-1 if mt.gpu_layers is None else mt.gpu_layers)
         self.context.setValue(mt.context_sentences)
+        self._select(self.backend, mt.backend)
+        self.server_url.setText(mt.server_url)
+        self.server_model.setText(mt.server_model)
+        self.server_key.setText(mt.server_api_key)
+        self.server_timeout.setValue(mt.server_timeout_s)
         self._fill_devices(cfg.audio.device)
         self._select(self.asr_model, asr.model)
         self._select(self.asr_device, asr.device)
@@ -425,6 +477,11 @@ class SettingsPane(QDialog):
         mt.threads = self.mt_threads.value()
         mt.gpu_layers = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
         mt.context_sentences = self.context.value()
+        mt.backend = self.backend.currentData()
+        mt.server_url = self.server_url.text().strip()
+        mt.server_model = self.server_model.text().strip()
+        mt.server_api_key = self.server_key.text().strip()
+        mt.server_timeout_s = round(self.server_timeout.value(), 1)
         cfg.audio.device = self.device.currentData()
         asr.model = _combo_value(self.asr_model)
         asr.device = self.asr_device.currentData()
@@ -456,6 +513,11 @@ class SettingsPane(QDialog):
         errs = validate(cfg)
         if not cfg.asr.model:
             errs.append("choose a Whisper model")
+        if cfg.mt.uses_server:
+            if not cfg.mt.server_url:
+                errs.append("give the translation server's address (or use a model file)")
+            elif (why := address_problem(cfg.mt.server_url)) is not None:
+                errs.append(why)
         if errs:
             self.error.setText("Not saved: " + "; ".join(errs))
             return False

@@ -98,7 +98,11 @@ def local(lm: LlamaLM, method: Method, beta: float = 0.0) -> StreamTranslator:
 def test_beta_zero_on_the_server_is_local_rt_token_for_token(
     client: CompletionsClient, local_lm: LlamaLM
 ) -> None:
-    ssbd, rt, ref = remote(client, Method.SSBD), remote(client, Method.RT), local(local_lm, Method.RT)
+    ssbd, rt, ref = (
+        remote(client, Method.SSBD),
+        remote(client, Method.RT),
+        local(local_lm, Method.RT),
+    )
     accepted = verified = 0
     for i, stream in enumerate(STREAMS):
         for tr in (ssbd, rt, ref):
@@ -167,7 +171,9 @@ def test_engine_translates_with_the_display_masks(server: LlamaServer) -> None:
         r = engine.translate(0, "A little girl climbing into", False, "en", mt)
         assert r.text and r.shown_by_k[0] == r.text
         assert len(r.shown_by_k[3]) < len(r.text)  # display-only mask-3 hides the tail
-        done = engine.translate(0, "A little girl climbing into a wooden playhouse.", True, "en", mt)
+        done = engine.translate(
+            0, "A little girl climbing into a wooden playhouse.", True, "en", mt
+        )
         assert done.stats.draft_len and done.shown_by_k[10] == done.text  # a final line: all
     finally:
         engine.close()

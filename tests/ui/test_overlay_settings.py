@@ -213,6 +213,11 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
         ("mt", "threads"): lambda: pane.mt_threads.setValue(3),
         ("mt", "gpu_layers"): lambda: pane.gpu_layers.setValue(20),
         ("mt", "context_sentences"): lambda: pane.context.setValue(1),
+        ("mt", "backend"): lambda: pane.backend.setCurrentIndex(pane.backend.findData("server")),
+        ("mt", "server_url"): lambda: pane.server_url.setText("http://gpu-box:8000/v1"),
+        ("mt", "server_model"): lambda: pane.server_model.setText("tower-plus-9b"),
+        ("mt", "server_api_key"): lambda: pane.server_key.setText("sk-team"),
+        ("mt", "server_timeout_s"): lambda: pane.server_timeout.setValue(30.0),
         ("mt", "lookahead"): lambda: pane.lookahead.setValue(8),
         ("mt", "resync"): lambda: pane.resync.setChecked(True),
         ("mt", "verify"): lambda: pane.verify.setCurrentIndex(pane.verify.findData("specdec")),
@@ -267,6 +272,8 @@ LIMITED = {
     "template": ("mt", "template"),
     "asr_device": ("asr", "device"),
     "verify": ("mt", "verify"),
+    "backend": ("mt", "backend"),
+    "server_timeout": ("mt", "server_timeout_s"),
     "web.port": ("web", "port"),
     "web.share": ("web", "share"),
 }
@@ -307,6 +314,41 @@ def test_pane_limits_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-un
     known = {id(operator.attrgetter(a)(pane)) for a in LIMITED}
     for kind in (QSpinBox, QDoubleSpinBox, QSlider):
         assert [b for b in pane.findChildren(kind) if id(b) not in known] == [], kind
+
+
+def test_translation_server_rows(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Address, model, API key and timeout of a shared server: usable when it is chosen (the
+    model file's rows are not), the key hidden on screen, kept in a file only its owner
+    reads, and an address that cannot work refused with one line."""
+    from PySide6.QtWidgets import QLineEdit
+
+    from subtitler.settings_store import load, save
+
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    got = []
+    pane.applied.connect(got.append)
+    assert not pane.server_url.isEnabled() and pane.mt_model.isEnabled()
+    pane.backend.setCurrentIndex(pane.backend.findData("server"))
+    assert pane.server_url.isEnabled() and pane.server_key.isEnabled()
+    assert not pane.mt_model.isEnabled() and not pane.mt_threads.isEnabled()
+    assert pane.server_key.echoMode() == QLineEdit.EchoMode.Password
+    assert not pane.apply() and "translation server's address" in pane.error.text()
+    pane.server_url.setText("gpu-box:8000")
+    assert not pane.apply() and "is not an http(s) URL" in pane.error.text() and not got
+    pane.server_url.setText(" http://gpu-box:8000/v1 ")
+    pane.server_key.setText("sk-team-19")
+    pane.server_timeout.setValue(4.5)
+    assert pane.apply() and pane.error.text() == ""
+    mt = got[-1].mt
+    assert (mt.backend, mt.server_url, mt.server_api_key, mt.server_timeout_s) == (
+        "server", "http://gpu-box:8000/v1", "sk-team-19", 4.5
+    )  # fmt: skip
+    path = save(got[-1], tmp_path / "config.toml")
+    assert path.stat().st_mode & 0o077 == 0  # the key is not readable by other users
+    assert load(path).config.mt == mt
+    pane.load(load(path).config)
+    assert pane.server_key.text() == "sk-team-19" and pane.server_url.isEnabled()
 
 
 def test_specdec_fields_follow_the_verification_rule(qtbot) -> None:  # type: ignore[no-untyped-def]

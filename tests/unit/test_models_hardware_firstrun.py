@@ -173,6 +173,23 @@ def test_local_files_are_ready_and_invalid_ones_explained(tmp_path: Path) -> Non
     assert [e.id for e in plan.offer] == ["tower-plus-2b-q4_k_m"]
 
 
+def test_a_translation_server_needs_no_translation_model(tmp_path: Path) -> None:
+    server = dataclasses.replace(
+        AppConfig().mt, backend="server", server_url="http://gpu-box:8000/v1"
+    )
+    plan = fr.plan_first_run(
+        dataclasses.replace(AppConfig(), mt=server), machine(), root=tmp_path, network=True
+    )
+    assert plan.mt.state == "ready" and "gpu-box:8000" in plan.mt.reason
+    assert [e.id for e in plan.offer] == ["whisper-small"]  # the speech model still is
+    # "server" without an address is no choice yet: a model file is offered as before.
+    no_url = dataclasses.replace(server, server_url=" ")
+    plan = fr.plan_first_run(
+        dataclasses.replace(AppConfig(), mt=no_url), machine(), root=tmp_path, network=True
+    )
+    assert plan.mt.state == "missing" and len(plan.offer) == 2
+
+
 def test_asr_states(tmp_path: Path) -> None:
     cat = load_catalog()
     assert fr.asr_state("no-such-size", cat, tmp_path).state == "invalid"
