@@ -94,7 +94,8 @@ Fault = Callable[[str, dict[str, Any]], str]  # (path, request body) -> mode
 class FaultyProxy:
     """Forwards to ``upstream`` unless ``fault(path, body)`` names a mode:
 
-    "garbage": 200 with an HTML body; "stall": headers never come (until closed);
+    "garbage": 200 with an HTML body; "stall": headers never come (until closed); "reset":
+    the connection is closed before any answer;
     "drop": the first part of the real answer, then the connection is cut; "http500": an
     error answer; "no-logprobs": the real answer without its log-probabilities.
     """
@@ -127,6 +128,10 @@ class FaultyProxy:
                 proxy.seen.append((self.path, mode))
                 if mode == "stall":
                     proxy.released.wait(60)
+                    self.close_connection = True
+                    return
+                if mode == "reset":  # the connection closes before any answer
+                    self.connection.shutdown(socket.SHUT_RDWR)
                     self.close_connection = True
                     return
                 if mode == "garbage":

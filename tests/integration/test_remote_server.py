@@ -192,6 +192,36 @@ def test_connect_failures_are_one_line(server: LlamaServer) -> None:
         RemoteEngine(mt_for(server.url, template="auto"))
 
 
+def test_a_connection_closed_before_any_answer_is_retried_a_bounded_number_of_times(
+    server: LlamaServer,
+) -> None:
+    left = [0]
+
+    def fault(path: str, body: dict[str, object]) -> str:
+        if path.endswith("/models") and left[0] > 0:
+            left[0] -= 1
+            return "reset"
+        return "pass"
+
+    proxy = FaultyProxy(server.url, fault)
+    client = CompletionsClient(ServerSettings(proxy.url, api_key=API_KEY, retries=2))
+    try:
+        left[0] = 2  # two failed connections, then the answer: the caller sees none of it
+        assert [m["id"] for m in client.list_models()] and left[0] == 0
+        assert [m for _p, m in proxy.seen] == ["reset", "reset", "pass"]
+        left[0] = 3  # one more than the retries: one line, and the next call may try again
+        with pytest.raises(
+            ServerError, match=r"127\.0\.0\.1:\d+: the connection was dropped$"
+        ) as e:
+            client.list_models()
+        assert e.value.transient  # the engine asks again later rather than giving up
+        assert [m for _p, m in proxy.seen][3:] == ["reset"] * 3
+        assert client.list_models()
+    finally:
+        client.close()
+        proxy.close()
+
+
 def test_a_server_without_prompt_logprobs_translates_with_rt_and_says_so(
     server: LlamaServer, local_lm: LlamaLM
 ) -> None:
