@@ -5,6 +5,7 @@ loaded locally with the same settings."""
 from __future__ import annotations
 
 import codecs
+import json
 import random
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -238,3 +239,48 @@ def test_a_server_without_prompt_logprobs_translates_with_rt_and_says_so(
     finally:
         engine.close()
         proxy.close()
+
+
+def test_bench_on_the_server_prints_the_local_table_with_the_local_outputs(
+    server: LlamaServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m subtitler.bench --server URL``: the same runs and tables as ``--model``; RT
+    and beta = 0 give the local RT outputs, beta = 0.5 and CD the local CD outputs."""
+    from subtitler.bench.cli import main
+
+    pairs = [line.split("\t") for line in sentences_file().splitlines()]
+    src, ref = tmp_path / "src.en", tmp_path / "ref.de"
+    src.write_text("".join(p[1] + "\n" for p in pairs[:3]), encoding="utf-8")
+    ref.write_text("".join(p[2] + "\n" for p in pairs[:3]), encoding="utf-8")
+    common = [
+        "--source", str(src), "--reference", str(ref), "--src-lang", "en", "--tgt-lang", "de",
+        "--step", "3", "--betas", "0,0.2,0.5", "--ks", "3", "--template", "chatml",
+        "--max-new-tokens", "40", "--no-progress",
+    ]  # fmt: skip
+    tables: dict[str, list[str]] = {}
+    runs: dict[str, dict[tuple[object, ...], dict[str, object]]] = {}
+    for where, args in (
+        ("server", ["--server", server.url, "--api-key", API_KEY]),
+        # the server's settings (tests/helpers/completion_server.py), on this process
+        ("local", ["--model", str(FIXTURE), "--threads", "1", "--n-ctx", "1024", "--n-batch",
+                   "256", "--n-ubatch", "32"]),
+    ):  # fmt: skip
+        out = tmp_path / f"{where}.json"
+        assert main([*args, *common, "--json", str(out)]) == 0
+        printed = capsys.readouterr().out
+        tables[where] = [line.split("|")[1].strip() for line in printed.splitlines() if "|" in line]
+        data = json.loads(out.read_text(encoding="utf-8"))
+        runs[where] = {(r["method"], r["beta"], r["mask"], r["k"]): r for r in data["runs"]}
+    assert tables["server"] == tables["local"]  # the same rows of the same two tables
+    assert set(runs["server"]) == set(runs["local"])
+    rt, cd = ("RT", None, "none", 0), ("CD", None, "none", 0)
+    srv, loc = runs["server"], runs["local"]
+    assert srv[rt]["finals"] == loc[rt]["finals"] and len(loc[rt]["finals"]) == 3
+    assert srv[("SSBD", 0.0, "none", 0)]["finals"] == loc[rt]["finals"]
+    assert srv[("SSBD", 0.5, "none", 0)]["finals"] == srv[cd]["finals"] == loc[cd]["finals"]
+    assert srv[("SSBD", 0.2, "none", 0)]["ad"] > 50  # drafts were verified on the server
+
+
+def sentences_file() -> str:
+    lines = (DATA / "translator_pairs.tsv").read_text(encoding="utf-8").splitlines()
+    return "\n".join(line for line in lines if line.startswith("de\t"))
