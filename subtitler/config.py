@@ -28,12 +28,13 @@ class AsrConfig:
     device: str = "auto"  # "auto" | "cpu" | "cuda"
     compute_type: str = "auto"  # "auto": int8 on CPU, float16 on CUDA
     language: str | None = None  # source language code; None = detect once per utterance
-    min_chunk_s: float = 1.0  # audio to gather before re-running the recogniser
+    min_chunk_s: float = 0.5  # shortest cadence: new audio before the recogniser runs again
+    adaptive_chunk: bool = True  # run less often while the recogniser falls behind
     buffer_trim_s: float = 15.0  # keep the rolling buffer under this many seconds
     vad: bool = True  # Silero VAD: skip silence, end utterances
     silence_end_s: float = 0.8  # silence that ends an utterance
     threads: int = 1  # CPU threads for CTranslate2
-    beam_size: int = 1  # 1 = greedy (fastest re-runs); 5 = Whisper's default beam
+    beam_size: int = 5  # Whisper's beam (offline accuracy); 1 = greedy, cheaper re-runs
     speech_pad_s: float = 0.2  # audio kept around VAD speech so word edges are not cut
 
 

@@ -32,7 +32,7 @@ class ScriptedBackend:
     calls: list[Call] = field(default_factory=list)
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None
+        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis:
         t1 = round(t0 + len(audio) / SR, 3)
         self.calls.append(Call(round(t0, 3), t1, prompt, language))
@@ -58,8 +58,17 @@ def view(ups: list[AsrUpdate]) -> list[tuple[float, int, str, str, bool]]:
     return [(u.emitted_at, u.segment_id, u.committed_text, u.tentative_text, u.final) for u in ups]
 
 
+# The scripts below were written for a fixed 1 s cadence, sentences cut from the window at
+# once, and commits up to the window's end; the tests further down change one at a time.
+CLASSIC = {"min_chunk_s": 1.0, "adaptive": False, "tail_guard_s": 0.0, "context_s": 0.0}
+
+
 def no_vad(**kw: object) -> StreamingOptions:
-    return StreamingOptions(vad=False, **kw)  # type: ignore[arg-type]
+    return StreamingOptions(vad=False, **(CLASSIC | kw))  # type: ignore[arg-type]
+
+
+def with_vad(**kw: object) -> StreamingOptions:
+    return StreamingOptions(**(CLASSIC | kw))  # type: ignore[arg-type]
 
 
 def test_common_prefix_compares_written_words() -> None:
@@ -152,7 +161,7 @@ def test_window_stays_under_trim_limit_without_punctuation() -> None:
 
     class Monologue(ScriptedBackend):
         def transcribe(
-            self, audio: Samples, *, t0: float, prompt: str, language: str | None
+            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
         ) -> Hypothesis:
             self.script.append(hyp(t0, t0 + len(audio) / SR))
             return super().transcribe(audio, t0=t0, prompt=prompt, language=language)
@@ -203,7 +212,7 @@ def test_vad_skips_silence_and_ends_the_utterance() -> None:
         languages=["en", "en", "en", "fr", "fr"],
     )
     vad = speech_probs([(0.5, 2.5), (5.0, 5.6)])
-    rec = StreamingRecognizer(be, StreamingOptions(silence_end_s=0.8, speech_pad_s=0.2), vad)
+    rec = StreamingRecognizer(be, with_vad(silence_end_s=0.8, speech_pad_s=0.2), vad)
     ups = feed(rec, 0.0, 6.0)
     ups += rec.finish(now=6.0)
     assert view(ups) == [
@@ -237,7 +246,7 @@ def test_fixed_language_is_always_passed() -> None:
 
 def test_too_short_blip_is_not_recognised() -> None:
     be = ScriptedBackend([[("uh", 1.0, 1.1)]])
-    rec = StreamingRecognizer(be, StreamingOptions(), speech_probs([(1.0, 1.1)]))
+    rec = StreamingRecognizer(be, with_vad(), speech_probs([(1.0, 1.1)]))
     ups = feed(rec, 0.0, 3.0) + rec.finish(now=3.0)
     assert ups == [] and be.calls == []
 
@@ -278,7 +287,7 @@ def test_window_is_cut_even_when_hypotheses_never_agree() -> None:
     # window passes the limit the words heard a chunk ago are committed to make a cut.
     class Babble(ScriptedBackend):
         def transcribe(
-            self, audio: Samples, *, t0: float, prompt: str, language: str | None
+            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
         ) -> Hypothesis:
             t1 = t0 + len(audio) / SR
             n = len(self.calls)
