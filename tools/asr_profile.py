@@ -35,12 +35,6 @@ from subtitler.asr.faster_whisper import (  # noqa: E402
 from subtitler.asr.vad import SileroStream  # noqa: E402
 
 
-def _time(fn: Any) -> tuple[float, Any]:
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
-
-
 def profile(model: str, audio: np.ndarray, threads: int, window_s: float, n: int) -> dict[str, Any]:
     be = FasterWhisperBackend(WhisperSettings(model, device="cpu", threads=threads))
     full = FasterWhisperBackend(
@@ -57,58 +51,60 @@ def profile(model: str, audio: np.ndarray, threads: int, window_s: float, n: int
     be.transcribe(audio[: int(window_s * 16000)], t0=0, prompt="", language="en")  # warm up
     full.transcribe(audio[: int(window_s * 16000)], t0=0, prompt="", language="en")
     fw = be._model
+    tok = be._tokenizer("en")
+    prompt = be._prompt(tok, "", [])
+    from faster_whisper.transcribe import get_suppressed_tokens
+
+    from subtitler.asr.faster_whisper import _text_tokens
+
+    suppress = get_suppressed_tokens(tok, [-1])
     for s0 in starts:
         x = audio[s0 : s0 + int(window_s * 16000)]
-        tok = be._tokenizer("en")
-        prompt = be._prompt(tok, "")
-        t, _ = _time(lambda x=x: fw.feature_extractor(x))
-        add("features", t)
+        t = time.perf_counter()
+        fw.feature_extractor(x)
+        add("features", time.perf_counter() - t)
         for name, b in (("encoder_window", be), ("encoder_30s", full)):
-            t, (enc, content) = _time(lambda b=b, x=x: b._encode(x))
-            add(name, t)
+            t = time.perf_counter()
+            b._encode(x)
+            add(name, time.perf_counter() - t)
         enc, content = be._encode(x)
-        t, res = _time(lambda enc=enc: be._decode(enc, tok, prompt, window_s))
-        add("decode_beam5", t)
-        from faster_whisper.transcribe import get_suppressed_tokens
-
-        t, _ = _time(
-            lambda enc=enc: fw.model.generate(
-                enc,
-                [prompt],
-                beam_size=1,
-                max_length=len(prompt) + 60,
-                suppress_blank=True,
-                suppress_tokens=get_suppressed_tokens(tok, [-1]),
-            )
+        t = time.perf_counter()
+        res = be._decode(enc, tok, prompt, window_s)
+        add("decode_beam5", time.perf_counter() - t)
+        t = time.perf_counter()
+        fw.model.generate(
+            enc,
+            [prompt],
+            beam_size=1,
+            max_length=len(prompt) + 60,
+            suppress_blank=True,
+            suppress_tokens=suppress,
         )
-        add("decode_greedy", t)
-        from subtitler.asr.faster_whisper import _text_tokens
-
+        add("decode_greedy", time.perf_counter() - t)
         text = _text_tokens(res.sequences_ids[0], tok, content / 100)
         add("tokens", float(len(res.sequences_ids[0])))
-        t, _ = _time(lambda enc=enc, text=text: be._word_times(tok, text, enc, content))
-        add("align", t)
-        t, _ = _time(lambda x=x: be.transcribe(x, t0=0, prompt="", language="en"))
-        add("run_total", t)
-        t, _ = _time(lambda x=x: full.transcribe(x, t0=0, prompt="", language="en"))
-        add("run_total_30s", t)
-
-        def legacy(x: np.ndarray = x) -> None:
-            segs, _ = fw.transcribe(
-                x,
-                language="en",
-                beam_size=5,
-                word_timestamps=True,
-                temperature=0.0,
-                condition_on_previous_text=False,
-            )
-            list(segs)
-
-        t, _ = _time(legacy)
-        add("faster_whisper_transcribe", t)
+        t = time.perf_counter()
+        be._word_times(tok, text, enc, content)
+        add("align", time.perf_counter() - t)
+        for name, b in (("run_total", be), ("run_total_30s", full)):
+            t = time.perf_counter()
+            b.transcribe(x, t0=0, prompt="", language="en")
+            add(name, time.perf_counter() - t)
+        t = time.perf_counter()
+        segs, _ = fw.transcribe(
+            x,
+            language="en",
+            beam_size=5,
+            word_timestamps=True,
+            temperature=0.0,
+            condition_on_previous_text=False,
+        )
+        list(segs)
+        add("faster_whisper_transcribe", time.perf_counter() - t)
         vad.reset()
-        t, _ = _time(lambda x=x: vad(x))
-        add("vad", t)
+        t = time.perf_counter()
+        vad(x)
+        add("vad", time.perf_counter() - t)
     return {k: round(statistics.median(v), 4) for k, v in rows.items()} | {"windows": len(starts)}
 
 

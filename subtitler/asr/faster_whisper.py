@@ -63,6 +63,10 @@ class WhisperSettings:
     pad_s: float = 2.0
     min_encoder_s: float = 10.0  # the encoder never sees less than this (s)
     encoder_window_s: float | None = None
+    # Text only, no timestamp tokens: fewer tokens, and after a prefix that ends a sentence
+    # Whisper goes on with the next one instead of closing its timestamped segment. Word
+    # times come from the alignment either way.
+    timestamps: bool = False
 
     @classmethod
     def from_config(cls, cfg: AsrConfig) -> WhisperSettings:
@@ -229,9 +233,12 @@ class FasterWhisperBackend:
 
     def _prompt(self, tokenizer: Any, prompt: str, prefix: list[int]) -> list[int]:
         previous = tokenizer.encode(" " + prompt.strip()) if prompt.strip() else []
-        out: list[int] = self._model.get_prompt(tokenizer, previous[-(_MAX_LENGTH // 2 - 1) :])
+        ts = self.settings.timestamps
+        out: list[int] = self._model.get_prompt(
+            tokenizer, previous[-(_MAX_LENGTH // 2 - 1) :], without_timestamps=not ts
+        )
         if prefix:  # as faster-whisper's get_prompt(prefix=...), from tokens
-            out += [tokenizer.timestamp_begin, *prefix]
+            out += [tokenizer.timestamp_begin, *prefix] if ts else prefix
         return out
 
     def _decode(self, encoded: Any, tokenizer: Any, prompt: list[int], seconds: float) -> Any:
@@ -312,7 +319,8 @@ class FasterWhisperBackend:
         prompt_tokens = self._prompt(tokenizer, prompt, fixed)
         result = self._decode(encoded, tokenizer, prompt_tokens, len(audio) / SAMPLE_RATE)
         tokens: list[int] = result.sequences_ids[0]
-        forced = prompt_tokens[len(prompt_tokens) - len(fixed) - 1 :] if fixed else []
+        forced = prompt_tokens[len(prompt_tokens) - len(fixed) - self.settings.timestamps :]
+        forced = forced if fixed else []
         if forced and tokens[: len(forced)] == forced:
             tokens = tokens[len(forced) :]  # CTranslate2 returns the prefix with the new text
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
@@ -332,6 +340,13 @@ class FasterWhisperBackend:
             new = []
         both = known + new
         new = new[: max(0, _loop_start(both) - len(known))]
+        # A word said twice in a row ("but but") is one word heard twice: keep the first.
+        prev = known[-1:] + new
+        new = (
+            [w for i, w in enumerate(new) if _plain(w) != _plain(prev[i])]
+            if known
+            else [w for i, w in enumerate(new) if i == 0 or _plain(w) != _plain(new[i - 1])]
+        )
         return Hypothesis(tuple(new), lang, after_prefix=True)
 
 
@@ -349,9 +364,7 @@ def _text_tokens(tokens: list[int], tokenizer: Any, seconds: float) -> list[int]
     return out
 
 
-def _split_prefix(
-    words: list[tuple[Word, int]], n_prefix: int
-) -> tuple[list[Word], list[Word]]:
+def _split_prefix(words: list[tuple[Word, int]], n_prefix: int) -> tuple[list[Word], list[Word]]:
     """(words of the first ``n_prefix`` tokens, the words after them); a word the prefix
     ends inside counts as new."""
     count = 0

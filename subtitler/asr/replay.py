@@ -135,6 +135,9 @@ def parser() -> argparse.ArgumentParser:
         "--pad", type=float, default=w.pad_s, help="silence after the window for the encoder (s)"
     )
     g.add_argument(
+        "--timestamps", action="store_true", help="decode with Whisper's timestamp tokens"
+    )
+    g.add_argument(
         "--min-encoder", type=float, default=w.min_encoder_s, help="shortest encoder input (s)"
     )
     g.add_argument(
@@ -198,6 +201,7 @@ def _setup(a: argparse.Namespace) -> tuple[AsrBackend, SpeechProbabilities | Non
             max_new_tokens=a.max_new_tokens,
             pad_s=a.pad,
             min_encoder_s=a.min_encoder,
+            timestamps=a.timestamps,
             encoder_window_s=a.encoder_window,
         )
     )

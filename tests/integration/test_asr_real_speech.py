@@ -148,7 +148,7 @@ def test_forced_alignment_places_known_words_in_order(backend: FasterWhisperBack
     words = backend.align(audio, text)
     assert [w.text.strip() for w in words] == text.split()
     assert all(a.end <= b.start + 1e-6 for a, b in itertools.pairwise(words))
-    assert 0.0 <= words[0].start and words[-1].end <= len(audio) / SR + 0.02
+    assert words[0].start >= 0.0 and words[-1].end <= len(audio) / SR + 0.02
 
 
 @pytest.mark.parametrize(
@@ -208,3 +208,38 @@ def test_replay_cli_reports_display_latency_next_to_commit_delay(
     s = json.loads(out.read_text())["summary"]
     assert s["display_latency_median"] <= s["commit_delay_median"]
     assert s["words"] == len(text.split()) or abs(s["words"] - len(text.split())) <= 2
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p / "missing.wav", "error: audio file not found: "),
+        (
+            lambda p: (p / "text.wav").write_text("not audio") and p / "text.wav",
+            "error: cannot decode audio file ",
+        ),
+    ],
+)
+def test_replay_cli_bad_audio_is_one_line_exit_2(tmp_path: Path, capsys, make, message) -> None:  # type: ignore[no-untyped-def]
+    assert main([str(make(tmp_path)), "--model", "tiny"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_replay_cli_bad_model_dir_is_one_line_exit_2(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "model.bin").write_bytes(b"x")
+    assert main([str(CLIPS[0][0]), "--model", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert "not a CTranslate2 Whisper model folder (missing config.json, tokenizer.json" in err
+    assert err.count("\n") == 1
+
+
+def test_corrupt_model_bin_is_a_clear_error(tiny_en: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    shutil.copytree(tiny_en, bad)
+    data = (bad / "model.bin").read_bytes()
+    (bad / "model.bin").write_bytes(data[: len(data) // 3])  # an interrupted copy
+    with pytest.raises(AsrError, match="cannot load Whisper model") as e:
+        FasterWhisperBackend(WhisperSettings(str(bad)))
+    assert "\n" not in str(e.value)
