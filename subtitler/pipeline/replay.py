@@ -35,6 +35,7 @@ from subtitler.pipeline.events import (
     SubtitleEvent,
 )
 from subtitler.pipeline.factories import RealParts, real_factories
+from subtitler.pipeline.metrics import display_latencies, median_p90
 from subtitler.pipeline.pipeline import Pipeline
 
 log = logging.getLogger("subtitler.replay")
@@ -144,7 +145,12 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
         for e in subs
         if e.final
     ]
-    m = pipeline.metrics.summary()
+    m: dict[str, Any] = {}
+    shown_median, shown_p90 = median_p90(display_latencies(asr, subs))
+    for k, v in pipeline.metrics.summary().items():
+        m[k] = v
+        if k == "commit_delay_p90_s":  # first time on screen, next to when committed
+            m["display_latency_median_s"], m["display_latency_p90_s"] = shown_median, shown_p90
     metrics = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()}
     metrics.update(
         {

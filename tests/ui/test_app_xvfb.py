@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QColor, QImage
 
-from subtitler.asr.tiny_model import build_tiny_whisper
 from subtitler.bench.random_model import PRESETS, build_random_llama
 from tests.helpers import pulse
 
@@ -44,8 +43,8 @@ def xvfb():  # type: ignore[no-untyped-def]
     proc.wait(10)
 
 
-def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path) -> None:
-    whisper = build_tiny_whisper(tmp_path / "whisper")
+def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path, tiny_en: Path) -> None:
+    whisper = tiny_en  # real words: random weights may say nothing at all
     gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
     shot = tmp_path / "overlay.png"
     env = {
@@ -117,11 +116,11 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path) -> None:
     not pulse.available() and os.environ.get("CI") != "true",
     reason="PulseAudio (pulseaudio, paplay) is not installed",
 )
-def test_real_app_captions_meeting_audio(xvfb: str, tmp_path: Path) -> None:
+def test_real_app_captions_meeting_audio(xvfb: str, tmp_path: Path, tiny_en: Path) -> None:
     """The whole live path: a meeting app's voice (paplay into a PulseAudio sink) -> the
     sink's monitor chosen in the settings file -> capture -> VAD + Whisper -> translation ->
     overlay and transcript, in the real app under Xvfb."""
-    whisper = build_tiny_whisper(tmp_path / "whisper")
+    whisper = tiny_en
     gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
     config = tmp_path / "config.toml"
     config.write_text(f'[audio]\ndevice = "{pulse.MONITOR}"\n', encoding="utf-8")
