@@ -187,6 +187,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
     ap.add_argument("--mt-threads", type=int, default=1)
     ap.add_argument("--asr-threads", type=int, default=1)
+    ap.add_argument("--max-new-tokens", type=int, default=None, help="translation length cap")
     ap.add_argument("--loop", type=int, default=1, help="play the input this many times")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many s")
     ap.add_argument("--json", type=Path, default=None)
@@ -220,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg.mt.model_path, cfg.mt.template, cfg.mt.threads = a.mt_model, a.template, a.mt_threads
     cfg.mt.src_lang, cfg.mt.tgt_lang, cfg.mt.method, cfg.mt.beta = src, tgt, a.method, a.beta
     cfg.mt.draft_model_path, cfg.mt.draft_tokens = a.draft_model, a.draft_tokens
+    if a.max_new_tokens:
+        cfg.mt.max_new_tokens = a.max_new_tokens
     cfg.display.mask_k = a.k
     rec = Recorder(a.k)
     pipe = Pipeline(
