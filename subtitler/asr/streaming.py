@@ -337,10 +337,10 @@ class StreamingRecognizer:
         if not final and self.opt.tail_guard_s > 0:
             while n and words[n - 1].end > t1 - self.opt.tail_guard_s:
                 n -= 1
-        self._tail = [] if final else words[n:]
+        before, self._tail = self._tail[n:], [] if final else words[n:]
         out = self._commit(words[:n], now, t1)
         if final and n < len(words):
-            out += self._commit(self._confirm(words[n:], t0, t1), now, t1)
+            out += self._commit(self._confirm(words[n:], before, t0, t1), now, t1)
         out += self._trim(now, t1, final)
         if not final:
             upd = self._update(now, t1, final=False)
@@ -348,10 +348,13 @@ class StreamingRecognizer:
                 out.append(upd)
         return out
 
-    def _confirm(self, rest: list[Word], t0: float, t1: float) -> list[Word]:
-        """At an utterance end, the words of ``rest`` (the last pass's words the pass before
-        did not agree on) that a second pass over another window also hears, as written by
-        the second pass.
+    def _confirm(
+        self, rest: list[Word], before: list[Word], t0: float, t1: float
+    ) -> list[Word]:
+        """At an utterance end: the words after the agreed ones that a second pass over
+        another window also hears, as the second pass writes them. ``rest`` is what the last
+        pass heard there, ``before`` what the pass before it heard: the second pass must
+        agree with one of them (two of the three passes agree on every committed word).
 
         The second window takes in the silence heard since the end was padded, or, when
         there is none, starts a second before the first unconfirmed word (the committed
@@ -364,9 +367,9 @@ class StreamingRecognizer:
                 log.debug("no second window to confirm %d word(s)", len(rest))
                 return []
         again = self._recognise(t0b, t1b, final=True) or []
-        n = common_prefix(rest, again, loose=True)
-        if n < len(rest):
-            dropped = join_words([w.text for w in rest[n:]])
+        n = max(common_prefix(rest, again, loose=True), common_prefix(before, again, loose=True))
+        if n < len(again) or n < len(rest):
+            dropped = join_words([w.text for w in (again if len(again) > n else rest)[n:]])
             log.debug("not confirmed at the utterance end: %s", dropped)
         return again[:n]
 

@@ -435,3 +435,20 @@ def test_the_cadence_follows_the_recogniser_cost() -> None:
     rec = StreamingRecognizer(be, no_vad(min_chunk_s=1.0), cost_clock=costing(4.0))
     feed(rec, 0.0, 5.0)
     assert rec.chunk_s == 1.0 and len(rec.runs) == 5
+
+
+def test_a_word_the_last_pass_misheard_is_confirmed_by_the_passes_around_it() -> None:
+    """Two of three passes must agree: the pass before the end and the second pass hear
+    "rounder", the final pass alone "rounded"; "rounder." is committed."""
+    be = ScriptedBackend(
+        [
+            [("simpler,", 0.5, 1.2), ("rounder", 1.8, 2.3)],
+            [("simpler,", 0.5, 1.2), ("rounder", 1.8, 2.3)],  # "rounder" too near the end
+            [("simpler,", 0.5, 1.2), ("rounded", 1.8, 2.4)],  # final pass
+            [("simpler,", 0.5, 1.2), ("rounder.", 1.8, 2.3)],  # second pass
+        ]
+    )
+    rec = StreamingRecognizer(be, with_vad(tail_guard_s=0.5), speech_probs([(0.5, 2.4)]))
+    ups = feed(rec, 0.0, 4.0)
+    assert view(ups)[1] == (2.5, 0, "simpler,", "rounder", False)
+    assert [u.committed_text for u in ups if u.final] == ["simpler, rounder."]
