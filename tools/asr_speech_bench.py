@@ -285,7 +285,7 @@ def _score_file(out: Path, run: Path) -> dict[str, Any]:
         lags = [u["emitted_at"] - u["audio_t1"] for u in payload["updates"]]
         result = score(ours_words(payload), timing, rtf=s["rtf"], lags=lags)
         result["self_reported"] = {
-            k: s[k] for k in ("commit_delay_median", "display_latency_median", "runs")
+            k: s.get(k) for k in ("commit_delay_median", "display_latency_median", "runs")
         }
     else:
         duration = timing[-1].end + 1.0

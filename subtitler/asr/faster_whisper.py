@@ -216,7 +216,9 @@ class FasterWhisperBackend:
         number of feature frames that hold audio."""
         s = self.settings
         feats = self._model.feature_extractor(audio)
-        content = max(1, min(feats.shape[-1] - 1, round(len(audio) / SAMPLE_RATE * 100)))
+        # The policy keeps windows far below Whisper's 30 s; beyond it nothing is heard.
+        content = min(_MAX_FRAMES, feats.shape[-1] - 1, round(len(audio) / SAMPLE_RATE * 100))
+        content = max(1, content)
         n = encoder_frames(content, s.pad_s, s.encoder_window_s, s.min_encoder_s)
         # Zeros after the audio, as faster-whisper's pad_or_trim pads its 30 s window.
         x = np.zeros((1, feats.shape[0], n), dtype=np.float32)
@@ -233,9 +235,12 @@ class FasterWhisperBackend:
 
     def _prompt(self, tokenizer: Any, prompt: str, prefix: list[int]) -> list[int]:
         previous = tokenizer.encode(" " + prompt.strip()) if prompt.strip() else []
+        # Whisper's context is 448 tokens: the earlier text gives way to the prefix and to
+        # room for new words.
+        room = max(0, min(_MAX_LENGTH // 2 - 1, _MAX_LENGTH // 2 - len(prefix)))
         ts = self.settings.timestamps
         out: list[int] = self._model.get_prompt(
-            tokenizer, previous[-(_MAX_LENGTH // 2 - 1) :], without_timestamps=not ts
+            tokenizer, previous[len(previous) - room :] if room else [], without_timestamps=not ts
         )
         if prefix:  # as faster-whisper's get_prompt(prefix=...), from tokens
             out += [tokenizer.timestamp_begin, *prefix] if ts else prefix

@@ -348,9 +348,7 @@ class StreamingRecognizer:
                 out.append(upd)
         return out
 
-    def _confirm(
-        self, rest: list[Word], before: list[Word], t0: float, t1: float
-    ) -> list[Word]:
+    def _confirm(self, rest: list[Word], before: list[Word], t0: float, t1: float) -> list[Word]:
         """At an utterance end: the words after the agreed ones that a second pass over
         another window also hears, as the second pass writes them. ``rest`` is what the last
         pass heard there, ``before`` what the pass before it heard: the second pass must
