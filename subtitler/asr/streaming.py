@@ -323,7 +323,7 @@ class StreamingRecognizer:
         words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
         # A word that overlaps no speech was made up for silence or noise ("Thank you.").
         spoken = [w for w in words if self._speech(w.start - 0.1, w.end + 0.1) > 0]
-        return spoken if hyp.after_prefix else self._new_words(spoken)
+        return self._new_words(spoken, by_time=not hyp.after_prefix)
 
     def _run(self, t1: float, now: float, final: bool) -> list[AsrUpdate]:
         t0 = self._win_t0
@@ -371,9 +371,13 @@ class StreamingRecognizer:
             log.debug("not confirmed at the utterance end: %s", dropped)
         return again[:n]
 
-    def _new_words(self, words: list[Word]) -> list[Word]:
-        """Drop what was committed already: by time, then by matching the committed tail."""
-        words = [w for w in words if w.start > self._last_commit_end - 0.1 and w.text.strip()]
+    def _new_words(self, words: list[Word], *, by_time: bool = True) -> list[Word]:
+        """Drop what was committed already: by time (unless the recogniser already left out
+        the committed prefix), then by matching the committed tail: the end of the last
+        committed word heard again at the start of the window ("typography typography")."""
+        words = [w for w in words if w.text.strip()]
+        if by_time:
+            words = [w for w in words if w.start > self._last_commit_end - 0.1]
         if words and self._history and abs(words[0].start - self._last_commit_end) < 1.0:
             tail = [_loose(w) for w in self._history[-_MAX_OVERLAP_WORDS:]]
             for k in range(min(len(tail), len(words)), 0, -1):

@@ -452,3 +452,28 @@ def test_a_word_the_last_pass_misheard_is_confirmed_by_the_passes_around_it() ->
     ups = feed(rec, 0.0, 4.0)
     assert view(ups)[1] == (2.5, 0, "simpler,", "rounder", False)
     assert [u.committed_text for u in ups if u.final] == ["simpler, rounder."]
+
+
+def test_the_last_committed_word_heard_again_after_the_prefix_is_dropped() -> None:
+    """A prefix-aware recogniser returns only words after the committed text; at a window
+    that starts where "typography" ended it may still hear the word's end again."""
+
+    class AfterPrefix(ScriptedBackend):
+        def transcribe(
+            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        ) -> Hypothesis:
+            h = super().transcribe(audio, t0=t0, prompt=prompt, language=language, prefix=prefix)
+            return Hypothesis(h.words, h.language, after_prefix=True)
+
+    be = AfterPrefix(
+        [
+            [("fine", 0.1, 0.4), ("typography.", 0.5, 1.0)],
+            [("fine", 0.1, 0.4), ("typography.", 0.5, 1.0)],
+            [("typography,", 1.0, 1.2), ("the", 1.3, 1.5)],  # after the prefix
+            [("typography,", 1.0, 1.2), ("the", 1.3, 1.5)],
+        ]
+    )
+    rec = StreamingRecognizer(be, no_vad())
+    ups = feed(rec, 0.0, 4.0)
+    assert [u.committed_text for u in ups if u.final] == ["fine typography."]
+    assert ups[-1].committed_text == "the"
