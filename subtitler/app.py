@@ -7,12 +7,22 @@ import logging
 import logging.handlers
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from subtitler import __version__
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Argument errors as one ``error: ...`` line (argparse prints its usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = OneLineErrorParser(
         prog="subtitler",
         description="Live translated subtitles over any meeting. "
         "Also: 'subtitler models list|download|verify|remove'.",
@@ -31,11 +41,23 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--tgt-lang", default=None, help="target language code (this run)")
     ap.add_argument("--data-dir", type=Path, default=None, help="where transcripts are kept")
     ap.add_argument(
+        "--toggle",
+        choices=("click-through", "pause"),
+        help="switch click-through, or start / pause, in the running subtitler and exit: "
+        "for a shortcut in the desktop's keyboard settings (Wayland has no global hotkeys)",
+    )
+    ap.add_argument(
         "--self-test",
         action="store_true",
         help="check Qt, audio, faster-whisper and llama.cpp, then exit",
     )
-    ap.add_argument("--log-level", default="INFO")
+    ap.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="detail of subtitler.log: %(choices)s (default: %(default)s)",
+    )
     return ap
 
 
@@ -68,10 +90,18 @@ def main(argv: list[str] | None = None) -> int:
         from subtitler.selftest import run_self_test
 
         return run_self_test()
-    import platformdirs
+    from subtitler import paths
 
-    data_dir = a.data_dir or Path(platformdirs.user_data_dir("subtitler", appauthor=False))
+    data_dir = a.data_dir or paths.data_dir()
+    if a.toggle:
+        from subtitler.ui.single_instance import send_command
+
+        if send_command(data_dir, a.toggle):
+            return 0
+        print("error: subtitler is not running", file=sys.stderr)
+        return 1
     setup_logging(a.log_level, data_dir)
+    paths.move_legacy_models()
     if a.replay is not None and not a.replay.is_file():
         print(f"error: audio file not found: {a.replay}", file=sys.stderr)
         return 2

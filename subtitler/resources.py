@@ -1,23 +1,19 @@
-"""Where the app's data files (``assets/``) are, from a source checkout or a frozen bundle."""
+"""Where the app's data files (icons, the self-test's models) are, however it was installed."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
 
 
 def assets_dir() -> Path:
-    """``assets/`` next to the package in a checkout; inside the bundle when frozen.
-
-    PyInstaller unpacks (onedir: places) data files under ``sys._MEIPASS``; the spec in
-    packaging/ copies ``assets/`` there under the same name.
-    """
-    base = getattr(sys, "_MEIPASS", None)
-    if getattr(sys, "frozen", False) and base:
-        return Path(base) / "assets"
-    return Path(__file__).resolve().parents[1] / "assets"
+    """``subtitler/assets`` in an installed package (a wheel, or the PyInstaller bundle, whose
+    spec places it there too); ``assets/`` beside the package in a source checkout."""
+    installed = _PACKAGE / "assets"
+    return installed if installed.is_dir() else _PACKAGE.parent / "assets"
 
 
 def asset_path(name: str) -> Path:
-    """A file or folder under ``assets/`` (it may not exist: callers check)."""
+    """A file or folder under the assets folder (it may not exist: callers check)."""
     return assets_dir() / name

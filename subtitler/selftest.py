@@ -8,7 +8,9 @@ Checks, one output line each (``ok   name: detail`` or ``FAIL name: reason``):
 - vad: faster-whisper's bundled Silero model loads and finds speech in the bundled clip;
 - whisper: the tiny Whisper model in assets/selftest loads, decodes the clip, and aligns the
   clip's known words (in order, inside the clip: true for any weights);
-- llama: the tiny GGUF loads in llama.cpp and the StreamTranslator (SSBD) produces tokens.
+- llama: the tiny GGUF loads in llama.cpp and the StreamTranslator (SSBD) produces tokens;
+- worker: both engines run in worker processes as the app runs them (multiprocessing "spawn":
+  in the bundle, the executable started again as a worker).
 
 It exits non-zero when any check fails and never hangs: each check after Qt runs in a worker
 thread with its own time limit, and a watchdog ends the process if the whole run overruns.
@@ -168,11 +170,43 @@ def check_llama() -> str:
         lm.close()
 
 
+def check_worker() -> str:
+    from subtitler.asr.faster_whisper import WhisperSettings
+    from subtitler.config import MtConfig
+    from subtitler.pipeline.engines import WorkerEngine, WorkerWhisper
+
+    gguf = _required(LLAMA_FILE)
+    mt = MtConfig(str(gguf), template="chatml", n_ctx=512, max_new_tokens=8)
+    t0 = time.perf_counter()
+    engine = WorkerEngine(mt, gguf)
+    try:
+        out = engine.translate(0, "in being comparatively modern.", True, "en", mt)
+        pids = [engine.pid]
+    finally:
+        engine.close()
+    if not out.tokens:
+        raise RuntimeError("llama.cpp in the worker produced no tokens")
+    whisper = WorkerWhisper(
+        WhisperSettings(str(_required(WHISPER_DIR)), device="cpu", threads=1, max_new_tokens=4)
+    )
+    try:
+        hyp = whisper.transcribe(_clip(), t0=0.0, prompt="", language="en")
+        pids.append(whisper.pid)
+    finally:
+        whisper.close()
+    return (
+        f"llama.cpp and CTranslate2 in processes {pids[0]} and {pids[1]}: "
+        f"{len(out.tokens)} token(s), {len(hyp.words)} word(s) in "
+        f"{time.perf_counter() - t0:.1f} s"
+    )
+
+
 CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("audio", check_audio),
     ("vad", check_vad),
     ("whisper", check_whisper),
     ("llama", check_llama),
+    ("worker", check_worker),
 ]
 
 

@@ -16,7 +16,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import tomli_w
 
-from subtitler.config import AppConfig
+from subtitler import paths
+from subtitler.config import SECTIONS, AppConfig, Spec, specs
 from subtitler.mt.languages import UnknownLanguageError, normalize_code
 
 log = logging.getLogger(__name__)
@@ -28,57 +29,30 @@ class ConfigError(ValueError):
 
 
 def default_path() -> Path:
-    import platformdirs
+    return paths.config_dir() / FILENAME
 
-    return Path(platformdirs.user_config_dir("subtitler", appauthor=False)) / FILENAME
+
+def _language_problem(spec: Spec, value: Any) -> str | None:
+    if not spec.language or value is None:
+        return None
+    try:
+        normalize_code(value)
+    except UnknownLanguageError:
+        return f"{spec.label}: unknown language {value!r}"
+    return None
 
 
 def validate(cfg: AppConfig) -> list[str]:
-    """Every problem with a config, as user-facing sentences (empty when valid)."""
+    """Every problem with a config, as user-facing sentences (empty when valid). Each field is
+    checked against its declaration in :mod:`subtitler.config`."""
     errs: list[str] = []
-    mt, d, asr, audio = cfg.mt, cfg.display, cfg.asr, cfg.audio
-    if not 0.0 <= mt.beta <= 1.0:
-        errs.append(f"beta must be between 0 and 1 (is {mt.beta})")
-    if not 0 <= d.mask_k <= 10:
-        errs.append(f"k must be between 0 and 10 (is {d.mask_k})")
-    if mt.method not in ("SSBD", "RT", "CD"):
-        errs.append(f"decoding mode must be SSBD, RT or CD (is {mt.method!r})")
-    for name, code in (("target", mt.tgt_lang), ("source", mt.src_lang)):
-        try:
-            normalize_code(code)
-        except UnknownLanguageError:
-            errs.append(f"unknown {name} language {code!r}")
-    if asr.language is not None:
-        try:
-            normalize_code(asr.language)
-        except UnknownLanguageError:
-            errs.append(f"unknown speech language {asr.language!r}")
-    if mt.template not in ("auto", "tower", "qwen3", "chatml", "gguf"):
-        errs.append(f"unknown prompt template {mt.template!r}")
-    if not 0 <= mt.context_sentences <= 3:
-        errs.append(f"context sentences must be 0..3 (is {mt.context_sentences})")
-    if not 0 <= mt.lookahead <= 16:
-        errs.append(f"lookahead must be 0..16 tokens (is {mt.lookahead})")
-    if not 1 <= mt.draft_tokens <= 16:
-        errs.append(f"draft model tokens must be 1..16 (is {mt.draft_tokens})")
-    if mt.verify not in ("biased", "specdec"):
-        errs.append(f"verification must be 'biased' or 'specdec' (is {mt.verify!r})")
-    if mt.top_b < 1 or mt.tau < 0:
-        errs.append("SpecDec needs top-b >= 1 and tau >= 0")
-    if not 1 <= d.lines <= 6:
-        errs.append(f"lines shown must be 1..6 (is {d.lines})")
-    if not 8 <= d.font_size <= 120:
-        errs.append(f"font size must be 8..120 (is {d.font_size})")
-    if not 0.0 <= d.background_opacity <= 1.0:
-        errs.append("background opacity must be between 0 and 1")
-    if mt.gpu_layers is not None and mt.gpu_layers < -1:
-        errs.append(f"GPU layers must be -1 (all), 0 (none) or more (is {mt.gpu_layers})")
-    if mt.threads < 1 or asr.threads < 1:
-        errs.append("thread counts must be at least 1")
-    if asr.min_chunk_s <= 0 or asr.silence_end_s <= 0:
-        errs.append("ASR chunk and silence lengths must be positive")
-    if audio.source not in ("microphone", "file"):
-        errs.append(f"audio source must be 'microphone' or 'file' (is {audio.source!r})")
+    for name, cls in SECTIONS.items():
+        section = getattr(cfg, name)
+        for f, spec in specs(cls):
+            value = getattr(section, f.name)
+            why = spec.problem(value) or _language_problem(spec, value)
+            if why:
+                errs.append(why)
     return errs
 
 
@@ -93,29 +67,54 @@ def to_toml(cfg: AppConfig) -> str:
     return tomli_w.dumps(_strip_none(dataclasses.asdict(cfg)))
 
 
-def _build(cls: type, data: Any, where: str) -> Any:
+def _build(cls: type, data: Any, where: str, notes: list[str]) -> Any:
+    """A settings section from its TOML table. A value of the wrong type, out of range or not
+    among the choices costs that one field (clamped, or its default) and a line in ``notes``;
+    the rest of the file is kept."""
     if not isinstance(data, dict):
         raise ConfigError(f"[{where}] must be a table")
     known = {f.name: f for f in fields(cls)}
     hints = get_type_hints(cls)
+    defaults = cls()
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if key not in known:
             log.warning("ignoring unknown setting %s.%s", where, key)
             continue
-        default = getattr(cls(), key)
+        name = f"{where}.{key}" if where else key
+        default = getattr(defaults, key)
         if is_dataclass(default):
-            kwargs[key] = _build(type(default), value, f"{where}.{key}" if where else key)
+            if not isinstance(value, dict):
+                notes.append(f"[{name}] should be a table, not {_short(value)}: defaults used")
+                continue
+            kwargs[key] = _build(type(default), value, name, notes)
             continue
         # Checked against the field's declared type, so that fields whose default is None or
         # a table (language, device, geometry...) are checked too.
         tp = hints[key]
         if not _matches(value, tp):
-            raise ConfigError(f"{where}.{key} should be {_type_name(tp)}, got {value!r}")
-        if isinstance(default, float):
+            notes.append(f"{name} should be {_type_name(tp)}, not {_short(value)}: default used")
+            continue
+        if isinstance(default, float) and value is not None:
             value = float(value)
+        spec: Spec | None = known[key].metadata.get("spec")
+        if spec is not None:
+            if _language_problem(spec, value):
+                notes.append(f"{name}: unknown language {value!r}, {default!r} used")
+                continue
+            if spec.problem(value) is not None:
+                fixed = spec.fixed(value, default)
+                notes.append(
+                    f"{name} = {_short(value)} (allowed: {spec.describe()}): {_short(fixed)} used"
+                )
+                value = fixed
         kwargs[key] = value
     return cls(**kwargs)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _matches(value: Any, tp: Any) -> bool:
@@ -146,13 +145,23 @@ def _type_name(tp: Any) -> str:
     return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
 
 
-def from_toml(text: str) -> AppConfig:
+def from_toml(text: str, notes: list[str] | None = None) -> AppConfig:
+    """Parse a settings file. Raises ConfigError when it cannot be used at all; a field that
+    is out of range or of the wrong type is corrected, with a line in ``notes`` (when given;
+    else it raises too)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"not valid TOML: {e}") from None
-    cfg: AppConfig = _build(AppConfig, data, "")
-    errs = validate(cfg)
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise ConfigError("not valid TOML: nested too deeply") from None
+    found: list[str] = []
+    cfg: AppConfig = _build(AppConfig, data, "", found)
+    if notes is None and found:
+        raise ConfigError("; ".join(found))
+    if notes is not None:
+        notes.extend(found)
+    errs = validate(cfg)  # (cannot happen after the corrections; kept as the last guard)
     if errs:
         raise ConfigError("; ".join(errs))
     return cfg
@@ -171,7 +180,16 @@ def load(path: Path | None = None) -> LoadResult:
     if not path.exists():
         return LoadResult(AppConfig())
     try:
-        return LoadResult(from_toml(path.read_text(encoding="utf-8")))
+        notes: list[str] = []
+        cfg = from_toml(path.read_text(encoding="utf-8"), notes)
+        if notes:
+            notice = (
+                f"Settings corrected: {'; '.join(notes)} ({path.name} is kept as it is until "
+                "the next change is saved)."
+            )
+            log.warning(notice)
+            return LoadResult(cfg, notice)
+        return LoadResult(cfg)
     except (ConfigError, UnicodeDecodeError, TypeError) as e:
         backup = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
         cfg = AppConfig()

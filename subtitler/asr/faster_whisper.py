@@ -184,6 +184,9 @@ class FasterWhisperBackend:
                 device=self.device,
                 compute_type=self.compute_type,
                 cpu_threads=settings.threads,
+                # Never a download of its own: models come through the verified downloader
+                # (subtitler.models.download); a size name loads from the local cache only.
+                local_files_only=True,
             )
         except Exception as e:  # ctranslate2 and the hub raise many types; the message matters
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

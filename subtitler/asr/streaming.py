@@ -151,6 +151,7 @@ class StreamingRecognizer:
         self._segment_id = 0
         self._seg = _Segment()
         self._history: list[Word] = []  # committed words, for the prompt
+        self._failure: Exception | None = None  # a failed backend call, raised by process()
 
     # -- input -------------------------------------------------------------------------------
 
@@ -247,7 +248,19 @@ class StreamingRecognizer:
         if self._open is not None and self._t_end - self._last_run >= self.chunk_s - 1e-9:
             out += self._run(self._t_end, now, final=False)
         self._drop_unneeded_audio()
+        if self._failure is not None:
+            # One failed recognition costs one update: the caller hears of it, and what this
+            # call produced (segments closed with their committed words) comes with the next.
+            e, self._failure = self._failure, None
+            self._outbox = out
+            raise e
         return out
+
+    def close(self) -> None:
+        """Release the backend (a worker process) if it holds one."""
+        close = getattr(self.backend, "close", None)
+        if close is not None:
+            close()
 
     def finish(self, now: float) -> list[AsrUpdate]:
         """End of stream: close the open utterance and recognise everything left."""
@@ -308,9 +321,16 @@ class StreamingRecognizer:
             return None
         language = self.opt.language or self._language
         c0 = self._cost_clock()
-        hyp = self.backend.transcribe(
-            audio, t0=t0, prompt=self._prompt(t0), language=language, prefix=self._prefix(t0)
-        )
+        try:
+            hyp = self.backend.transcribe(
+                audio, t0=t0, prompt=self._prompt(t0), language=language, prefix=self._prefix(t0)
+            )
+        except Exception as e:
+            self._failure = self._failure or e
+            if not final:
+                return None  # the next run tries again with more audio
+            # A final pass still closes its segment; the committed words are kept.
+            return []
         cost = self._cost_clock() - c0
         self._cost = cost if not self.runs else 0.5 * self._cost + 0.5 * cost
         if self.opt.adaptive:

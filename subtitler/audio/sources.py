@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -13,6 +15,7 @@ from subtitler.audio.resample import Samples
 from subtitler.types import AudioBlock
 
 RATE = 16000
+log = logging.getLogger(__name__)
 
 
 class AudioFileError(RuntimeError):
@@ -29,6 +32,109 @@ def load_audio(path: str | Path) -> Samples:
         return decode_audio_file(path)
     except AsrError as e:
         raise AudioFileError(str(e)) from None
+
+
+def rechunk(chunks: Iterable[Samples], n: int) -> Iterator[Samples]:
+    """The same samples in blocks of exactly ``n`` (the last one shorter)."""
+    pending: list[Samples] = []
+    have = 0
+    for c in chunks:
+        if len(c) == 0:
+            continue
+        pending.append(c)
+        have += len(c)
+        if have < n:
+            continue
+        buf = np.concatenate(pending)
+        cut = len(buf) - len(buf) % n
+        for i in range(0, cut, n):
+            yield buf[i : i + n]
+        pending, have = ([buf[cut:]], len(buf) - cut) if cut < len(buf) else ([], 0)
+    if have:
+        yield np.concatenate(pending)
+
+
+def silence(samples: int, n: int) -> Iterator[Samples]:
+    """``samples`` of silence in blocks of ``n``, made as they are asked for."""
+    for i in range(0, samples, n):
+        yield np.zeros(min(n, samples - i), np.float32)
+
+
+class AudioStream:
+    """A file decoded as it is played, block by block (16 kHz mono float32): memory stays
+    flat whatever the file's length (decoding it whole held 600 MB for a 2-hour file).
+
+    The same decoding as faster-whisper's ``decode_audio`` (PyAV, resampled to 16-bit mono
+    16 kHz, frames that fail to decode skipped), so the samples are the same. ``loop`` plays
+    the file that many times with ``gap_s`` of silence between, decoding it afresh each time
+    rather than holding copies. A file that is missing or cannot be decoded at all fails here,
+    at open; one that breaks off later ends there (with a warning in the log).
+    """
+
+    def __init__(self, path: str | Path, block: int, *, loop: int = 1, gap_s: float = 0.0):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise AudioFileError(f"audio file not found: {self.path}")
+        self.block, self.loop, self.gap = block, max(1, loop), int(gap_s * RATE)
+        self._blocks = rechunk(self._played(), block)
+        try:
+            self._first: Samples | None = next(self._blocks)
+        except StopIteration:
+            raise AudioFileError(
+                f"cannot decode audio file {self.path}: no audio samples"
+            ) from None
+
+    def __iter__(self) -> Iterator[Samples]:
+        first, self._first = self._first, None
+        if first is not None:
+            yield first
+        yield from self._blocks
+
+    def _played(self) -> Iterator[Samples]:
+        for i in range(self.loop):
+            if i:
+                yield from silence(self.gap, self.block)
+            yield from self._decoded(opening=i == 0)
+
+    def _decoded(self, opening: bool) -> Iterator[Samples]:
+        import av
+
+        got = 0
+        try:
+            resampler = av.AudioResampler(format="s16", layout="mono", rate=RATE)
+            with av.open(str(self.path), mode="r", metadata_errors="ignore") as container:
+                for frame in _valid_frames(container.decode(audio=0)):
+                    frame.pts = None  # as faster-whisper: no timestamp check
+                    for out in resampler.resample(frame):
+                        got += out.samples
+                        yield _to_float(out)
+                for out in resampler.resample(None):  # what the resampler still holds
+                    got += out.samples
+                    yield _to_float(out)
+        except Exception as e:  # PyAV raises its own error family per container/codec problem
+            if opening and got == 0:
+                raise AudioFileError(
+                    f"cannot decode audio file {self.path}: {type(e).__name__}"
+                ) from e
+            log.warning("%s: decoding stopped after %.1f s: %s", self.path, got / RATE, e)
+
+
+def _valid_frames(frames: Iterator[Any]) -> Iterator[Any]:
+    """Skip frames that fail to decode (as faster-whisper does)."""
+    import av
+
+    while True:
+        try:
+            yield next(frames)
+        except StopIteration:
+            return
+        except av.error.InvalidDataError:
+            continue
+
+
+def _to_float(frame: Any) -> Samples:
+    samples: Samples = frame.to_ndarray().reshape(-1).astype(np.float32) / np.float32(32768.0)
+    return samples
 
 
 @dataclass

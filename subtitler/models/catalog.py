@@ -6,6 +6,7 @@ validates it, failing with one line that names the entry and field at fault.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -23,6 +24,12 @@ KINDS: tuple[Kind, ...] = ("asr", "mt")
 SPEEDS = ("fast", "medium", "slow", "gpu")
 TEMPLATES = (*BUILTIN, "gguf")
 MULTILINGUAL = "*"
+# An id is a folder name under the models folder: plain on every OS, never "." or "..".
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
+_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+# Characters Windows refuses in file names (and ':' would name a drive or a stream).
+_BAD_CHARS = set('\\:<>"|?*') | {chr(c) for c in range(32)} | {"\x7f"}
+_RESERVED = {"con", "prn", "aux", "nul"} | {f"{d}{i}" for d in ("com", "lpt") for i in range(10)}
 
 
 class CatalogError(ValueError):
@@ -122,6 +129,37 @@ class Catalog:
         return None
 
 
+def id_problem(model_id: str) -> str | None:
+    """Why ``model_id`` cannot be a model folder's name (None: it can)."""
+    if not _ID.match(model_id) or model_id.endswith(".") or _reserved(model_id):
+        return (
+            f"id {model_id!r} is not a plain name (letters, digits, '.', '_', '-', '+'; "
+            "starting with a letter or digit)"
+        )
+    return None
+
+
+def path_problem(path: str) -> str | None:
+    """Why ``path`` (a file inside a model folder, '/'-separated) could land outside that
+    folder or be read differently on some OS (None: it is safe to join under the folder)."""
+    if not path or path.startswith("/"):
+        return f"bad file path {path!r}"
+    for part in path.split("/"):
+        if (
+            part in ("", ".", "..")
+            or _BAD_CHARS & set(part)
+            or part != part.strip()
+            or part.endswith(".")
+            or _reserved(part)
+        ):
+            return f"bad file path {path!r}"
+    return None
+
+
+def _reserved(name: str) -> bool:
+    return name.split(".")[0].strip().lower() in _RESERVED
+
+
 def _req(d: Mapping[str, Any], key: str, typ: type, where: str) -> Any:
     if key not in d:
         raise CatalogError(f"{where}: missing field {key!r}")
@@ -139,8 +177,8 @@ def _parse_file(raw: Any, where: str) -> ModelFile:
     if not isinstance(raw, dict):
         raise CatalogError(f"{where}: each file must be a table with a 'path'")
     path = _req(raw, "path", str, where)
-    if not path or path.startswith("/") or ".." in path.split("/"):
-        raise CatalogError(f"{where}: bad file path {path!r}")
+    if (why := path_problem(path)) is not None:
+        raise CatalogError(f"{where}: {why}")
     sha = _opt(raw, "sha256", str, where)
     if sha is not None:
         sha = sha.lower()
@@ -158,6 +196,8 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
         raise CatalogError(f"{where}: not a table")
     mid = _req(raw, "id", str, where)
     where = f"model {mid!r}"
+    if (why := id_problem(mid)) is not None:
+        raise CatalogError(f"{where}: {why}")
     kind = _req(raw, "kind", str, where)
     if kind not in KINDS:
         raise CatalogError(f"{where}: kind must be one of {KINDS}, got {kind!r}")
@@ -165,7 +205,7 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
     local = _opt(raw, "local", str, where)
     if (repo is None) == (local is None):
         raise CatalogError(f"{where}: needs exactly one of 'repo' or 'local'")
-    if repo is not None and repo.count("/") != 1:
+    if repo is not None and not _REPO.match(repo):
         raise CatalogError(f"{where}: repo must be 'owner/name', got {repo!r}")
     files = tuple(_parse_file(f, where) for f in _req(raw, "files", list, where))
     if not files or all(f.optional for f in files):

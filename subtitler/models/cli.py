@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from subtitler import paths
 from subtitler.models import download as dl
 from subtitler.models.catalog import Catalog, CatalogEntry, CatalogError, load_catalog
 from subtitler.models.validate import InvalidModelError, check_model_path
@@ -33,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
         "--models-dir",
         type=Path,
         default=None,
-        help=f"where models are kept (default: ${dl.MODELS_DIR_ENV} or the user cache)",
+        help=f"where models are kept (default: ${paths.MODELS_DIR_ENV} or the user cache)",
     )
     ap.add_argument(
         "--catalog",
@@ -48,10 +49,21 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("download", help="download (or resume) catalog models")
     d.add_argument("ids", nargs="+", metavar="ID")
     d.add_argument("--endpoint", default=None, help="hub URL (default: $HF_ENDPOINT or the hub)")
+    d.add_argument(
+        "--trust-endpoint",
+        action="store_true",
+        help="send your stored hub token to --endpoint too (https only; by default it goes "
+        "only to huggingface.co)",
+    )
     d.add_argument("--no-progress", action="store_true")
     v = sub.add_parser("verify", help="re-check downloaded models or any model file/folder")
     v.add_argument("targets", nargs="*", metavar="ID|PATH", help="default: all downloaded")
     v.add_argument("--template", default="auto", help="prompt template for a .gguf path")
+    v.add_argument(
+        "--no-load",
+        action="store_true",
+        help="check a file or folder given as a path without loading it in its engine",
+    )
     r = sub.add_parser("remove", help="delete downloaded models")
     r.add_argument("ids", nargs="+", metavar="ID")
     sub.add_parser("hardware", help="what this machine offers and how models would run")
@@ -139,7 +151,12 @@ def cmd_download(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
 
         try:
             path = dl.download(
-                e, root=root, endpoint=a.endpoint, progress=on_progress, cancel=cancel
+                e,
+                root=root,
+                endpoint=a.endpoint,
+                progress=on_progress,
+                cancel=cancel,
+                trust_endpoint=a.trust_endpoint,
             )
         except KeyboardInterrupt:
             cancel.set()
@@ -179,11 +196,35 @@ def cmd_verify(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
         if not p.exists():
             raise UsageError(f"not a catalog model id or an existing path: {t}")
         try:
-            print(f"ok   {t}: {check_model_path(p, a.template)}")
+            what = check_model_path(p, a.template)
+            if not a.no_load:
+                _load_once(p, a.template)
         except InvalidModelError as e:
             bad += 1
             print(f"FAIL {e}")
+        except LoadFailed as e:
+            bad += 1
+            print(f"FAIL {e}")
+        else:
+            print(f"ok   {t}: {what}")
     return 1 if bad else 0
+
+
+class LoadFailed(Exception):
+    """The engine could not load a file that looks right (or died loading it)."""
+
+
+def _load_once(path: Path, template: str) -> None:
+    """Load the model in its engine, in a worker process: a header that parses can still
+    make llama.cpp or CTranslate2 abort (a duplicate token, an absurd layer count)."""
+    # The command line is an entry point: it may start the pipeline's engine workers.
+    from subtitler.pipeline.engines import probe_model
+
+    try:
+        probe_model(path, template)
+    except Exception as e:  # every engine failure is one line for this command
+        lines = str(e).strip().splitlines()
+        raise LoadFailed(lines[0] if lines else type(e).__name__) from None
 
 
 def cmd_remove(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:

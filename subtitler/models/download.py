@@ -1,7 +1,8 @@
 """Download catalog models through huggingface_hub: resumable, verified, cancellable.
 
-Layout: ``<models dir>/<model id>/<file>`` (``platformdirs.user_cache_dir("subtitler")/models``
-unless ``SUBTITLER_MODELS_DIR`` is set), plus a manifest recording what was verified.
+Layout: ``<models dir>/<model id>/<file>`` (``subtitler.paths.models_dir()``: the user cache
+folder's ``models``, unless ``SUBTITLER_MODELS_DIR`` is set), plus a manifest recording what was
+verified.
 
 Why not ``hf_hub_download``: in the installed huggingface_hub (2.x) it writes to a process-unique
 temporary file and deletes it on any failure, so a cancelled or interrupted multi-GB download
@@ -33,12 +34,13 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 from urllib.parse import urlparse
 
-from subtitler.models.catalog import CatalogEntry, ModelFile
+from subtitler import paths
+from subtitler.models.catalog import CatalogEntry, ModelFile, id_problem, path_problem
 from subtitler.models.validate import InvalidModelError, check_whisper_dir, read_gguf
 
 log = logging.getLogger(__name__)
 
-MODELS_DIR_ENV = "SUBTITLER_MODELS_DIR"
+HUB_HOST = "huggingface.co"  # the only endpoint the stored hub token goes to unasked
 MANIFEST = ".subtitler-manifest.json"
 PART = ".part"
 _HASH_CHUNK = 4 << 20
@@ -85,19 +87,26 @@ ProgressCallback = Callable[[DownloadProgress], None]
 
 def models_dir() -> Path:
     """Where downloaded models live (created on demand)."""
-    env = os.environ.get(MODELS_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("subtitler")) / "models"
+    return paths.models_dir()
 
 
 def model_dir(entry: CatalogEntry, root: Path | None = None) -> Path:
     lp = entry.local_path
     if lp is not None:
         return lp.parent
+    # The catalog checks ids when it is read; an entry made in code is checked here too: an
+    # id of ".." once made `models remove` delete the whole models folder.
+    if (why := id_problem(entry.id)) is not None:
+        raise DownloadError(f"model {entry.id!r}: {why}")
     return (root or models_dir()) / entry.id
+
+
+def _inside(d: Path, rel: str) -> Path:
+    """``d / rel`` for a file path of the catalog or the manifest; DownloadError if ``rel``
+    could reach outside ``d``."""
+    if (why := path_problem(rel)) is not None:
+        raise DownloadError(f"{d.name}: {why}")
+    return d / rel
 
 
 def model_path(entry: CatalogEntry, root: Path | None = None) -> Path:
@@ -106,7 +115,16 @@ def model_path(entry: CatalogEntry, root: Path | None = None) -> Path:
     if lp is not None:
         return lp
     d = model_dir(entry, root)
-    return d / entry.main_file.path if entry.kind == "mt" else d
+    return _inside(d, entry.main_file.path) if entry.kind == "mt" else d
+
+
+def _manifest_files(man: dict[str, Any]) -> dict[str, Any] | None:
+    """The manifest's files, or None when it names one outside the model folder (damaged or
+    planted: never followed)."""
+    files = man.get("files", {})
+    if not isinstance(files, dict) or any(path_problem(str(n)) for n in files):
+        return None
+    return files
 
 
 def read_manifest(entry: CatalogEntry, root: Path | None = None) -> dict[str, Any] | None:
@@ -125,13 +143,17 @@ def status(entry: CatalogEntry, root: Path | None = None) -> Status:
         return "local" if lp.is_file() else "local-missing"
     d = model_dir(entry, root)
     man = read_manifest(entry, root)
-    if man is not None and man.get("complete"):
-        files = man.get("files", {})
-        if all(
+    files = _manifest_files(man) if man is not None else None
+    if (
+        man is not None
+        and man.get("complete")
+        and files is not None
+        and all(
             (d / name).is_file() and (d / name).stat().st_size == info.get("size")
             for name, info in files.items()
-        ):
-            return "installed"
+        )
+    ):
+        return "installed"
     return "partial" if d.is_dir() and any(d.iterdir()) else "missing"
 
 
@@ -314,8 +336,10 @@ def _metadata(
             return None
         raise DownloadError(f"{spec.path} not found in {entry.repo}@{entry.revision}") from None
     except GatedRepoError:
+        withheld = "" if token is not False else " (the hub token is sent only to the hub)"
         raise DownloadError(
             f"{entry.repo} is gated: accept its licence on the hub and log in (hf auth login)"
+            + withheld
         ) from None
     except RepositoryNotFoundError:
         raise DownloadError(f"repository {entry.repo} not found on {_host(endpoint)}") from None
@@ -347,7 +371,9 @@ def _fetch(
 ) -> None:
     """Stream ``remote`` into ``part``, continuing what is already there."""
     from huggingface_hub.file_download import http_get
-    from huggingface_hub.utils._headers import build_hf_headers
+
+    # Public (in utils.__all__), attached lazily, which mypy cannot follow.
+    from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]
 
     info = part.with_name(part.name + ".json")
     expected = spec.size if spec.size is not None else remote.size
@@ -394,8 +420,26 @@ def _fetch(
 
 def _endpoint(endpoint: str | None) -> str:
     # Read at call time, not import time: huggingface_hub.constants freezes HF_ENDPOINT on import.
-    ep = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    ep = endpoint or os.environ.get("HF_ENDPOINT") or f"https://{HUB_HOST}"
     return ep.rstrip("/")
+
+
+def token_for(
+    endpoint: str, token: str | bool | None, *, trust_endpoint: bool = False
+) -> str | bool | None:
+    """The token to hand huggingface_hub for ``endpoint``: ``token`` itself (None meaning
+    huggingface_hub's stored token) for the official hub over https, or for an https endpoint
+    the user trusts explicitly; False (no token at all) for any other endpoint and for any
+    plain-http one (the token would travel in clear)."""
+    u = urlparse(endpoint)
+    if u.scheme != "https":
+        return False
+    try:
+        port = u.port
+    except ValueError:
+        return False
+    official = u.hostname == HUB_HOST and port in (None, 443) and u.username is None
+    return token if official or trust_endpoint else False
 
 
 def download(
@@ -406,16 +450,23 @@ def download(
     token: str | bool | None = None,
     progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
+    trust_endpoint: bool = False,
 ) -> Path:
     """Fetch (or finish fetching) every file of ``entry``; returns :func:`model_path`.
 
     Raises DownloadError (NetworkUnavailableError, IntegrityError, DownloadCancelled, or a
     folder that cannot be written: not a folder, read-only, disk full) with a one-line message.
     Safe to call again after any failure: finished files are kept, a partial file is continued.
+    The hub token goes only where :func:`token_for` allows (``trust_endpoint``: the user
+    trusts an endpoint other than the hub with it).
     """
+    ep = _endpoint(endpoint)
+    sent = token_for(ep, token, trust_endpoint=trust_endpoint)
+    if sent is False and token is not False:
+        log.info("no hub token sent to %s (only to https://%s, or when trusted)", ep, HUB_HOST)
     try:
         return _download(
-            entry, root=root, endpoint=endpoint, token=token, progress=progress, cancel=cancel
+            entry, root=root, endpoint=ep, token=sent, progress=progress, cancel=cancel
         )
     except OSError as e:
         where = e.filename or model_dir(entry, root)
@@ -436,11 +487,13 @@ def _download(
     if status(entry, root) == "installed":
         return model_path(entry, root)
     ep = _endpoint(endpoint)
+    for spec in entry.files:
+        _inside(model_dir(entry, root), spec.path)
     cancel = cancel or threading.Event()
     d = model_dir(entry, root)
     d.mkdir(parents=True, exist_ok=True)
     man = read_manifest(entry, root) or {}
-    done_files: dict[str, Any] = dict(man.get("files", {}))
+    done_files: dict[str, Any] = dict(_manifest_files(man) or {})
     report = progress or (lambda _p: None)
 
     # Metadata for every file first: the total is known before any byte moves, and a missing
@@ -457,7 +510,7 @@ def _download(
     base = 0
     n = len(remotes)
     for i, (spec, remote) in enumerate(remotes):
-        target = d / spec.path
+        target = _inside(d, spec.path)
         target.parent.mkdir(parents=True, exist_ok=True)
         prev = done_files.get(spec.path)
         if (
@@ -510,7 +563,18 @@ def _download(
     try:
         _check_structure(entry, root)
     except InvalidModelError as e:
-        raise DownloadError(f"{entry.id}: downloaded, but {e}") from None
+        # The bytes matched the hub's hash yet are no usable model. Kept, the next download
+        # would take them as done and never fetch them again: the files the message names
+        # (or all of them) are deleted instead.
+        bad = [n for n in done_files if Path(n).name in str(e)] or list(done_files)
+        for name in bad:
+            _inside(d, name).unlink(missing_ok=True)
+            done_files.pop(name)
+        _write_manifest(d, entry, done_files, complete=False)
+        what = "the file was deleted: the next download fetches it again"
+        if len(bad) > 1:
+            what = "the files were deleted: the next download fetches them again"
+        raise DownloadError(f"{entry.id}: downloaded, but {e}; {what}") from None
     _write_manifest(d, entry, done_files, complete=True)
     log.info("downloaded %s to %s", entry.id, d)
     return model_path(entry, root)
@@ -556,11 +620,14 @@ def verify(
     man = read_manifest(entry, root)
     if man is None:
         return [f"{entry.id} is not downloaded"]
+    files = _manifest_files(man)
+    if files is None:
+        return [f"the download record of {entry.id} names a file outside its folder"]
     problems: list[str] = []
     if not man.get("complete"):
         problems.append(f"{entry.id}: download not finished")
     specs = {f.path: f for f in entry.files}
-    for name, info in man.get("files", {}).items():
+    for name, info in files.items():
         p = d / name
         if not p.is_file():
             problems.append(f"{name}: missing")
@@ -575,7 +642,7 @@ def verify(
         if sha != want:
             problems.append(f"{name}: sha256 changed since download (file damaged)")
     for spec in entry.files:
-        if not spec.optional and spec.path not in man.get("files", {}):
+        if not spec.optional and spec.path not in files:
             problems.append(f"{spec.path}: missing")
     if not problems:
         try:

@@ -3,7 +3,7 @@
 The UI shows :attr:`FirstRunPlan.messages`, offers :attr:`FirstRunPlan.offer` for download (with
 ``download.download`` on a worker thread), lets the user pick local files instead, and writes
 the result into the settings with :func:`with_models`. Nothing here touches the network except
-:func:`check_network`, which the UI calls on a worker thread.
+:func:`check_network` (bounded in time, DNS included), which the UI waits for off its thread.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -309,10 +310,26 @@ def check_network(endpoint: str | None = None, timeout: float = 3.0) -> tuple[bo
     u = urlparse(ep)
     host = u.hostname or ep
     port = u.port or (443 if u.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as e:
-        reason = e.strerror or type(e).__name__
-        return False, f"no network: cannot reach {host} ({reason})"
+    # The socket timeout does not cover the name lookup (getaddrinfo cannot be cancelled), so
+    # the whole attempt runs on a daemon thread and the answer is waited for ``timeout`` s at
+    # most; a resolver still stuck after that is left to finish on its own.
+    result: list[OSError | None] = []
+
+    def attempt() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                pass
+        except OSError as e:
+            result.append(e)
+        else:
+            result.append(None)
+
+    worker = threading.Thread(target=attempt, name="network-check", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not result:
+        return False, f"no network: {host} did not answer within {timeout:g} s"
+    err = result[0]
+    if err is not None:
+        return False, f"no network: cannot reach {host} ({err.strerror or type(err).__name__})"
     return True, f"{host} is reachable"

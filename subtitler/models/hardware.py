@@ -6,14 +6,14 @@ stays cheap; each probe failing just means "not available".
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import platform
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+import psutil
 
 if TYPE_CHECKING:
     from subtitler.models.validate import GgufInfo
@@ -86,48 +86,14 @@ ACCEL_NAMES: dict[Accelerator, str] = {
 
 
 def _memory() -> tuple[int | None, int | None]:
-    """(total, available) bytes without psutil (not a dependency)."""
-    try:  # optional: the best answer everywhere, when installed
-        vm = importlib.import_module("psutil").virtual_memory()
-        return int(vm.total), int(vm.available)
-    except ImportError:
-        pass
-    total = avail = None
-    meminfo = Path("/proc/meminfo")
-    if meminfo.is_file():
-        fields: dict[str, int] = {}
-        for line in meminfo.read_text().splitlines():
-            k, _, v = line.partition(":")
-            parts = v.split()
-            if parts and parts[0].isdigit():
-                fields[k] = int(parts[0]) * 1024
-        total, avail = fields.get("MemTotal"), fields.get("MemAvailable")
-    elif sys.platform == "win32":
-        import ctypes
-
-        class MemStatus(ctypes.Structure):
-            _fields_ = [
-                ("dwLength", ctypes.c_ulong),
-                ("dwMemoryLoad", ctypes.c_ulong),
-                ("ullTotalPhys", ctypes.c_ulonglong),
-                ("ullAvailPhys", ctypes.c_ulonglong),
-                ("ullTotalPageFile", ctypes.c_ulonglong),
-                ("ullAvailPageFile", ctypes.c_ulonglong),
-                ("ullTotalVirtual", ctypes.c_ulonglong),
-                ("ullAvailVirtual", ctypes.c_ulonglong),
-                ("ullAvailExtendedVirtual", ctypes.c_ulonglong),
-            ]
-
-        st = MemStatus()
-        st.dwLength = ctypes.sizeof(MemStatus)
-        if ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(st)):  # type: ignore[attr-defined]
-            total, avail = int(st.ullTotalPhys), int(st.ullAvailPhys)
-    if total is None:
-        try:  # macOS and other POSIX: total only (free memory there needs vm_stat parsing)
-            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            total = None
-    return total, avail
+    """(total, available) bytes. psutil's "available" is what can be allocated without swapping
+    on every OS (macOS included, where installed memory says nothing about what is free)."""
+    try:
+        vm = psutil.virtual_memory()
+    except (OSError, RuntimeError) as e:  # a sandbox without /proc, say: no check then
+        log.warning("memory size unknown: %s", e)
+        return None, None
+    return int(vm.total), int(vm.available)
 
 
 def _llama_offload() -> bool:

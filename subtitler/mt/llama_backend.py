@@ -46,6 +46,51 @@ class LlamaSettings:
     flash_attn: bool = True
 
 
+class _NativeLog:
+    """llama.cpp's log, once routed to ``logging`` (see route_native_log)."""
+
+    routed = False
+    callback: Any = None  # the ctypes callback: must stay referenced while llama.cpp uses it
+    partial = ""  # text of a line not ended yet
+    level = 2  # of the line being written
+    last_error = ""  # the first error line since the last load began
+
+
+def route_native_log() -> None:
+    """Send llama.cpp's own log to ``logging`` (logger "llama.cpp", at INFO: the user sees our
+    one-line message, the log file gets the engine's details) and keep its last error line for
+    load messages.
+
+    For the engine worker, whose stderr is captured: once routed, models load with
+    llama-cpp-python's ``verbose=True``, because ``verbose=False`` points fd 2 at /dev/null
+    during a load and so hides the GGML_ASSERT line that says why llama.cpp aborted.
+    """
+    import llama_cpp
+
+    if _NativeLog.routed:
+        return
+    logger = logging.getLogger("llama.cpp")
+
+    def on_log(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        # ggml_log_level: 1 debug, 2 info, 3 warn, 4 error, 5 continues the previous line.
+        if level != 5:
+            _NativeLog.level = level
+        *done, _NativeLog.partial = (
+            _NativeLog.partial + text.decode("utf-8", errors="replace")
+        ).split("\n")
+        for msg in done:
+            if msg.strip():
+                debug = _NativeLog.level == 1
+                logger.log(logging.DEBUG if debug else logging.INFO, "%s", msg)
+                # The first error of a load says why; the ones after say "failed to load".
+                if _NativeLog.level == 4 and not _NativeLog.last_error:
+                    _NativeLog.last_error = msg.strip()
+
+    _NativeLog.callback = llama_cpp.llama_log_callback(on_log)
+    llama_cpp.llama_log_set(_NativeLog.callback, ctypes.c_void_p(0))
+    _NativeLog.routed = True
+
+
 def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
@@ -80,6 +125,7 @@ class LlamaLM:
         n_batch = max(1, settings.n_batch)
         self.settings = settings
         self.gpu_offload = offload and n_gpu != 0
+        _NativeLog.last_error = ""
         try:
             self._llm: Any = llama_cpp.Llama(
                 model_path=str(path),
@@ -91,10 +137,12 @@ class LlamaLM:
                 n_gpu_layers=n_gpu,
                 flash_attn=settings.flash_attn,
                 logits_all=False,
-                verbose=False,
+                verbose=_NativeLog.routed,
             )
         except (ValueError, RuntimeError, OSError) as e:
-            raise ModelLoadError(f"llama.cpp could not load {path.name}: {e}") from e
+            # llama-cpp-python says only "Failed to load model"; llama.cpp logged why.
+            why = _NativeLog.last_error.removeprefix("llama_model_load: ") or str(e)
+            raise ModelLoadError(f"llama.cpp could not load {path.name}: {why}") from e
         self._ctx = self._llm.ctx
         self._vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
         self._n_vocab = int(self._llm.n_vocab())

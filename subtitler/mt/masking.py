@@ -11,6 +11,8 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable, Sequence
 
+MAX_K = 10  # display-only mask-k is chosen in 0..MAX_K
+
 
 def output_mask(tokens: Sequence[int], k: int, final: bool) -> list[int]:
     """The paper's output mask-k: drop the last k tokens of a non-final output."""

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from subtitler.mt.masking import MAX_K as MAX_K  # display-only mask-k: 0..MAX_K
 from subtitler.types import AsrUpdate, UpdateStats
-
-MAX_K = 10  # display-only mask-k is chosen in 0..MAX_K
 
 
 @dataclass(frozen=True)

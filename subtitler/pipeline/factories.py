@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +13,7 @@ import numpy as np
 
 from subtitler.config import AsrConfig, AudioConfig, MtConfig
 from subtitler.mt.drafting import DraftModel
+from subtitler.mt.engine import Engine
 from subtitler.mt.lm import LanguageModel
 from subtitler.pipeline.pipeline import Factories
 from subtitler.pipeline.stages import AudioSource, LoadedModel, Recognizer
@@ -26,35 +27,47 @@ RATE = 16000
 
 
 class PacedFileSource:
-    """A decoded recording released block by block on the pipeline's stream clock.
+    """A recording released block by block on the pipeline's stream clock.
 
     Pacing by the stream clock (not the wall clock) makes pause and replay speed work: a block
-    is released once the clock has passed its end.
+    is released once the clock has passed its end. The blocks come from an iterable (a file
+    decoded as it plays, see :class:`subtitler.audio.sources.AudioStream`) or an array.
     """
 
     def __init__(
         self,
-        audio: np.ndarray,
+        audio: np.ndarray | Iterable[np.ndarray],
         clock: Callable[[], float],
         *,
         realtime: bool = True,
         block_ms: int = 100,
     ) -> None:
-        self.audio = np.asarray(audio, dtype=np.float32)
+        from subtitler.audio.sources import rechunk
+
         self.clock = clock
         self.realtime = realtime
         self.n = max(1, RATE * block_ms // 1000)
+        chunks = [audio] if isinstance(audio, np.ndarray) else audio
+        self._blocks = rechunk((np.asarray(c, dtype=np.float32) for c in chunks), self.n)
+        self._next: np.ndarray | None = None
+        self._ended = False
         self.pos = 0
         self.running = False
         self.dropped = 0
         self.level = 0.0
         self._origin: float | None = None
 
+    def _peek(self) -> np.ndarray | None:
+        if self._next is None and not self._ended:
+            self._next = next(self._blocks, None)
+            self._ended = self._next is None
+        return self._next
+
     @property
     def exhausted(self) -> bool:
-        return self.pos >= len(self.audio)
+        return self._peek() is None
 
-    problem = ""  # a decoded file cannot go away
+    problem = ""  # a file cannot go away
     live = False
 
     def start(self) -> None:
@@ -68,11 +81,11 @@ class PacedFileSource:
     def read(self, timeout: float) -> AudioBlock | None:
         import time
 
-        if not self.running or self.exhausted:
+        chunk = self._peek() if self.running else None
+        if chunk is None:
             time.sleep(min(timeout, 0.02))
             return None
         t0 = self.pos / RATE
-        chunk = self.audio[self.pos : self.pos + self.n]
         if self.realtime:
             assert self._origin is not None
             due = self._origin + t0 + len(chunk) / RATE
@@ -83,6 +96,7 @@ class PacedFileSource:
                 time.sleep(min(timeout, wait / speed))
                 if self.clock() < due:
                     return None
+        self._next = None
         self.pos += len(chunk)
         self.level = float(np.sqrt(np.mean(chunk**2))) if len(chunk) else 0.0
         return AudioBlock(chunk, t0, RATE)
@@ -128,6 +142,9 @@ class RealParts:
     sounddevice: Any = None  # injected module (tests)
     loop: int = 1  # play the file or transcript this many times (long soak runs)
     loop_gap_s: float = 1.0  # silence between repetitions
+    # Native engines (llama.cpp, CTranslate2) in worker processes, where a crash on a bad
+    # file or input is a message rather than the end of the app. False: in this process.
+    isolate: bool = True
 
     def words(self) -> list[Word]:
         """The oracle transcript, repeated ``loop`` times on one timeline."""
@@ -144,30 +161,22 @@ class RealParts:
             for w in words
         ]
 
-    def tile(self, audio: np.ndarray) -> np.ndarray:
-        if self.loop <= 1:
-            return audio
-        gap = np.zeros(int(self.loop_gap_s * RATE), np.float32)
-        return np.concatenate([x for _ in range(self.loop) for x in (audio, gap)])
-
 
 def make_audio(cfg: AudioConfig, clock: Callable[[], float], parts: RealParts) -> AudioSource:
+    from subtitler.audio.sources import AudioStream, silence
+
+    n = max(1, RATE * cfg.block_ms // 1000)
     if parts.oracle_words is not None and cfg.source != "file":
         words = parts.words()
         seconds = (words[-1].end if words else 0.0) + 1.5
         # The oracle needs a timeline, not sound: silence as long as the talk.
         return PacedFileSource(
-            np.zeros(int(seconds * RATE), np.float32),
-            clock,
-            realtime=cfg.realtime,
-            block_ms=cfg.block_ms,
+            silence(int(seconds * RATE), n), clock, realtime=cfg.realtime, block_ms=cfg.block_ms
         )
     if cfg.source == "file":
-        from subtitler.audio.sources import load_audio
-
-        return PacedFileSource(
-            load_audio(cfg.file_path), clock, realtime=cfg.realtime, block_ms=cfg.block_ms
-        )
+        # Decoded as it plays (memory flat in the file's length), ``loop`` times over.
+        stream = AudioStream(cfg.file_path, n, loop=parts.loop, gap_s=parts.loop_gap_s)
+        return PacedFileSource(stream, clock, realtime=cfg.realtime, block_ms=cfg.block_ms)
     from subtitler.audio.capture import MicrophoneCapture
 
     return MeteredMicrophone(MicrophoneCapture(cfg, sd=parts.sounddevice))
@@ -182,7 +191,7 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
 
         words = parts.words()
         return StreamingRecognizer(OracleBackend(words), opts, vad=OracleVad(words))
-    from subtitler.asr.backend import AsrError
+    from subtitler.asr.backend import AsrBackend, AsrError
     from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
     from subtitler.asr.vad import SileroStream
     from subtitler.models.catalog import load_catalog
@@ -191,36 +200,33 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
     st = asr_state(cfg.model, load_catalog())
     if st.state == "invalid":
         raise RuntimeError(f"speech model: {st.reason}")
-    # A downloaded catalog model or a local folder loads offline; a bare size name is left to
-    # faster-whisper (its own download, which needs the network).
-    model = str(st.path) if st.state == "ready" and st.path is not None else cfg.model
-    if st.state == "missing" and st.entry is not None and st.entry.size_name:
-        model = st.entry.size_name  # faster-whisper knows "small", not the catalog id
+    if st.state == "missing":
+        # Not fetched here: downloads go through the verified downloader, when asked for.
+        how = f"run `subtitler models download {st.entry.id}`, or " if st.entry else ""
+        raise AsrError(f"speech model {st.reason}: {how}choose a model folder in Settings")
+    model = str(st.path) if st.path is not None else cfg.model
     if st.state == "ready" and st.path is not None and st.path.is_dir():
         from subtitler.models import hardware
 
         need = hardware.whisper_memory_needed(st.path, cfg.compute_type)
         hardware.check_fits([(st.path.name, need)], hardware.detect(probe_backends=False))
     settings = WhisperSettings.from_config(dataclasses.replace(cfg, model=model))
-    try:
+    backend: AsrBackend
+    if parts.isolate:
+        from subtitler.pipeline.engines import WorkerWhisper
+
+        backend = WorkerWhisper(settings)
+    else:
         backend = FasterWhisperBackend(settings)
-    except AsrError as e:
-        if st.state == "missing" and st.entry is not None:
-            raise AsrError(
-                f"{e} ({st.reason}: run `subtitler models download {st.entry.id}`, or choose "
-                "a model folder in Settings)"
-            ) from e
-        raise
     vad = SileroStream(silero_session()) if cfg.vad else None
     return StreamingRecognizer(backend, opts, vad=vad)
 
 
-def load_translator(mt: MtConfig) -> LoadedModel:
-    """Resolve a catalog id or path, check the file (complete GGUF, usable template, fits in
-    memory) with a one-line reason, then load it."""
+def resolve_translator(mt: MtConfig) -> tuple[Path, str]:
+    """The file a catalog id or path names and the template asked for it, after the quick
+    checks (present, complete GGUF, usable template); one-line reasons."""
     from subtitler.models.catalog import load_catalog
     from subtitler.models.firstrun import mt_state
-    from subtitler.mt.prompts import resolve_template
 
     st = mt_state(mt.model_path, mt.template, load_catalog())
     if st.state == "missing" and st.entry is not None:
@@ -233,13 +239,22 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     template = mt.template
     if template == "auto" and st.entry is not None and st.entry.template:
         template = st.entry.template
-    lm = _load_gguf(st.path, mt)
+    return st.path, template
+
+
+def load_translator(mt: MtConfig) -> LoadedModel:
+    """Resolve a catalog id or path, check the file (complete GGUF, usable template, fits in
+    memory) with a one-line reason, then load it in this process."""
+    from subtitler.mt.prompts import resolve_template
+
+    path, template = resolve_translator(mt)
+    lm = _load_gguf(path, mt)
     try:
         template = resolve_template(template, lm.metadata)
     except Exception:
         lm.close()
         raise
-    log.info("translation model %s with the %r prompt", st.path.name, template)
+    log.info("translation model %s with the %r prompt", path.name, template)
     draft_lm, notice = None, ""
     if mt.draft_model_path.strip():
         try:
@@ -308,10 +323,19 @@ def load_draft_model(mt: MtConfig, target: LanguageModel) -> LlamaLM:
     return lm
 
 
+def load_translator_isolated(mt: MtConfig) -> Engine:
+    """The translator in a worker process (quick checks here first: no process is started for
+    a missing or truncated file); a crash of llama.cpp while loading is one line."""
+    from subtitler.pipeline.engines import WorkerEngine
+
+    path, _template = resolve_translator(mt)
+    return WorkerEngine(mt, path)
+
+
 def real_factories(parts: RealParts | None = None) -> Factories:
     p = parts or RealParts()
     return Factories(
         audio=lambda cfg, clock: make_audio(cfg, clock, p),
         recognizer=lambda cfg: make_recognizer(cfg, p),
-        model=load_translator,
+        model=load_translator_isolated if p.isolate else load_translator,
     )

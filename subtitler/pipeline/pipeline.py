@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig
+from subtitler.mt.engine import as_engine
 from subtitler.pipeline.clock import StreamClock
 from subtitler.pipeline.events import ErrorEvent, Event, StatusEvent
 from subtitler.pipeline.mailbox import Mailbox
@@ -148,7 +149,7 @@ class Pipeline:
 
     def _fail(self, where: str, e: Exception) -> None:
         """A part could not start: tell the user, and stop (the app stays up)."""
-        log.warning("start failed (%s): %s", where, e)
+        log.info("start failed (%s): %s", where, e)
         self.emit(ErrorEvent(where, str(e), fatal=True))
         self._set_state("stopped", str(e))
         self.finished.set()
@@ -167,9 +168,9 @@ class Pipeline:
     def _load_model(self, mt: MtConfig, seq: int) -> bool:
         """Load in this thread; only the newest of several overlapping loads is used."""
         try:
-            model = self.factories.model(mt)
+            model = as_engine(self.factories.model(mt), Path(mt.model_path).name)
         except Exception as e:
-            log.warning("translation model failed to load: %s", e)
+            log.info("translation model failed to load: %s", e)
             if seq == self._load_seq:
                 self.emit(ErrorEvent("mt", str(e)))
             return False
@@ -226,6 +227,11 @@ class Pipeline:
             if t.is_alive() and t is not threading.current_thread():
                 t.join(max(0.0, deadline - time.monotonic()))
         ok = not any(t.is_alive() for t in threads)
+        # A decode still running (one long native call) must not cost the finished lines:
+        # they are written now, source text at least, and nothing after.
+        self._mt.seal()
+        if asr is not None:
+            asr.close()  # ends a recogniser process still busy with the last window
         if not self._mt.is_alive():
             self._mt.close()
         if self._transcript is not None:
@@ -241,7 +247,9 @@ class Pipeline:
         source and ASR swapped at the next block."""
         old, self.config = self.config, new
         self._mt.set_mt(new.mt)
-        if any(getattr(old.mt, f) != getattr(new.mt, f) for f in MODEL_FIELDS):
+        changed = any(getattr(old.mt, f) != getattr(new.mt, f) for f in MODEL_FIELDS)
+        # A model set aside (its engine crashed) is loaded again when settings are applied.
+        if changed or (self._mt.model_lost and new.mt.model_path):
             seq = self._next_load()
             self._in_background(lambda: self._load_model(new.mt, seq), "mt-reload")
         if self._asr is not None and (old.audio != new.audio or old.asr != new.asr):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from subtitler.config import AppConfig
+from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, spec_of
 from subtitler.mt.languages import UnknownLanguageError, normalize_code
 from subtitler.mt.metrics import normalized_erasure
 from subtitler.pipeline.events import (
@@ -57,6 +57,29 @@ def rss_mb() -> float:
         return float("nan")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
+def workers_rss_mb() -> float:
+    """Resident memory of the engine worker processes (the models live there), in MB; Linux
+    only (0 elsewhere, where rss_mb covers this process alone)."""
+    import multiprocessing
+
+    total = 0
+    for child in multiprocessing.active_children():
+        try:
+            with open(f"/proc/{child.pid}/statm") as f:
+                total += int(f.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    try:
+        return total * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (ValueError, AttributeError, OSError):
+        return 0.0
+
+
+def app_rss_mb() -> float:
+    """This process and its engine workers together."""
+    return rss_mb() + workers_rss_mb()
 
 
 def _windows_working_set_mb() -> float:
@@ -105,10 +128,11 @@ class Recorder:
         with self.lock:
             self.events.append(ev)
         if isinstance(ev, ErrorEvent):
-            log.warning("%s: %s", ev.where, ev.message)
-            if ev.fatal:
+            if ev.fatal:  # main() prints it as the "error:" line
                 self.fatal = ev.message
                 self.done.set()
+            else:
+                log.warning("%s: %s", ev.where, ev.message)
         if isinstance(ev, StatusEvent) and ev.state in ("finished", "stopped"):
             self.done.set()
 
@@ -175,21 +199,33 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("file", nargs="?", type=Path, help="audio file to replay")
     ap.add_argument("--oracle", type=Path, help="word-timestamped transcript (start\\tend\\tword)")
     ap.add_argument("--mt-model", default="", help="GGUF translation model (none: transcript only)")
-    ap.add_argument("--template", default="auto")
+    ap.add_argument("--template", default="auto", choices=spec_of(MtConfig, "template").choices)
     ap.add_argument("--src-lang", default="en")
     ap.add_argument("--tgt-lang", default="de")
-    ap.add_argument("--method", default="SSBD", choices=["SSBD", "RT", "CD"])
-    ap.add_argument("--beta", type=float, default=0.2)
-    ap.add_argument("--k", type=int, default=3, help="display-only mask-k")
+    ap.add_argument("--method", default="SSBD", choices=spec_of(MtConfig, "method").choices)
+    ap.add_argument("--beta", type=spec_of(MtConfig, "beta").arg_type(float), default=0.2)
+    ap.add_argument(
+        "--k", type=spec_of(DisplayConfig, "mask_k").arg_type(int), default=3, help="mask-k"
+    )
     ap.add_argument("--draft-model", default="", help="smaller GGUF, same vocabulary (optional)")
-    ap.add_argument("--draft-tokens", type=int, default=4, help="its guesses per pass")
+    ap.add_argument(
+        "--draft-tokens",
+        type=spec_of(MtConfig, "draft_tokens").arg_type(int),
+        default=4,
+        help="its guesses per pass",
+    )
     ap.add_argument("--asr-model", default="small", help="Whisper size or local model dir")
     ap.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
-    ap.add_argument("--mt-threads", type=int, default=1)
-    ap.add_argument("--asr-threads", type=int, default=1)
+    ap.add_argument("--mt-threads", type=spec_of(MtConfig, "threads").arg_type(int), default=1)
+    ap.add_argument("--asr-threads", type=spec_of(AsrConfig, "threads").arg_type(int), default=1)
     ap.add_argument("--max-new-tokens", type=int, default=None, help="translation length cap")
     ap.add_argument("--loop", type=int, default=1, help="play the input this many times")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many s")
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run llama.cpp and CTranslate2 in this process, not in worker processes",
+    )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--quiet", action="store_true")
     return ap
@@ -228,28 +264,31 @@ def main(argv: list[str] | None = None) -> int:
     pipe = Pipeline(
         cfg,
         rec,
-        real_factories(RealParts(oracle_words=a.oracle, loop=max(1, a.loop))),
+        real_factories(
+            RealParts(oracle_words=a.oracle, loop=max(1, a.loop), isolate=not a.in_process)
+        ),
         speed=a.speed,
     )
-    rss0 = rss_mb()
+    rss0 = app_rss_mb()
     t0 = time.monotonic()
     pipe.start()
     rss_samples = [rss0]
     rss_times = [0.0]
     while not rec.done.wait(2.0):
-        rss_samples.append(rss_mb())
+        rss_samples.append(app_rss_mb())
         rss_times.append(time.monotonic() - t0)
         if a.timeout and time.monotonic() - t0 > a.timeout:
             log.warning("timeout: stopping")
             break
     wall = time.monotonic() - t0
+    rss_workers = workers_rss_mb()  # (before stop ends them)
+    rss_samples.append(app_rss_mb())
+    rss_times.append(time.monotonic() - t0)
     pipe.stop(2.0)
     if rec.fatal:
         print(f"error: {rec.fatal}", file=sys.stderr)
         return 2
     out = summarize(rec, tgt, pipe)
-    rss_samples.append(rss_mb())
-    rss_times.append(wall)
     # Growth in the steady state: from the first sample after 10% of the run (models loaded,
     # caches warm) to the end.
     warm = next(
@@ -263,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         "rss_after_warmup_mb": round(warm, 1),
         "rss_growth_mb": round(rss_samples[-1] - warm, 1),
         "rss_max_mb": round(max(rss_samples), 1),
+        "rss_workers_end_mb": round(rss_workers, 1),  # (the rss_* figures include them)
         "mt_model": a.mt_model,
         "pair": f"{src}-{tgt}",
         "method": a.method,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -10,13 +11,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
-from subtitler.mt.drafting import DraftModel, GuessGate
+from subtitler.mt.engine import Engine, EngineGone, as_engine
+from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
 from subtitler.mt.languages import LANGUAGES
-from subtitler.mt.lm import LanguageModel
-from subtitler.mt.masking import display_text
-from subtitler.mt.prompts import ChatFormatter, PromptBuilder
-from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator
 from subtitler.pipeline.events import (
     MAX_K,
     AsrEvent,
@@ -35,6 +32,21 @@ from subtitler.types import AsrUpdate, AudioBlock
 log = logging.getLogger(__name__)
 Emit = Callable[[Event], None]
 Clock = Callable[[], float]
+
+# A failing recogniser or translator costs an update each time; this many failures in a row
+# mean it will not come back (every call fails): the user is told, once, in one line.
+MAX_FAILED_CALLS = 10
+
+
+def why(e: BaseException) -> str:
+    """An exception as "IndexError: message" (the kind a worker process reported, if any)."""
+    text = (str(e).strip().splitlines() or [""])[0]
+    kind = getattr(e, "kind", None) or type(e).__name__
+    return f"{kind}: {text}" if text else kind
+
+
+class RecognitionStopped(RuntimeError):
+    """Every recogniser call failed MAX_FAILED_CALLS times in a row."""
 
 
 class AudioSource(Protocol):
@@ -69,7 +81,12 @@ class AudioSource(Protocol):
 
 
 class Recognizer(Protocol):
-    """The streaming policy over an ASR backend: feed audio, then ask for updates."""
+    """The streaming policy over an ASR backend: feed audio, then ask for updates.
+
+    A call that raises costs that call: what was committed stays, and updates the call made
+    before it failed come with the next call. (A ``close()`` method, if present, is called
+    when the recogniser is replaced or the pipeline stops: it may end a worker process.)
+    """
 
     def insert_audio(self, block: AudioBlock) -> None: ...
 
@@ -80,19 +97,7 @@ class Recognizer(Protocol):
         ...
 
 
-@dataclasses.dataclass
-class LoadedModel:
-    """A translation LM and the prompt template resolved for it."""
-
-    lm: LanguageModel
-    template: str
-    formatter: ChatFormatter | None = None  # needed by the "gguf" template
-    close: Callable[[], None] = lambda: None
-    draft: DraftModel | None = None  # guesses past the draft (same vocabulary)
-    notice: str = ""  # something the user should know about this load (not fatal)
-
-
-ModelLoader = Callable[[MtConfig], LoadedModel]
+ModelLoader = Callable[[MtConfig], LoadedModel | Engine]
 
 
 class AsrStage(threading.Thread):
@@ -121,6 +126,7 @@ class AsrStage(threading.Thread):
         self.done = threading.Event()  # set when a file source is exhausted and flushed
         self._last_level = 0.0
         self._problem = ""  # the source's trouble last reported to the user
+        self._failures = 0  # recogniser calls failed in a row
 
     def swap(self, source: AudioSource | None = None, recognizer: Recognizer | None = None) -> None:
         """Replace the source and/or recogniser at the next block boundary (a later call
@@ -166,9 +172,11 @@ class AsrStage(threading.Thread):
             self._close_requested = False
         # What a device's queue still holds was said before the change: recognise it first
         # (a file just goes on with the next block).
+        pending = []
         while self.source.live and (block := self.source.read(0.0)) is not None:
-            self.recognizer.insert_audio(block)
-        self._post(self.recognizer.finish(self.clock()))  # the open segment ends here
+            pending.append(block)
+        # The open segment ends here.
+        self._post(self._recognize(lambda: self._feed(pending, finish=True)))
         if source is not None:
             with self._source_lock:
                 old = self.source
@@ -185,7 +193,51 @@ class AsrStage(threading.Thread):
                     else:
                         self.source = source
         if recognizer is not None:
-            self.recognizer = recognizer
+            old_rec, self.recognizer = self.recognizer, recognizer
+            _close(old_rec)
+
+    def close(self) -> None:
+        """Release the recognisers (their worker processes); safe while run() is stuck in one."""
+        with self._lock:
+            pending, self._new_recognizer = self._new_recognizer, None
+        for r in (self.recognizer, pending):
+            _close(r)
+
+    def _feed(self, blocks: list[AudioBlock], finish: bool = False) -> list[AsrUpdate]:
+        for b in blocks:
+            self.recognizer.insert_audio(b)
+        now = self.clock()
+        return self.recognizer.finish(now) if finish else self.recognizer.process(now)
+
+    def _recognitions(self) -> int | None:
+        """Recognitions that succeeded so far, where the recogniser counts them."""
+        runs = getattr(self.recognizer, "runs", None)
+        return len(runs) if isinstance(runs, list) else None
+
+    def _recognize(self, call: Callable[[], list[AsrUpdate]]) -> list[AsrUpdate]:
+        """One recogniser call; a failure costs this update, not the meeting."""
+        before = self._recognitions()
+        try:
+            out = call()
+        except Exception as e:
+            if self._stop_ev.is_set():
+                return []  # stopping: its worker was closed under it
+            self._failures += 1
+            reason = why(e)
+            log.info("speech recognition failed (%d in a row): %s", self._failures, reason)
+            log.info("the failed recognition", exc_info=True)
+            if self._failures >= MAX_FAILED_CALLS:
+                raise RecognitionStopped(
+                    f"the last {self._failures} recognitions failed ({reason})"
+                ) from e
+            if self._failures == 1:  # once per run of failures
+                self.emit(ErrorEvent("asr", f"speech recognition skipped an update ({reason})"))
+            return []
+        # Most calls only buffer audio: the run of failures ends with a recognition that worked.
+        after = self._recognitions()
+        if before is None or after is None or after > before:
+            self._failures = 0
+        return out
 
     def _report_problem(self) -> None:
         """Tell the user once when the input goes away (it is retried) and when it is back."""
@@ -206,21 +258,35 @@ class AsrStage(threading.Thread):
                 self._report_problem()
                 if block is None:
                     if self.source.exhausted:
-                        self._post(self.recognizer.finish(self.clock()))
+                        self._post(self._recognize(lambda: self._feed([], finish=True)))
+                        if self._failures:  # what the failed call made comes with the next
+                            self._post(self._recognize(lambda: self._feed([])))
                         self.done.set()
                         return
                     continue
-                self.recognizer.insert_audio(block)
-                self._post(self.recognizer.process(self.clock()))
+                self._post(self._recognize(functools.partial(self._feed, [block])))
                 self.metrics.dropped_blocks = self.source.dropped
                 now = self.clock()
                 if now - self._last_level >= 0.05:
                     self._last_level = now
                     self.emit(LevelEvent(self.source.level, self.source.dropped))
+        except RecognitionStopped as e:
+            self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
+            self.done.set()
         except Exception as e:  # the UI must hear about it; the app stays up
             log.exception("ASR stage failed")
             self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
             self.done.set()
+
+
+def _close(recognizer: Recognizer | None) -> None:
+    close = getattr(recognizer, "close", None)
+    if close is None:
+        return
+    try:
+        close()
+    except Exception as e:  # releasing must not stop anything else
+        log.warning("closing the recogniser: %s", e)
 
 
 class TranslationStage(threading.Thread):
@@ -240,14 +306,20 @@ class TranslationStage(threading.Thread):
         self.mailbox, self.emit, self.clock, self.metrics = mailbox, emit, clock, metrics
         self._stop_ev = stop
         self._mt = mt
-        self._model: LoadedModel | None = None
-        self._next_model: LoadedModel | None = None
+        self._model: Engine | None = None
+        self._next_model: Engine | None = None
         self._lock = threading.Lock()
         self.transcript = transcript
-        self._translator: StreamTranslator | None = None
         self.idle = threading.Event()  # set while waiting with nothing to do
         self.asr_done: threading.Event | None = None
         self._failed_segment: int | None = None  # the segment whose failure was reported
+        self._failures = 0  # translations failed in a row
+        # Finished lines reach the transcript once, from this thread or from stop() (seal):
+        # the update being translated and the queue are handed over under this lock.
+        self._final_lock = threading.Lock()
+        self._inflight: AsrUpdate | None = None
+        self._sealed = False
+        self.model_lost = False  # the model was set aside (crashed, or failing every time)
 
     # -- settings, from any thread ---------------------------------------------------------
     def set_mt(self, mt: MtConfig) -> None:
@@ -255,83 +327,70 @@ class TranslationStage(threading.Thread):
         with self._lock:
             self._mt = mt
 
-    def set_model(self, model: LoadedModel) -> None:
+    def set_model(self, model: LoadedModel | Engine) -> None:
         """A freshly loaded model: swapped in between two updates; the old one is closed."""
         with self._lock:
-            displaced, self._next_model = self._next_model, model
+            displaced, self._next_model = self._next_model, as_engine(model)
+            self.model_lost = False
         if displaced is not None:  # loaded but never used (no speech since): close it now
             displaced.close()
 
     # -- the thread ------------------------------------------------------------------------
-    def _translator_for(self, u: AsrUpdate) -> StreamTranslator | None:
+    def _engine(self) -> tuple[Engine | None, MtConfig]:
         with self._lock:
             mt, nxt, self._next_model = self._mt, self._next_model, None
         if nxt is not None:
             old, self._model = self._model, nxt
-            self._translator = None
+            self._failures = 0
             if old is not None:
                 old.close()
-        if self._model is None:
-            return None
-        src = u.language if u.language in LANGUAGES else mt.src_lang
-        prompts = PromptBuilder(self._model.template, src, mt.tgt_lang, self._model.formatter)
-        opts = DecodeOptions(
-            method=Method(mt.method),
-            beta=mt.beta,
-            max_new_tokens=mt.max_new_tokens,
-            verify=mt.verify,
-            top_b=mt.top_b,
-            tau=mt.tau,
-            lookahead=mt.draft_tokens if self._model.draft is not None else mt.lookahead,
-            resync=mt.resync,
-        )
-        tr = self._translator
-        if tr is None or tr.lm is not self._model.lm:
-            tr = StreamTranslator(
-                self._model.lm,
-                prompts,
-                opts,
-                cap=LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens),
-                draft_model=self._model.draft,
+        return self._model, mt
+
+    def _drop_model(self, message: str) -> None:
+        """The model cannot go on: say why once; lines are shown as said until another one is
+        chosen (a model loaded meanwhile takes over at the next update)."""
+        model, self._model = self._model, None
+        self._failures = 0
+        self.model_lost = True
+        if model is not None:
+            model.close()
+        self.emit(ErrorEvent("mt", message))
+
+    def _write(self, u: AsrUpdate, translation: str) -> None:
+        """The transcript line of a finished update (under _final_lock)."""
+        if self.transcript is None or not u.text:
+            return
+        with self._lock:
+            mt = self._mt
+        try:
+            self.transcript.append(
+                SegmentRecord(
+                    u.segment_id,
+                    u.audio_t0,
+                    u.audio_t1,
+                    u.text,
+                    translation,
+                    u.language or mt.src_lang,
+                    mt.tgt_lang,
+                    time.time(),
+                )
             )
-            self._translator = tr
-        else:
-            tr.prompts, tr.options = prompts, opts
-        if not mt.adaptive_guessing:
-            tr.gate = None
-        elif tr.gate is None:
-            tr.gate = GuessGate()
-        tr.context_sentences = mt.context_sentences
-        if mt.context_sentences == 0:
-            tr.context = ""
-        return tr
+        except OSError as e:
+            waiting = self.transcript.waiting
+            self.emit(
+                ErrorEvent(
+                    "transcript",
+                    f"could not write the transcript ({e}); {waiting} finished line(s) "
+                    "kept in memory and written once that is fixed",
+                )
+            )
 
     def _emit_final(self, u: AsrUpdate, translation: str) -> None:
-        if self.transcript is not None and u.text:
-            with self._lock:
-                mt = self._mt
-            try:
-                self.transcript.append(
-                    SegmentRecord(
-                        u.segment_id,
-                        u.audio_t0,
-                        u.audio_t1,
-                        u.text,
-                        translation,
-                        u.language or mt.src_lang,
-                        mt.tgt_lang,
-                        time.time(),
-                    )
-                )
-            except OSError as e:
-                waiting = self.transcript.waiting
-                self.emit(
-                    ErrorEvent(
-                        "transcript",
-                        f"could not write the transcript ({e}); {waiting} finished line(s) "
-                        "kept in memory and written once that is fixed",
-                    )
-                )
+        with self._final_lock:
+            if self._inflight is u:
+                self._inflight = None
+            if not self._sealed:  # else stop() wrote it already (its source, at least)
+                self._write(u, translation)
         m = self.metrics.finish_segment(u.segment_id, self.metrics.dropped_blocks)
         self.emit(MetricsEvent(m))
         log.info(
@@ -362,26 +421,26 @@ class TranslationStage(threading.Thread):
             self._emit_final(u, shown)
 
     def translate(self, u: AsrUpdate) -> None:
-        tr = self._translator_for(u)
+        engine, mt = self._engine()
         # Whisper writes "...", "-" or "?" for noise: nothing to translate (a model would
         # invent a sentence for it).
-        if tr is None or not any(ch.isalnum() for ch in u.text):
+        if engine is None or not any(ch.isalnum() for ch in u.text):
             return self._untranslated(u)
-        if tr.prompts.src_lang == tr.prompts.tgt_lang:
+        src = u.language if u.language in LANGUAGES else mt.src_lang
+        if src == mt.tgt_lang:
             # Someone speaks the target language already: shown as said, not "translated".
             return self._untranslated(u, u.text)
 
         def abort() -> bool:
             return self._stop_ev.is_set() or (not u.final and self.mailbox.has_newer(u.segment_id))
 
-        t = tr.update(u.segment_id, u.text, u.final, should_abort=abort)
+        t = engine.translate(u.segment_id, u.text, u.final, src, mt, should_abort=abort)
         if t.stats.aborted:
             self.metrics.on_abandoned(u.segment_id)
             if u.final:  # stopped mid-decode: what was said still reaches the transcript
                 self._untranslated(u)
             return
-        detok = tr.lm.detokenize
-        shown = tuple(display_text(detok, t.tokens, k, u.final).strip() for k in range(MAX_K + 1))
+        shown = t.shown_by_k
         if u.final and t.stats.hit_cap:
             # The translation was cut at its length limit: say so rather than end mid-phrase.
             shown = tuple(f"{x}…" for x in shown)
@@ -402,9 +461,17 @@ class TranslationStage(threading.Thread):
         if u.final:
             self._emit_final(u, t.text)
 
+    def _next_update(self) -> AsrUpdate | None:
+        # Taken under the lock: stop() then finds an update either queued or in flight.
+        with self._final_lock:
+            if self._sealed:
+                return None
+            self._inflight = u = self.mailbox.get(timeout=0.05)
+            return u
+
     def run(self) -> None:
         while not self._stop_ev.is_set():
-            u = self.mailbox.get(timeout=0.05)
+            u = self._next_update()
             if u is None:
                 self.idle.set()
                 if self.asr_done is not None and self.asr_done.is_set() and not len(self.mailbox):
@@ -414,21 +481,60 @@ class TranslationStage(threading.Thread):
             self.idle.clear()
             try:
                 self.translate(u)
-            except Exception as e:
-                log.exception("translation failed")
-                # Once per segment: a failing segment is retried at every update.
-                if self._failed_segment != u.segment_id:
-                    self._failed_segment = u.segment_id
-                    self.emit(ErrorEvent("mt", f"translation failed: {e}"))
-                if u.final:  # what was said stays on screen and in the transcript
+                self._failures = 0
+            except EngineGone as e:  # its process died: this model is not used again
+                log.warning("translation engine gone: %s", e)
+                self._drop_model(f"{e}; showing the transcript only (choose a model in Settings)")
+                if u.final:
                     self._untranslated(u)
+            except Exception as e:
+                self._failed(u, e)
+            finally:
+                with self._final_lock:
+                    self._inflight = None
         self._keep_queued_finals()
+
+    def _failed(self, u: AsrUpdate, e: Exception) -> None:
+        """One failed translation costs this update; a model failing every time is set aside."""
+        self._failures += 1
+        log.info("translation failed (%d in a row): %s", self._failures, why(e))
+        log.info("the failed translation", exc_info=True)
+        if self._failures >= MAX_FAILED_CALLS:
+            self._drop_model(
+                f"translation stopped: the last {self._failures} translations failed "
+                f"({why(e)}); showing the transcript only (choose a model in Settings)"
+            )
+        elif self._failed_segment != u.segment_id:
+            # Once per segment: a failing segment is retried at every update.
+            self._failed_segment = u.segment_id
+            self.emit(ErrorEvent("mt", f"translation failed: {e}"))
+        if u.final:  # what was said stays on screen and in the transcript
+            self._untranslated(u)
 
     def _keep_queued_finals(self) -> None:
         """At stop: lines that finished but were not translated yet go to the transcript."""
-        while (u := self.mailbox.get(timeout=0)) is not None:
-            if u.final:
-                self._emit_final(u, "")
+        while True:
+            with self._final_lock:
+                if self._sealed or (u := self.mailbox.get(timeout=0)) is None:
+                    return
+                if u.final:
+                    self._write(u, "")
+
+    def seal(self) -> None:
+        """At stop, from the stopping thread: write every finished line not written yet (the
+        one being translated and those queued: their source text) and nothing after, so the
+        transcript can be closed while a slow decode still runs."""
+        with self._final_lock:
+            if self._sealed:
+                return
+            pending = [self._inflight] if self._inflight is not None else []
+            while (u := self.mailbox.get(timeout=0)) is not None:
+                pending.append(u)
+            for u in pending:
+                if u.final:
+                    self._write(u, "")
+            self._inflight = None
+            self._sealed = True
 
     def close(self) -> None:
         with self._lock:

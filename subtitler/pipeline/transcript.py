@@ -8,7 +8,7 @@ import logging
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Literal
 
 log = logging.getLogger(__name__)
 Which = Literal["source", "translation", "both"]
@@ -33,42 +33,75 @@ class TranscriptWriter:
     Every record is also kept in memory (``records``). When the folder cannot be created or the
     disk is full, ``append`` raises ``OSError`` but keeps the lines that could not be written and
     writes them first on the next call: once there is room again, nothing is missing.
+
+    The writer knows how far the file is good (``_durable``: every byte before it written and
+    fsynced). A failed attempt may have left part of a line, or whole lines that were never
+    made durable, after that point; the retry cuts the file back to it and writes the waiting
+    lines again, so no line is ever written twice and none is left torn or blank. Plain
+    ``os.write`` rather than a buffered file: a buffered writer keeps what it could not write
+    and writes it again on its next flush, after the retry (the duplicates this replaced).
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.records: list[SegmentRecord] = []
-        self._unwritten: list[str] = []
-        self._f: TextIO | None = None
-        self._torn = False  # a failed write may have left half a line at the end of the file
+        self._pending: list[bytes] = []  # encoded lines not yet known to be on disk
+        self._fd: int | None = None
+        self._durable = 0  # file offset up to which our lines are on disk
+        self._dirty = False  # a failed attempt may have left bytes after _durable
 
     def append(self, rec: SegmentRecord) -> None:
         self.records.append(rec)
-        self._unwritten.append(json.dumps(asdict(rec), ensure_ascii=False) + "\n")
+        self._pending.append((json.dumps(asdict(rec), ensure_ascii=False) + "\n").encode())
         self.flush()
+
+    def _open(self) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0)
+        fd = os.open(self.path, flags, 0o644)
+        try:
+            end = os.lseek(fd, 0, os.SEEK_END)
+            if end:
+                os.lseek(fd, end - 1, os.SEEK_SET)
+                if os.read(fd, 1) != b"\n":
+                    # A line torn by a crash: ours start on a line of their own, so that it
+                    # stays one unreadable line (skipped when read).
+                    self._pending.insert(0, b"\n")
+        except OSError:
+            os.close(fd)
+            raise
+        self._durable = end
+        return fd
 
     def flush(self) -> None:
         """Write the lines still waiting; raises OSError (and keeps them) if it cannot."""
-        if not self._unwritten:
+        if not self._pending:
             return
         try:
-            if self._f is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._f = self.path.open("a", encoding="utf-8")
-            # A torn line is ended first so that it stays one unreadable line (skipped when read).
-            self._f.write(("\n" if self._torn else "") + "".join(self._unwritten))
-            self._f.flush()
-            os.fsync(self._f.fileno())
+            if self._fd is None:
+                self._fd = self._open()
+            fd = self._fd
+            if self._dirty:
+                os.ftruncate(fd, self._durable)
+            os.lseek(fd, self._durable, os.SEEK_SET)
+            data = memoryview(b"".join(self._pending))
+            done = 0
+            while done < len(data):
+                # A nearly full disk takes part of a buffer: the rest goes in the next call,
+                # which then fails with ENOSPC if nothing more fits.
+                done += os.write(fd, data[done:])
+            os.fsync(fd)
         except OSError:
-            self._torn = self._f is not None
+            self._dirty = True
             raise
-        self._torn = False
-        self._unwritten.clear()
+        self._durable += len(data)
+        self._dirty = False
+        self._pending.clear()
 
     @property
     def waiting(self) -> int:
         """Finished segments not on disk yet."""
-        return len(self._unwritten)
+        return sum(1 for b in self._pending if b != b"\n")
 
     def close(self) -> None:
         try:
@@ -77,19 +110,31 @@ class TranscriptWriter:
             log.error(
                 "%d transcript line(s) could not be written to %s: %s", self.waiting, self.path, e
             )
-        if self._f is not None and not self._f.closed:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            if self._dirty:  # leave no part of a line behind
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, self._durable)
             with contextlib.suppress(OSError):
-                self._f.close()
+                os.close(fd)
 
 
 def read_transcript(path: Path) -> list[SegmentRecord]:
-    """Records of a transcript file; a torn last line (a crash mid-write) is ignored."""
+    """Records of a transcript file, decoded line by line: a torn line (a crash mid-write, even
+    inside a character) is skipped and the rest is read. A record repeated verbatim (written
+    twice by a version that retried a full disk that way) is read once."""
     out: list[SegmentRecord] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(SegmentRecord(**json.loads(line)))
-        except (json.JSONDecodeError, TypeError):
-            continue
+    seen: set[SegmentRecord] = set()
+    with path.open("rb") as f:
+        for raw in f:
+            try:
+                rec = SegmentRecord(**json.loads(raw.decode("utf-8")))
+                if rec in seen:  # (TypeError: a field holding a table or list, not a record)
+                    continue
+                seen.add(rec)
+            except (UnicodeDecodeError, json.JSONDecodeError, TypeError):
+                continue
+            out.append(rec)
     return out
 
 

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QRect, Qt, QTimer, QUrl
-from PySide6.QtGui import QDesktopServices, QIcon, QKeySequence, QShortcut
+from PySide6.QtCore import QObject, QRect, QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from subtitler import settings_store
@@ -25,22 +25,27 @@ from subtitler.pipeline.events import (
     StatusEvent,
     SubtitleEvent,
 )
+from subtitler.pipeline.fanout import Fanout
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
+from subtitler.resources import asset_path
+from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
+from subtitler.ui.hotkeys import GlobalHotkeys, replace_old_defaults
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
 from subtitler.ui.single_instance import SingleInstance
 from subtitler.ui.tray import Tray
+from subtitler.web.access import new_token
+from subtitler.web.server import WebServerError, WebSubtitles
 
 log = logging.getLogger(__name__)
 LOOPBACK_APIS = frozenset(LOOPBACK_APIS_BY_OS.values())
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 
 def app_icon() -> QIcon:
     for name in ("icon.png", "icon.ico"):
-        p = ASSETS / name
+        p = asset_path(name)
         if p.exists():
             return QIcon(str(p))
     return QIcon()
@@ -57,6 +62,7 @@ class SubtitlerApp(QObject):
         choices: Choices | None = None,
         speed: float = 1.0,
         notice: str = "",
+        hotkeys: GlobalHotkeys | None = None,
     ) -> None:
         super().__init__()
         self.config = config
@@ -64,9 +70,15 @@ class SubtitlerApp(QObject):
         self.config_path = config_path
         self.data_dir = data_dir
         self.choices = choices or Choices()
+        self.choices.web_status = self.web_status
         self.speed = speed
         self.bridge = EventBridge()
         self.bridge.delivered.connect(self.on_event)
+        # The pipeline's events go to the overlay (through the bridge) and, straight from the
+        # pipeline's threads, to the browser page when it is on.
+        self.fanout = Fanout(self.bridge.post)
+        self.web: WebSubtitles | None = None
+        self.web_problem = ""
         self.overlay = SubtitleOverlay(config.display)
         self.overlay.place()
         self.tray = Tray(app_icon(), self)
@@ -76,9 +88,19 @@ class SubtitlerApp(QObject):
         self.errors: list[str] = []
         self._stopped_by: str = ""  # the fatal error that ended this run, kept on screen
         self._shot_taken = False
+        self.hotkeys = hotkeys or GlobalHotkeys()
+        self.hotkey_problems: dict[str, str] = {}
+        if replace_old_defaults(config.display):
+            self._save()
         self._wire()
+        for name, reason in self.hotkey_problems.items():
+            if reason and self.hotkeys.available:  # (Wayland's reason is in the tab alone)
+                seq = getattr(config.display, name)
+                notice += f" Hotkey {seq}: {reason} (Settings → Hotkeys)."
+        notice = notice.strip()
         if notice:
             self.show_problem(notice)
+        self.start_web()
 
     def _wire(self) -> None:
         o, t = self.overlay, self.tray
@@ -93,26 +115,30 @@ class SubtitlerApp(QObject):
         t.export_transcript.connect(self.export_dialog)
         t.click_through.connect(self.set_click_through)
         t.quit.connect(self.quit)
-        self._shortcuts: list[QShortcut] = []
         self._bind_hotkeys()
 
     def _bind_hotkeys(self) -> None:
-        for s in self._shortcuts:
-            s.setParent(None)
+        """Global hotkeys (they work while another app has focus); a combination the OS
+        refuses is shown next to its key in Settings → Hotkeys."""
+        self.hotkeys.unregister_all()
         d = self.config.display
-        self._shortcuts = []
-        for seq, fn in (
-            (
-                d.hotkey_click_through,
-                lambda: self.set_click_through(not self.overlay.click_through),
+        self.hotkey_problems = {  # per setting: "" when it works, else why not
+            "hotkey_click_through": self.hotkeys.register(
+                d.hotkey_click_through, lambda: self.toggle("click-through")
             ),
-            (d.hotkey_pause, self.toggle_run),
-        ):
-            if seq:
-                sc = QShortcut(QKeySequence(seq), self.overlay)
-                sc.setContext(Qt.ShortcutContext.ApplicationShortcut)
-                sc.activated.connect(fn)
-                self._shortcuts.append(sc)
+            "hotkey_pause": self.hotkeys.register(d.hotkey_pause, lambda: self.toggle("pause")),
+        }
+        if self.settings is not None:
+            self.settings.show_hotkeys(
+                self.hotkey_problems, self.hotkeys.note, self.hotkeys.available
+            )
+
+    def toggle(self, what: str) -> None:
+        """A hotkey, or `subtitler --toggle` from a shortcut of the desktop's own."""
+        if what == "click-through":
+            self.set_click_through(not self.overlay.click_through)
+        elif what == "pause":
+            self.toggle_run()
 
     # -- pipeline --------------------------------------------------------------------------
     def start(self) -> None:
@@ -124,9 +150,11 @@ class SubtitlerApp(QObject):
             self.overlay.set_alert("")
         self._stopped_by = ""
         self.overlay.clear()
+        if self.web is not None:
+            self.web.clear()
         self.pipeline = Pipeline(
             copy.deepcopy(self.config),
-            self.bridge.post,
+            self.fanout,
             self.factories,
             speed=self.speed,
             transcript_path=self.transcript_path,
@@ -197,12 +225,17 @@ class SubtitlerApp(QObject):
             self.settings.applied.connect(self.apply_settings)
         else:
             self.settings.load(self.config)
+        self.settings.show_hotkeys(self.hotkey_problems, self.hotkeys.note, self.hotkeys.available)
         self.settings.show()
         self.settings.raise_()
 
     def apply_settings(self, cfg: AppConfig) -> None:
-        self.config = cfg
+        old_web, self.config = self.config.web, cfg
         self.overlay.apply_display(cfg.display)
+        if cfg.web != old_web:
+            self.start_web()
+        elif self.web is not None:
+            self.web.set_display(cfg.display)
         self.tray.set_click_through(cfg.display.click_through)
         self._bind_hotkeys()
         self._save()
@@ -232,7 +265,11 @@ class SubtitlerApp(QObject):
     # -- transcript ------------------------------------------------------------------------
     def open_transcript(self) -> None:
         folder = self.data_dir / "transcripts"
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            self.show_problem(f"The transcript folder {folder} cannot be made: {e.strerror}")
+            return
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     def export_dialog(self) -> None:
@@ -254,10 +291,43 @@ class SubtitlerApp(QObject):
             except (OSError, ValueError) as e:
                 self.show_problem(f"Export failed: {e}")
 
+    # -- browser page ----------------------------------------------------------------------
+    def start_web(self) -> None:
+        """Serve the page as the settings say (or stop it); a failure is one line, no more."""
+        self.stop_web()
+        self.web_problem = ""
+        web = self.config.web
+        if web.share not in ("local", "network"):
+            return
+        if web.share == "network" and not web.token:
+            web.token = new_token()  # kept in the settings, so a saved address keeps working
+            self._save()
+        server = WebSubtitles(copy.deepcopy(web), self.config.display)
+        try:
+            server.start()
+        except WebServerError as e:
+            self.web_problem = str(e)
+            self.show_problem(self.web_problem)
+            return
+        self.web = server
+        self.fanout.add(server.publish)
+
+    def stop_web(self) -> None:
+        if self.web is not None:
+            self.fanout.remove(self.web.publish)
+            self.web.stop()
+            self.web = None
+
+    def web_status(self) -> tuple[str, str]:
+        """The page's address ("" when off) and why it is not running ("" when fine)."""
+        return (self.web.url if self.web is not None else "", self.web_problem)
+
     def quit(self) -> None:
+        self.stop_web()
         if self.pipeline is not None:
             self.pipeline.stop(2.0)
         self._save()
+        self.hotkeys.close()
         QApplication.quit()
 
 
@@ -303,20 +373,27 @@ def run_app(args: Any, data_dir: Path) -> int:
     qapp.setQuitOnLastWindowClosed(False)  # the overlay hides; the tray keeps the app
     qapp.setWindowIcon(app_icon())
     guard = SingleInstance(data_dir)
+    notices: list[str] = []
     if not guard.acquire():
         if guard.wake_running():
             log.info("subtitler is already running: it was asked to show itself")
             return 0
-        QMessageBox.warning(
-            None,
-            "subtitler",
-            f"subtitler is already running but does not answer. If it is stuck, end it (or "
-            f"remove {data_dir / 'subtitler.lock'}) and start again.",
-        )
-        return 1
+        if not guard.problem:
+            QMessageBox.warning(
+                None,
+                "subtitler",
+                f"subtitler is already running but does not answer. If it is stuck, end it "
+                f"(or remove {data_dir / 'subtitler.lock'}) and start again.",
+            )
+            return 1
+        # The folder cannot be written (not another instance): run without the lock, say why.
+        notices.append(guard.problem)
+        guard.listen()
     config_path = args.config or settings_store.default_path()
     loaded = settings_store.load(config_path)
-    cfg, notices = loaded.config, [loaded.notice] if loaded.notice else []
+    cfg = loaded.config
+    if loaded.notice:
+        notices.append(loaded.notice)
     hw = hardware.detect()
     cfg = with_runtime(cfg, hardware.plan_runtime(hw))
     overrides: dict[str, Any] = {}
@@ -349,7 +426,8 @@ def run_app(args: Any, data_dir: Path) -> int:
         from subtitler.models.firstrun import check_network
         from subtitler.ui.firstrun import FirstRunDialog
 
-        ok, _msg = check_network(timeout=2.0)
+        checked = wait_off_gui_thread(lambda: check_network(timeout=2.0), 2.5)
+        ok = checked is not None and checked[0]
         plan = plan_first_run(cfg, hw, catalog, network=ok)
         dlg = FirstRunDialog(cfg, plan)
         if dlg.exec():
@@ -369,6 +447,7 @@ def run_app(args: Any, data_dir: Path) -> int:
         notice=" ".join(notices),
     )
     guard.activated.connect(app.bring_forward)
+    guard.command.connect(app.toggle)
     app.start()
     try:
         return int(qapp.exec())

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -26,11 +28,6 @@ from subtitler.models.firstrun import FirstRunPlan, with_models
 log = logging.getLogger(__name__)
 
 
-class _Relay(QObject):
-    progress = Signal(str, float)  # label, fraction (-1 unknown)
-    finished = Signal(object, str)  # {entry id: path} or None, error message
-
-
 class FirstRunDialog(QDialog):
     """Returns (via ``result_config``) the settings with the models the user ended up with."""
 
@@ -46,9 +43,13 @@ class FirstRunDialog(QDialog):
         self.cfg, self.plan, self.root = cfg, plan, root
         self.result_config: AppConfig = cfg
         self._cancel = threading.Event()
-        self._relay = _Relay()
-        self._relay.progress.connect(self._on_progress)
-        self._relay.finished.connect(self._on_finished)
+        # The download thread talks to the dialog only through this queue, read by a timer: a
+        # thread that held the dialog (or any Qt object) could drop the last reference to it
+        # and so destroy it outside the GUI thread, which crashed the process at times.
+        self._inbox: queue.SimpleQueue[tuple[str, Any, Any]] = queue.SimpleQueue()
+        self._poll = QTimer(self)
+        self._poll.setInterval(50)
+        self._poll.timeout.connect(self._drain)
         heading = QLabel("Speech and translation models")
         font = heading.font()
         font.setPointSizeF(font.pointSizeF() * 1.25)
@@ -90,30 +91,41 @@ class FirstRunDialog(QDialog):
         self.download_btn.setEnabled(False)
         self.cancel_btn.show()
         self.bar.show()
-        entries = list(self.plan.offer)
+        entries, root, cancel, inbox = list(self.plan.offer), self.root, self._cancel, self._inbox
 
-        def work() -> None:
+        def work() -> None:  # no reference to self: see _inbox
             got: dict[str, Path] = {}
             try:
                 for e in entries:
 
                     def report(p: dl.DownloadProgress, e: CatalogEntry = e) -> None:
                         f = p.fraction
-                        self._relay.progress.emit(
-                            f"{e.name}: {p.phase} {p.file}", -1.0 if f is None else f
-                        )
+                        inbox.put(("progress", f"{e.name}: {p.phase} {p.file}", f))
 
-                    got[e.id] = dl.download(e, root=self.root, progress=report, cancel=self._cancel)
+                    got[e.id] = dl.download(e, root=root, progress=report, cancel=cancel)
             except dl.DownloadError as err:
-                self._relay.finished.emit(None, str(err))
+                inbox.put(("finished", None, str(err)))
                 return
             except Exception as err:  # never leave the dialog waiting on a dead thread
                 log.exception("model download failed")
-                self._relay.finished.emit(None, f"unexpected error: {err}")
+                inbox.put(("finished", None, f"unexpected error: {err}"))
                 return
-            self._relay.finished.emit(got, "")
+            inbox.put(("finished", got, ""))
 
+        self._poll.start()
         threading.Thread(target=work, name="model-download", daemon=True).start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                kind, a, b = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if kind == "progress":
+                self._on_progress(a, -1.0 if b is None else b)
+            else:
+                self._poll.stop()
+                self._on_finished(a, b)
 
     def _on_progress(self, label: str, fraction: float) -> None:
         self.status.setText(label)

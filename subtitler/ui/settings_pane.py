@@ -1,7 +1,9 @@
 """The settings pane: language pair, SSBD beta and k, decoding mode, audio, models, looks.
 
-Built from the config dataclasses (one widget per setting); values are validated by the same
-``settings_store.validate`` that guards the file, and applied live through ``applied``.
+Built from the config dataclasses (one widget per setting): every spin box, slider and choice
+takes its limits from the field's declaration in :mod:`subtitler.config`, and values are
+validated by the same ``settings_store.validate`` that guards the file, then applied live
+through ``applied``.
 """
 
 from __future__ import annotations
@@ -36,10 +38,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.config import AppConfig
+from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, Spec, spec_of
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
+from subtitler.ui.web_settings import WebSettings
 
+HOTKEYS_WORK = (
+    "These keys work while any app has focus, also when clicks pass through the subtitles. "
+    "The tray menu does the same."
+)
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
 
 
@@ -54,6 +61,7 @@ class Choices:
         default_factory=lambda: [(s, s) for s in WHISPER_SIZES]
     )
     hardware: str = ""  # a line describing what computes (CPU / Metal / CUDA)
+    web_status: Callable[[], tuple[str, str]] = lambda: ("", "")  # the page's address, problem
 
 
 def _combo_value(combo: QComboBox) -> str:
@@ -99,6 +107,8 @@ class SettingsPane(QDialog):
         tabs.addTab(self._look_tab(), "Appearance")
         tabs.addTab(self._keys_tab(), "Hotkeys")
         tabs.addTab(self._advanced_tab(), "Advanced")
+        self.web = WebSettings(lambda: self.choices.web_status())
+        tabs.addTab(self.web, "Browser")
         self.tabs = tabs
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828")
@@ -133,15 +143,16 @@ class SettingsPane(QDialog):
         f = QFormLayout(w)
         self.src_lang = self._lang_combo(with_auto=True)
         self.tgt_lang = self._lang_combo(with_auto=False)
-        self.mode = QComboBox()
-        for label, value in (
-            ("SSBD (fast, stable)", "SSBD"),
-            ("Re-translation (RT)", "RT"),
-            ("Continuous decoding (CD)", "CD"),
-        ):
-            self.mode.addItem(label, value)
-        self.beta = QSlider(Qt.Orientation.Horizontal)
-        self.beta.setRange(0, 100)
+        self.mode = _choice_combo(
+            MtConfig,
+            "method",
+            {
+                "SSBD": "SSBD (fast, stable)",
+                "RT": "Re-translation (RT)",
+                "CD": "Continuous decoding (CD)",
+            },
+        )
+        self.beta = _percent_slider(MtConfig, "beta")
         self.beta.setToolTip(
             "How strongly the previous translation is kept. 0: every update is translated "
             "afresh (most accurate, most rewriting); 0.2 (default): small changes are "
@@ -155,28 +166,22 @@ class SettingsPane(QDialog):
         beta_row = QHBoxLayout()
         beta_row.addWidget(self.beta)
         beta_row.addWidget(self.beta_label)
-        self.mask_k = QSpinBox()
-        self.mask_k.setRange(0, 10)
+        self.mask_k = _spin(DisplayConfig, "mask_k")
         self.mask_k.setToolTip("Hide the last k tokens of an unfinished line (display only)")
         self.mt_model = QComboBox()
         self.mt_model.setEditable(True)
         for label, path in self.choices.translation_models:
             self.mt_model.addItem(label, path)
         model_row = _with_browse(self.mt_model, self._browse_gguf)
-        self.template = QComboBox()
-        for t in ("auto", "tower", "qwen3", "chatml", "gguf"):
-            self.template.addItem(t, t)
-        self.mt_threads = QSpinBox()
-        self.mt_threads.setRange(1, 64)
-        self.gpu_layers = QSpinBox()
-        self.gpu_layers.setRange(-1, 999)
+        self.template = _choice_combo(MtConfig, "template")
+        self.mt_threads = _spin(MtConfig, "threads")
+        self.gpu_layers = _spin(MtConfig, "gpu_layers")
         self.gpu_layers.setSpecialValueText("auto")  # shown at -1: all layers if the build offloads
         self.gpu_layers.setToolTip(
             "Layers of the translation model on the GPU (Metal/CUDA builds): auto puts all "
             "there; lower it when the model does not fit the GPU's memory, 0 for CPU only"
         )
-        self.context = QSpinBox()
-        self.context.setRange(0, 3)
+        self.context = _spin(MtConfig, "context_sentences")
         self.context.setToolTip("Show the model this many previous sentences as context")
         f.addRow("Speech language", self.src_lang)
         f.addRow("Translate into", self.tgt_lang)
@@ -223,14 +228,9 @@ class SettingsPane(QDialog):
         self.asr_model.setEditable(True)
         for label, value in self.choices.asr_models:
             self.asr_model.addItem(label, value)
-        self.asr_device = QComboBox()
-        for d in ("auto", "cpu", "cuda"):
-            self.asr_device.addItem(d, d)
-        self.asr_threads = QSpinBox()
-        self.asr_threads.setRange(1, 64)
-        self.silence = QDoubleSpinBox()
-        self.silence.setRange(0.2, 5.0)
-        self.silence.setSingleStep(0.1)
+        self.asr_device = _choice_combo(AsrConfig, "device")
+        self.asr_threads = _spin(AsrConfig, "threads")
+        self.silence = _double_spin(AsrConfig, "silence_end_s", 0.1)
         self.silence.setSuffix(" s")
         f.addRow("Whisper model", self.asr_model)
         f.addRow("Compute device", self.asr_device)
@@ -244,15 +244,12 @@ class SettingsPane(QDialog):
         w = QWidget()
         f = QFormLayout(w)
         self.font_family = QFontComboBox()
-        self.font_size = QSpinBox()
-        self.font_size.setRange(8, 120)
+        self.font_size = _spin(DisplayConfig, "font_size")
         self.color_btn = QPushButton()
         self.color_btn.clicked.connect(self._pick_color)
         self.outline = QCheckBox("Outline around letters")
-        self.opacity = QSlider(Qt.Orientation.Horizontal)
-        self.opacity.setRange(0, 100)
-        self.lines = QSpinBox()
-        self.lines.setRange(1, 6)
+        self.opacity = _percent_slider(DisplayConfig, "background_opacity")
+        self.lines = _spin(DisplayConfig, "lines")
         self.bilingual = QCheckBox("Show the original line above the translation")
         self.click_through = QCheckBox("Clicks pass through the subtitles")
         f.addRow("Font", self.font_family)
@@ -270,12 +267,40 @@ class SettingsPane(QDialog):
         f = QFormLayout(w)
         self.key_click = QKeySequenceEdit()
         self.key_pause = QKeySequenceEdit()
-        f.addRow("Toggle click-through", self.key_click)
-        f.addRow("Start / pause", self.key_pause)
-        note = QLabel("Hotkeys work while subtitler has focus; the tray menu always works.")
-        note.setWordWrap(True)
-        f.addRow(note)
+        # Per setting: a line under its key saying why the OS refused it (hidden when fine).
+        self.key_problems: dict[str, QLabel] = {}
+        for label, name, edit in (
+            ("Toggle click-through", "hotkey_click_through", self.key_click),
+            ("Start / pause", "hotkey_pause", self.key_pause),
+        ):
+            edit.setMaximumSequenceLength(1)  # one combination: what the OSes can take
+            edit.setClearButtonEnabled(True)  # no hotkey at all is a choice too
+            problem = QLabel()
+            problem.setStyleSheet("color: #c62828")
+            problem.hide()
+            edit.keySequenceChanged.connect(lambda _k, p=problem: p.hide())  # not yet tried
+            self.key_problems[name] = problem
+            col = QVBoxLayout()
+            col.setSpacing(2)
+            col.addWidget(edit)
+            col.addWidget(problem)
+            f.addRow(label, col)
+        self.keys_note = QLabel(HOTKEYS_WORK)
+        self.keys_note.setWordWrap(True)
+        self.keys_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        f.addRow(self.keys_note)
         return w
+
+    def show_hotkeys(self, problems: dict[str, str], note: str, available: bool = True) -> None:
+        """What the OS said to each hotkey ("" when it works) and a word on this desktop;
+        where it has no global hotkeys (Wayland) the keys are greyed out and the note says why."""
+        for name, label in self.key_problems.items():
+            reason = problems.get(name, "") if available else ""
+            label.setText(f"⚠ {reason[:1].upper()}{reason[1:]}." if reason else "")
+            label.setVisible(bool(reason))
+        self.key_click.setEnabled(available)
+        self.key_pause.setEnabled(available)
+        self.keys_note.setText(note or HOTKEYS_WORK)
 
     def _advanced_tab(self) -> QWidget:
         w = QWidget()
@@ -285,21 +310,17 @@ class SettingsPane(QDialog):
             "plain SSBD, so they are off by default."
         )
         note.setWordWrap(True)
-        self.lookahead = QSpinBox()
-        self.lookahead.setRange(0, 16)
+        self.lookahead = _spin(MtConfig, "lookahead")
         self.lookahead.setToolTip(
             "Guess this many tokens past the previous translation from "
             "phrases already translated in this meeting (0: off)"
         )
         self.resync = QCheckBox("After a change, try the rest of the previous translation again")
-        self.verify = QComboBox()
-        self.verify.addItem("SSBD bias β", "biased")
-        self.verify.addItem("SpecDec: top-b within τ", "specdec")
-        self.top_b = QSpinBox()
-        self.top_b.setRange(1, 20)
-        self.tau = QDoubleSpinBox()
-        self.tau.setRange(0.0, 10.0)
-        self.tau.setSingleStep(0.1)
+        self.verify = _choice_combo(
+            MtConfig, "verify", {"biased": "SSBD bias β", "specdec": "SpecDec: top-b within τ"}
+        )
+        self.top_b = _spin(MtConfig, "top_b")
+        self.tau = _double_spin(MtConfig, "tau", 0.1)
 
         def specdec_fields(_i: int = 0) -> None:
             on = self.verify.currentData() == "specdec"
@@ -315,8 +336,7 @@ class SettingsPane(QDialog):
             "the next tokens and the translation model checks them in one pass"
         )
         draft_row = _with_browse(self.draft_model, self._browse_draft)
-        self.draft_tokens = QSpinBox()
-        self.draft_tokens.setRange(1, 16)
+        self.draft_tokens = _spin(MtConfig, "draft_tokens")
         self.draft_tokens.setToolTip("Tokens the draft model guesses per pass")
 
         def draft_fields(_t: str = "") -> None:
@@ -388,6 +408,7 @@ class SettingsPane(QDialog):
         self.adaptive.setChecked(mt.adaptive_guessing)
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
+        self.web.load(cfg.web)
 
     def values(self) -> AppConfig:
         cfg = copy.deepcopy(self._cfg)
@@ -427,6 +448,7 @@ class SettingsPane(QDialog):
         mt.adaptive_guessing = self.adaptive.isChecked()
         d.hotkey_click_through = self.key_click.keySequence().toString()
         d.hotkey_pause = self.key_pause.keySequence().toString()
+        cfg.web = self.web.values()
         return cfg
 
     def apply(self) -> bool:
@@ -440,6 +462,7 @@ class SettingsPane(QDialog):
         self.error.setText("")
         self._cfg = cfg
         self.applied.emit(cfg)
+        self.web.refresh()  # the app has (re)started the page by now
         return True
 
     def _ok(self) -> None:
@@ -483,3 +506,46 @@ def _with_browse(edit: QWidget, browse: Callable[[], None]) -> QHBoxLayout:
     row.addWidget(edit, 1)
     row.addWidget(button)
     return row
+
+
+def _declared(cls: type, name: str) -> tuple[Spec, float, float]:
+    spec = spec_of(cls, name)
+    assert spec.range is not None, f"{cls.__name__}.{name} declares no range"
+    return spec, spec.range[0], spec.range[1]
+
+
+def _spin(cls: type, name: str) -> QSpinBox:
+    """A spin box over the field's declared range."""
+    spec, lo, hi = _declared(cls, name)
+    box = QSpinBox()
+    box.setRange(int(lo), int(hi))
+    box.setToolTip(spec.doc)
+    return box
+
+
+def _double_spin(cls: type, name: str, step: float) -> QDoubleSpinBox:
+    spec, lo, hi = _declared(cls, name)
+    box = QDoubleSpinBox()
+    box.setRange(lo, hi)
+    box.setSingleStep(step)
+    box.setToolTip(spec.doc)
+    return box
+
+
+def _percent_slider(cls: type, name: str) -> QSlider:
+    """A slider in hundredths of the field's range (0..1 -> 0..100)."""
+    spec, lo, hi = _declared(cls, name)
+    slider = QSlider(Qt.Orientation.Horizontal)
+    slider.setRange(round(lo * 100), round(hi * 100))
+    slider.setToolTip(spec.doc)
+    return slider
+
+
+def _choice_combo(cls: type, name: str, labels: dict[str, str] | None = None) -> QComboBox:
+    """A combo box of the field's declared choices (``labels``: how each is shown)."""
+    spec = spec_of(cls, name)
+    assert spec.choices is not None, f"{cls.__name__}.{name} declares no choices"
+    combo = QComboBox()
+    for value in spec.choices:
+        combo.addItem((labels or {}).get(value, str(value)), value)
+    return combo

@@ -32,6 +32,7 @@ class Request:
     method: str
     path: str
     range: str | None
+    authorization: str | None = None  # the Authorization header, if one was sent
 
 
 @dataclass
@@ -93,7 +94,8 @@ class FakeHub:
 
             def do_HEAD(self) -> None:
                 key = self._lookup()
-                hub.requests.append(Request("HEAD", self.path, None))
+                auth = self.headers.get("Authorization")
+                hub.requests.append(Request("HEAD", self.path, None, auth))
                 if key is None or key not in hub.files:
                     return self._not_found()
                 self._headers(key, 200, len(hub.files[key]), {})
@@ -101,7 +103,9 @@ class FakeHub:
             def do_GET(self) -> None:
                 key = self._lookup()
                 rng = self.headers.get("Range")
-                hub.requests.append(Request("GET", self.path, rng))
+                hub.requests.append(
+                    Request("GET", self.path, rng, self.headers.get("Authorization"))
+                )
                 if key is None or key not in hub.files:
                     return self._not_found()
                 data = hub.files[key]

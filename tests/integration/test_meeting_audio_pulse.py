@@ -4,7 +4,6 @@ subtitler.audio.loopback) records it from the sink's monitor."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,18 +11,14 @@ import numpy as np
 import pytest
 
 from subtitler.asr.faster_whisper import decode_audio_file
-from tests.helpers.pulse import available as pulse_available
 from tests.helpers.pulse import pulse_server
 from tests.helpers.subproc import run_json
+from tests.helpers.system import needs_programs
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIP = ROOT / "tests" / "data" / "LJ001-0008.flac"
 
-# CI installs Debian's pulseaudio and pulseaudio-utils (.ci/run) and must run this.
-pytestmark = pytest.mark.skipif(
-    not pulse_available() and os.environ.get("CI") != "true",
-    reason="PulseAudio (pulseaudio, paplay) is not installed",
-)
+pytestmark = needs_programs("pulseaudio", "paplay", why="PulseAudio meeting audio")
 
 # Runs in its own process: soundcard connects to the server when it is imported.
 RECORD = """

@@ -16,7 +16,7 @@ import pytest
 from tests.helpers import pulse
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECKS = ("qt", "audio", "vad", "whisper", "llama")
+CHECKS = ("qt", "audio", "vad", "whisper", "llama", "worker")
 
 
 def _run(
@@ -134,7 +134,8 @@ def test_pyinstaller_bundle_runs_its_self_test(tmp_path: Path) -> None:
     built_s = time.monotonic() - t0
     exe = build_script.bundle_executable(dist)
     assert exe.is_file()
-    assert (exe.parent / "_internal" / "assets" / "selftest").is_dir() or sys.platform == "darwin"
+    internal = exe.parent / "_internal"
+    assert (internal / "subtitler" / "assets" / "selftest").is_dir() or sys.platform == "darwin"
     if pulse.available():
         # With a sound server the bundled soundcard (C headers read at import, collected by
         # its PyInstaller hook) must find the meeting sink's monitor.

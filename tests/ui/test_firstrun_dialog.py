@@ -86,3 +86,30 @@ def test_unwritable_models_folder_keeps_the_dialog_usable(
         f"Download stopped: cannot write tiny-asr to {blocker / 'tiny-asr'}: Not a directory"
     )
     assert dlg.cancel_btn.isHidden() and dlg.bar.isHidden() and dlg.result_config == AppConfig()
+
+
+def test_download_thread_holds_no_qt_object(
+    qtbot, hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The thread's last reference to the dialog (or any QObject) would destroy it outside the
+    GUI thread when it ends: that crashed pytest now and then after this dialog's tests."""
+    import threading
+
+    from PySide6.QtCore import QObject
+
+    targets = []
+    real_thread = threading.Thread
+
+    def spy(*a, **kw):  # type: ignore[no-untyped-def]
+        if kw.get("name") == "model-download":
+            targets.append(kw["target"])
+        return real_thread(*a, **kw)
+
+    monkeypatch.setattr(threading, "Thread", spy)
+    dlg = FirstRunDialog(AppConfig(), plan(True), root=tmp_path / "models")
+    qtbot.addWidget(dlg)
+    with qtbot.waitSignal(dlg.accepted, timeout=30_000):
+        dlg.download_btn.click()
+    (work,) = targets
+    held = [c.cell_contents for c in work.__closure__ or ()]
+    assert held and not any(isinstance(x, QObject) for x in held), held

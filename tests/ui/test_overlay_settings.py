@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import operator
 import time
 
 import pytest
@@ -244,6 +245,68 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
         ]
         assert changed == [(section, name)], (section, name, changed)
     pane.load(copy.deepcopy(base))
+
+
+# Pane widget -> the setting it edits, for every setting with a declared range or choices.
+LIMITED = {
+    "beta": ("mt", "beta"),
+    "mask_k": ("display", "mask_k"),
+    "mt_threads": ("mt", "threads"),
+    "gpu_layers": ("mt", "gpu_layers"),
+    "context": ("mt", "context_sentences"),
+    "asr_threads": ("asr", "threads"),
+    "silence": ("asr", "silence_end_s"),
+    "font_size": ("display", "font_size"),
+    "opacity": ("display", "background_opacity"),
+    "lines": ("display", "lines"),
+    "lookahead": ("mt", "lookahead"),
+    "top_b": ("mt", "top_b"),
+    "tau": ("mt", "tau"),
+    "draft_tokens": ("mt", "draft_tokens"),
+    "mode": ("mt", "method"),
+    "template": ("mt", "template"),
+    "asr_device": ("asr", "device"),
+    "verify": ("mt", "verify"),
+    "web.port": ("web", "port"),
+    "web.share": ("web", "share"),
+}
+
+
+def test_pane_limits_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The pane, the file and the command line accept the same values: each bound of each
+    declared range loads into its widget and comes back unchanged (a narrower widget would
+    clamp it), each widget's own extremes pass the file's validation (a wider one would
+    not), and each choice list is the declared one."""
+    from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QSlider, QSpinBox
+
+    from subtitler.config import SECTIONS, spec_of
+    from subtitler.settings_store import validate
+
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    for attr, (section, name) in LIMITED.items():
+        spec = spec_of(SECTIONS[section], name)
+        widget = operator.attrgetter(attr)(pane)
+        if isinstance(widget, QComboBox):
+            assert tuple(widget.itemData(i) for i in range(widget.count())) == spec.choices
+            continue
+        assert spec.range is not None, (section, name)
+        for bound in spec.range:
+            cfg = AppConfig()
+            setattr(getattr(cfg, section), name, bound)
+            pane.load(cfg)
+            got = getattr(getattr(pane.values(), section), name)
+            want = None if (section, name) == ("mt", "gpu_layers") and bound == -1 else bound
+            assert got == want, (attr, bound, got)
+        assert isinstance(widget, QSpinBox | QDoubleSpinBox | QSlider), attr
+        for extreme in (widget.minimum(), widget.maximum()):
+            pane.load(AppConfig())
+            widget.setValue(extreme)
+            assert validate(pane.values()) == [], (attr, extreme)
+    # Every range-limited widget of the pane is in the table above.
+    known = {id(operator.attrgetter(a)(pane)) for a in LIMITED}
+    for kind in (QSpinBox, QDoubleSpinBox, QSlider):
+        assert [b for b in pane.findChildren(kind) if id(b) not in known] == [], kind
 
 
 def test_specdec_fields_follow_the_verification_rule(qtbot) -> None:  # type: ignore[no-untyped-def]

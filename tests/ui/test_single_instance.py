@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from subtitler.ui.single_instance import SingleInstance
+import pytest
+from PySide6.QtNetwork import QLocalServer
+
+from subtitler.ui.single_instance import (
+    SingleInstance,
+    private_dir_ok,
+    server_name,
+    socket_address,
+    socket_ok,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,3 +79,287 @@ def test_the_lock_of_a_crashed_instance_is_taken_over(qtbot, tmp_path: Path) -> 
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_toggle_from_the_command_line_reaches_the_running_app(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`subtitler --toggle ...`, as a shortcut in the desktop's keyboard settings runs it."""
+    cmd = [sys.executable, str(ROOT / "main.py"), "--data-dir", str(tmp_path), "--toggle"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    first = SingleInstance(tmp_path)
+    assert first.acquire()
+    got: list[str] = []
+    first.command.connect(got.append)
+    for what in ("click-through", "pause"):
+        proc = subprocess.Popen([*cmd, what], env=env)
+        qtbot.waitUntil(lambda p=proc: p.poll() is not None, timeout=20_000)
+        assert proc.returncode == 0
+    qtbot.waitUntil(lambda: got == ["click-through", "pause"], timeout=3000)
+    first.release()
+    alone = subprocess.run([*cmd, "pause"], env=env, capture_output=True, text=True, timeout=20)
+    assert alone.returncode == 1 and alone.stderr == "error: subtitler is not running\n"
+
+
+# -- a data folder that cannot be written is not "another instance" (issue 15, point 2) -------
+
+AS_ROOT = sys.platform.startswith("linux") and os.geteuid() == 0
+
+
+@contextmanager
+def tmpfs(where: Path, options: str) -> Iterator[Path]:
+    where.mkdir(exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+@contextmanager
+def unwritable(tmp_path: Path, with_data_folder: bool) -> Iterator[tuple[Path, str]]:
+    """(a data folder nothing can be written in, the reason the OS gives): a read-only tmpfs
+    as root (root ignores permission bits), else a folder without write permission."""
+    base = tmp_path / "ro"
+    if AS_ROOT:
+        with tmpfs(base, "size=64k") as mnt:
+            if with_data_folder:
+                (mnt / "data").mkdir()
+            subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+            yield mnt / "data", "Read-only file system"
+    else:
+        base.mkdir()
+        if with_data_folder:
+            (base / "data").mkdir()
+        target = base / "data" if with_data_folder else base
+        target.chmod(0o555)
+        try:
+            yield base / "data", "Permission denied"
+        finally:
+            target.chmod(0o755)
+
+
+@pytest.fixture()
+def short_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder with a short path (a socket path over ~100 bytes is never used, which would
+    hide where the socket goes) and no runtime folder to fall back on (macOS has none)."""
+    import shutil
+    import tempfile
+
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    folder = Path(tempfile.mkdtemp(prefix="st-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("exists", [True, False], ids=["read-only folder", "missing folder"])
+def test_an_unwritable_data_folder_is_not_another_instance(
+    qtbot, short_tmp: Path, exists: bool
+) -> None:  # type: ignore[no-untyped-def]
+    with unwritable(short_tmp, exists) as (data, reason):
+        guard = SingleInstance(data)  # (raised for a missing folder on a read-only disk)
+        assert not guard.acquire()
+        assert guard.problem == (
+            f"The data folder {data} cannot be written ({reason}): finished lines are kept "
+            "in memory this session (export still has them)."
+        )
+        guard.listen()  # the app goes on; a later start still finds it
+        later = SingleInstance(data)
+        assert not later.acquire() and later.problem
+        with qtbot.waitSignal(guard.activated, timeout=3000):
+            assert later.wake_running()
+        guard.release()
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="filling a small tmpfs needs root on Linux")
+def test_a_full_data_folder_is_not_another_instance(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    with tmpfs(tmp_path / "full", "size=64k") as mnt:
+        with (mnt / "filler").open("wb", buffering=0) as f, contextlib.suppress(OSError):
+            while True:
+                f.write(b"x" * 4096)
+        guard = SingleInstance(mnt)
+        assert not guard.acquire()
+        assert "(No space left on device)" in guard.problem and "running" not in guard.problem
+
+
+def test_the_app_starts_on_a_read_only_data_folder(tmp_path: Path) -> None:
+    """The real app: one line saying why, and it runs (it said 'already running but does
+    not answer' in a modal box and exited)."""
+    from subtitler.asr.tiny_model import build_tiny_whisper
+    from subtitler.bench.random_model import PRESETS, build_random_llama
+
+    whisper = build_tiny_whisper(tmp_path / "whisper")
+    gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
+    with unwritable(tmp_path, True) as (data, reason):
+        cmd = [
+            sys.executable, str(ROOT / "main.py"),
+            "--replay", str(ROOT / "tests/data/LJ001-0008.flac"),
+            "--asr-model", str(whisper), "--mt-model", str(gguf), "--data-dir", str(data),
+            "--config", str(tmp_path / "config.toml"),
+        ]  # fmt: skip
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
+        proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+        lines: queue.Queue[str] = queue.Queue()
+        assert proc.stderr is not None
+        threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()
+        said = f"The data folder {data} cannot be written ({reason})"
+        try:
+            seen = []
+            while not any(said in x for x in seen):
+                seen.append(lines.get(timeout=60))  # (queue.Empty: it never said why)
+            time.sleep(3)
+            assert proc.poll() is None, "the app exited"
+            assert not any("already running" in x for x in seen)
+        finally:
+            proc.terminate()
+            proc.wait(20)
+
+
+# -- the socket is private to the user (issue 15, point 9) -------------------------------------
+
+
+def test_private_folder_check(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o755)
+    mine.chmod(0o755)
+    uid = os.getuid()
+    assert private_dir_ok(mine, uid)
+    assert not private_dir_ok(mine, uid + 1)  # someone else's
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # like /tmp
+    assert not private_dir_ok(shared, uid)
+    (tmp_path / "link").symlink_to(mine)
+    assert not private_dir_ok(tmp_path / "link", uid)
+    assert not private_dir_ok(tmp_path / "none", uid)
+
+
+def test_the_socket_lives_in_a_private_folder(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared))  # a runtime folder others can write
+    data = tmp_path / "data"
+    guard = SingleInstance(data)
+    assert guard.acquire()
+    address = socket_address(data)
+    assert address is not None and Path(address).parent == data  # not the shared folder
+    st = os.lstat(address)
+    assert st.st_uid == os.getuid() and stat.S_ISSOCK(st.st_mode)
+    assert socket_ok(address)
+    guard.release()
+    Path(address).unlink(missing_ok=True)
+    Path(address).write_text("not a socket")
+    assert not socket_ok(address)
+    assert not SingleInstance(data).wake_running()
+
+
+ATTACKER = 54322
+FIRST = """
+import sys, time
+from pathlib import Path
+from PySide6.QtCore import QCoreApplication, QTimer
+from subtitler.ui.single_instance import SingleInstance
+app = QCoreApplication([])
+g = SingleInstance(Path(sys.argv[1]))
+print("acquired", g.acquire(), flush=True)
+g.activated.connect(lambda: (print("activated", flush=True), app.quit()))
+QTimer.singleShot(20000, app.quit)
+app.exec()
+"""
+SECOND = """
+import sys
+from pathlib import Path
+from PySide6.QtCore import QCoreApplication
+from subtitler.ui.single_instance import SingleInstance
+app = QCoreApplication([])
+g = SingleInstance(Path(sys.argv[1]))
+print("acquired", g.acquire(), "woke", g.wake_running(), flush=True)
+"""
+
+
+def squat(data: Path, attacker: int, victim: int) -> tuple[int, int]:
+    """Another local user listening first where the app used to listen (a fixed name in the
+    shared temp folder) and in the victim's would-be private folder there. A forked child that
+    becomes ``attacker``: it needs no file of the checkout (which another user may not be able
+    to read, a clone under /root say). Returns (pid, fd that reports "listening" and each
+    connection)."""
+    import select
+    import socket
+    import tempfile
+
+    name = server_name(data)
+    tmp = Path(tempfile.gettempdir())
+    own = tmp / f"subtitler-{victim}"
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(w)
+        return pid, r
+    try:  # the child: only the standard library, then os._exit
+        os.close(r)
+        os.setgroups([])
+        os.setgid(attacker)
+        os.setuid(attacker)
+        own.mkdir(mode=0o777, exist_ok=True)
+        own.chmod(0o777)
+        socks = []
+        for address in (tmp / name, own / f"{name}.sock"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind(str(address))
+            address.chmod(0o777)
+            sock.listen()
+            socks.append(sock)
+        os.write(w, b"listening\n")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select(socks, [], [], 0.2)
+            for sock in ready:
+                sock.accept()
+                os.write(w, b"a victim connected\n")
+    finally:
+        os._exit(0)
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="playing another user needs root")
+def test_another_user_cannot_stand_in_for_the_running_app(tmp_path: Path) -> None:
+    """Another local user listens first on the name the app used to take in /tmp (and on its
+    would-be private folder there): a second start still reaches the real first instance."""
+    import shutil
+    import tempfile
+
+    data = tmp_path / "data"
+    data.mkdir()
+    me = os.getuid()
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
+
+    def start(code: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-c", code, str(data)], env=env, cwd=tmp_path,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    own = Path(tempfile.gettempdir()) / f"subtitler-{me}"
+    shutil.rmtree(own, ignore_errors=True)
+    pid, reports = squat(data, ATTACKER, me)
+    heard = os.fdopen(reports)
+    first = None
+    try:
+        assert heard.readline().strip() == "listening"
+        first = start(FIRST)
+        assert first.stdout is not None
+        assert first.stdout.readline().strip() == "acquired True"
+        second = start(SECOND)
+        out, err = second.communicate(timeout=30)
+        assert out.strip() == "acquired False woke True", err
+        assert first.stdout.readline().strip() == "activated"
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        if first is not None:
+            first.kill()
+            first.wait(10)
+        shutil.rmtree(own, ignore_errors=True)
+        QLocalServer.removeServer(server_name(data))
+    assert "a victim connected" not in heard.read()

@@ -49,3 +49,27 @@ def test_models_subcommand(
     assert main(["models", "list", "--kind", "mt"]) == 0
     out = capsys.readouterr().out
     assert "qwen3-4b-q4_k_m" in out and "whisper-small" not in out
+
+
+def test_log_level_is_one_of_the_choices_in_any_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["--log-level", "verbose", "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1
+    # argparse quotes the choices differently between Python versions
+    assert err[0].startswith("error: argument --log-level: invalid choice: 'VERBOSE' (choose ")
+    assert all(level in err[0] for level in ("DEBUG", "INFO", "WARNING", "ERROR"))
+    from subtitler.app import parser
+
+    assert parser().parse_args(["--log-level", "debug"]).log_level == "DEBUG"
+
+
+def test_any_bad_argument_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["--speed", "fast"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and err == [
+        "error: argument --speed: invalid float value: 'fast' (see subtitler --help)"
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -136,36 +138,59 @@ class TestTranscript:
         assert w.waiting == 0
         assert read_transcript(blocker / "a.jsonl") == [*RECS, extra]
 
-    def test_disk_full_mid_line_loses_nothing(self, tmp_path: Path) -> None:
+    def test_disk_full_mid_line_loses_nothing(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import subtitler.pipeline.transcript as tr
+
         path = tmp_path / "a.jsonl"
         w = TranscriptWriter(path)
         w.append(RECS[0])
+        real_write = os.write
+        calls: list[int] = []
 
-        class FullDisk:
-            """The disk fills up halfway through a line, once."""
+        def full_disk(fd: int, data: bytes) -> int:
+            """The disk fills up halfway through a line, once: half is written, then ENOSPC."""
+            calls.append(len(data))
+            if len(calls) == 1:
+                return real_write(fd, bytes(data)[: len(data) // 2])
+            if len(calls) == 2:
+                raise OSError(28, "No space left on device")
+            return real_write(fd, data)
 
-            def __init__(self, f) -> None:  # type: ignore[no-untyped-def]
-                self.f, self.full = f, True
-
-            def write(self, text: str) -> int:
-                if self.full:
-                    self.full = False
-                    self.f.write(text[: len(text) // 2])
-                    self.f.flush()
-                    raise OSError(28, "No space left on device")
-                return int(self.f.write(text))
-
-            def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
-                return getattr(self.f, name)
-
-        w._f = FullDisk(w._f)  # type: ignore[assignment]
+        monkeypatch.setattr(tr.os, "write", full_disk)
         with pytest.raises(OSError, match="No space left"):
             w.append(RECS[1])
         assert w.waiting == 1
         w.flush()  # space again (the app retries at the next finished line, and at close)
         w.close()
         lines = path.read_text(encoding="utf-8").splitlines()
-        assert len(lines) == 3  # the torn half line stays on a line of its own
+        assert len(lines) == 2  # the half line was cut away and written again whole
+        assert read_transcript(path) == RECS
+
+    def test_torn_inside_a_character_reads_the_rest(self, tmp_path: Path) -> None:
+        """German or CJK text cut inside a UTF-8 sequence (a crash mid-write)."""
+        path = tmp_path / "a.jsonl"
+        w = TranscriptWriter(path)
+        for r in RECS:
+            w.append(r)
+        w.close()
+        torn = SegmentRecord(2, 7.0, 8.0, "Tokyo.", "東京。", "en", "ja", 4.0)
+        line = json.dumps(asdict(torn), ensure_ascii=False).encode()
+        cut = line.index("東".encode()) + 1  # one byte of a three-byte character
+        with path.open("ab") as f:
+            f.write(line[:cut])
+        assert read_transcript(path) == RECS
+        # A broken line in the middle costs that line only.
+        with path.open("ab") as f:
+            f.write(b"\n\xff\xfe{not json\n[1, 2]\nnull\n")
+            f.write(line + b"\n")
+        assert read_transcript(path) == [*RECS, torn]
+
+    def test_a_record_repeated_verbatim_is_read_once(self, tmp_path: Path) -> None:
+        path = tmp_path / "a.jsonl"
+        lines = [json.dumps(asdict(r), ensure_ascii=False) for r in RECS]
+        path.write_text("\n".join([lines[0], lines[0], lines[1], lines[1], lines[1]]) + "\n")
         assert read_transcript(path) == RECS
 
     def test_survives_kill_9(self, tmp_path: Path) -> None:

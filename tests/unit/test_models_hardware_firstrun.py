@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,31 @@ def test_detect_runs_here() -> None:
     info = hw_mod.detect(probe_backends=False)
     assert info.cpu_count >= 1
     assert info.total_memory is None or info.total_memory > 0
+
+
+@pytest.mark.parametrize("system", ["Darwin", "Windows", "Linux"])
+def test_available_memory_is_known_on_every_os(
+    system: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """macOS has no /proc/meminfo: installed memory let models through that did not fit."""
+    import collections
+
+    import psutil
+
+    vm = collections.namedtuple("vm", "total available")(16 * GB, 3 * GB)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: vm)
+    monkeypatch.setattr(hw_mod.platform, "system", lambda: system)
+    info = hw_mod.detect(probe_backends=False)
+    assert (info.total_memory, info.available_memory) == (16 * GB, 3 * GB)
+    with pytest.raises(InsufficientMemoryError, match=r"3\.0 GB available"):
+        hw_mod.check_fits([("Qwen3 4B", 4 * GB)], info)
+
+
+def test_psutil_is_a_dependency() -> None:
+    import tomllib
+
+    meta = tomllib.loads((DATA.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(d.startswith("psutil") for d in meta["project"]["dependencies"])
 
 
 def test_check_fits_gives_one_line() -> None:
@@ -201,6 +227,30 @@ def test_check_network(monkeypatch: pytest.MonkeyPatch) -> None:
         srv.listen()
         ok, _ = fr.check_network(f"http://127.0.0.1:{srv.getsockname()[1]}", timeout=1)
     assert ok
+
+
+def test_check_network_bounds_a_resolver_that_never_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A socket timeout does not cover the name lookup: a stuck DNS held the check (and the
+    GUI thread) for as long as the resolver took."""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    release, returned = threading.Event(), threading.Event()
+
+    def stuck_resolver(*a: object, **k: object) -> list[object]:
+        release.wait(10)  # a resolver that does not answer (until the test ends)
+        returned.set()
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", stuck_resolver)
+    try:
+        ok, msg = fr.check_network("https://hub.example", timeout=0.3)
+        assert not returned.is_set()  # the check gave up; the resolver was still stuck
+        assert not ok and msg == "no network: hub.example did not answer within 0.3 s"
+    finally:
+        release.set()
 
 
 def test_no_qt_in_models_package() -> None:

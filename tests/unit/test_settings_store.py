@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 
@@ -28,20 +29,11 @@ def test_missing_file_gives_defaults(tmp_path: Path) -> None:
     "text",
     [
         "this is [not toml",
-        "[mt]\nbeta = 3.0\n",
-        "[display]\nmask_k = 'five'\n",
-        "[mt]\ntgt_lang = 'klingon'\n",
-        "mt = 5\n",
-        # Fields whose default is None or a table are type-checked too.
-        "[asr]\nlanguage = 5\n",
-        "[display]\ngeometry = 'x'\n",
-        "[display.geometry]\nscreen = [1, 2, 'three', 4]\n",
-        "[audio]\ndevice = 1.5\n",
-        "[mt]\ngpu_layers = 'all'\n",
-        "[display]\nmask_k = true\n",
+        "x = " + "[" * 5000 + "]" * 5000 + "\n",  # tomllib recurses once per level
+        "[mt\nbeta = 0.3\n",
     ],
 )
-def test_corrupt_file_is_backed_up_and_replaced(tmp_path: Path, text: str) -> None:
+def test_unreadable_file_is_backed_up_and_replaced(tmp_path: Path, text: str) -> None:
     p = tmp_path / "config.toml"
     p.write_text(text, encoding="utf-8")
     res = store.load(p)
@@ -49,6 +41,60 @@ def test_corrupt_file_is_backed_up_and_replaced(tmp_path: Path, text: str) -> No
     assert res.backup is not None and res.backup.read_text(encoding="utf-8") == text
     assert "could not be read" in res.notice and res.backup.name in res.notice
     assert store.load(p).config == AppConfig()  # the replacement file is valid
+
+
+# (the line as written, the field, the value used, what the notice says)
+FIXES = [
+    ("[mt]\nthreads = 2000\n", "mt.threads", 64, "mt.threads = 2000 (allowed: 1..64): 64 used"),
+    ("[mt]\nthreads = 100000\n", "mt.threads", 64, "mt.threads = 100000"),
+    ("[mt]\nmax_new_tokens = -1\n", "mt.max_new_tokens", 256, "256 used"),
+    ("[asr]\nthreads = 0\n", "asr.threads", 1, "asr.threads = 0 (allowed: 1..64): 1 used"),
+    ("[mt]\nbeta = 3.0\n", "mt.beta", 1.0, "mt.beta = 3.0 (allowed: 0..1): 1.0 used"),
+    ("[mt]\nbeta = nan\n", "mt.beta", 0.2, "0.2 used"),
+    ("[mt]\nn_ctx = inf\n", "mt.n_ctx", 2048, "mt.n_ctx should be int"),
+    ("[display]\nfont_size = 500\n", "display.font_size", 120, "120 used"),
+    ("[display]\nmask_k = 'five'\n", "display.mask_k", 3, "display.mask_k should be int"),
+    ("[display]\nmask_k = true\n", "display.mask_k", 3, "should be int"),
+    ("[mt]\ntgt_lang = 'klingon'\n", "mt.tgt_lang", "de", "unknown language 'klingon'"),
+    ("[mt]\nmethod = 'fast'\n", "mt.method", "SSBD", "(allowed: one of SSBD, RT, CD)"),
+    ("[asr]\ncompute_type = 'int4'\n", "asr.compute_type", "auto", "'int4'"),
+    ("[audio]\nqueue_blocks = 99999999\n", "audio.queue_blocks", 6000, "6000 used"),
+    ("mt = 5\n", "mt.threads", 1, "[mt] should be a table"),
+    # Fields whose default is None or a table are type-checked too.
+    ("[asr]\nlanguage = 5\n", "asr.language", None, "asr.language should be"),
+    ("[display]\ngeometry = 'x'\n", "display.geometry", {}, "display.geometry should be"),
+    ("[display.geometry]\ns = [1, 2, 'three', 4]\n", "display.geometry", {}, "should be"),
+    ("[display.geometry]\ns = [0, 0, 800, 4294967296]\n", "display.geometry", {}, "{} used"),
+    ("[audio]\ndevice = 1.5\n", "audio.device", None, "audio.device should be"),
+    ("[mt]\ngpu_layers = 'all'\n", "mt.gpu_layers", None, "mt.gpu_layers should be"),
+    ("[mt]\ngpu_layers = -7\n", "mt.gpu_layers", -1, "-1 used"),
+]
+
+
+@pytest.mark.parametrize(("text", "name", "used", "said"), FIXES)
+def test_a_bad_value_costs_that_field_only(
+    tmp_path: Path, text: str, name: str, used: object, said: str
+) -> None:
+    """Out of range, not a choice, or the wrong type: that field is clamped or reset with one
+    notice naming it; the other settings and the file itself are kept."""
+    p = tmp_path / "config.toml"
+    if text.startswith("[display]"):
+        text = text.replace("[display]\n", "[display]\nlines = 4\n")
+    elif text.startswith("[display."):
+        text = "[display]\nlines = 4\n" + text
+    else:
+        text += "[display]\nlines = 4\n"
+    p.write_text(text, encoding="utf-8")
+    res = store.load(p)
+    section, field = name.split(".")
+    assert getattr(getattr(res.config, section), field) == used
+    assert res.config.display.lines == 4  # the rest of the file still counts
+    assert res.notice.startswith("Settings corrected: ") and said in res.notice
+    assert name.split(".")[0] in res.notice and res.backup is None
+    assert p.read_text(encoding="utf-8") == text  # not lost, not rewritten
+    assert store.validate(res.config) == []
+    store.save(res.config, p)  # the corrected settings save and load back clean
+    assert store.load(p).notice == ""
 
 
 def test_values_of_union_and_table_fields_are_accepted(tmp_path: Path) -> None:
@@ -67,7 +113,7 @@ def test_corrupt_file_in_a_read_only_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     p = tmp_path / "config.toml"
-    p.write_text("[asr]\nlanguage = 5\n", encoding="utf-8")
+    p.write_text("[asr\nlanguage = 5\n", encoding="utf-8")
 
     def refuse(*a: object) -> None:
         raise PermissionError(13, "Permission denied")
@@ -75,9 +121,9 @@ def test_corrupt_file_in_a_read_only_folder(
     monkeypatch.setattr(store.os, "replace", refuse)
     res = store.load(p)  # no exception: the app starts on defaults
     assert res.config == AppConfig() and res.backup is None
-    assert res.notice.startswith("Your settings file could not be read (asr.language should be")
+    assert res.notice.startswith("Your settings file could not be read (not valid TOML")
     assert "nor set aside (Permission denied)" in res.notice
-    assert p.read_text(encoding="utf-8") == "[asr]\nlanguage = 5\n"  # left as it was
+    assert p.read_text(encoding="utf-8") == "[asr\nlanguage = 5\n"  # left as it was
 
 
 def test_unknown_keys_are_ignored_and_ints_accepted_for_floats(tmp_path: Path) -> None:
@@ -91,12 +137,12 @@ def test_unknown_keys_are_ignored_and_ints_accepted_for_floats(tmp_path: Path) -
 def test_invalid_values_are_not_saved(tmp_path: Path) -> None:
     cfg = AppConfig()
     cfg.display.mask_k = 11
-    with pytest.raises(store.ConfigError, match="k must be between 0 and 10"):
+    with pytest.raises(store.ConfigError, match=r"Hide last k tokens must be 0\.\.10 \(is 11\)"):
         store.save(cfg, tmp_path / "x.toml")
     assert not (tmp_path / "x.toml").exists()
     cfg = AppConfig()
     cfg.mt.draft_tokens = 0
-    with pytest.raises(store.ConfigError, match=r"draft model tokens must be 1\.\.16"):
+    with pytest.raises(store.ConfigError, match=r"Draft model tokens must be 1\.\.16"):
         store.save(cfg, tmp_path / "x.toml")
     cfg = AppConfig()
     cfg.mt.gpu_layers = -2
@@ -119,3 +165,41 @@ def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         store.save(cfg, p)
     assert p.read_text() == before
     assert [x.name for x in tmp_path.iterdir()] == ["config.toml"]  # no temp file left
+
+
+def test_command_line_uses_the_same_limits(capsys: pytest.CaptureFixture[str]) -> None:
+    from subtitler.pipeline import replay
+
+    for flag, bad, said in [
+        ("--mt-threads", "2000", "Translation threads must be 1..64 (is 2000)"),
+        ("--asr-threads", "0", "Speech threads must be 1..64 (is 0)"),
+        ("--beta", "1.5", "Bias β must be 0..1 (is 1.5)"),
+        ("--k", "11", "Hide last k tokens must be 0..10 (is 11)"),
+        ("--draft-tokens", "-1", "Draft model tokens must be 1..16 (is -1)"),
+        ("--beta", "nan", "Bias β must be 0..1 (is nan)"),
+        ("--mt-threads", "two", "not a number: 'two'"),
+    ]:
+        with pytest.raises(SystemExit) as e:
+            replay.parser().parse_args(["--oracle", "w.tsv", flag, bad])
+        assert e.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.endswith(f"argument {flag}: {said}"), err
+    a = replay.parser().parse_args(["x.wav", "--mt-threads", "64", "--beta", "1", "--k", "0"])
+    assert (a.mt_threads, a.beta, a.k) == (64, 1.0, 0)
+
+
+def test_every_number_setting_declares_its_range() -> None:
+    """One declaration per field: a number, a choice or a language without limits would be
+    checked nowhere."""
+    from subtitler.config import SECTIONS, specs
+
+    for cls in SECTIONS.values():
+        hints = get_type_hints(cls)
+        for f, spec in specs(cls):
+            tp = str(hints[f.name])
+            if "int" in tp or "float" in tp:
+                if f.name == "device":  # an input's index or name: checked when opened
+                    continue
+                assert spec.range is not None, f"{cls.__name__}.{f.name}"
+            assert spec.label, f"{cls.__name__}.{f.name}"
+        assert {f.name for f, _ in specs(cls)} == set(cls.__dataclass_fields__)

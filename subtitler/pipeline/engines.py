@@ -1,0 +1,258 @@
+"""The translator and the Whisper recogniser in engine worker processes (see worker.py).
+
+Parent side: :class:`WorkerEngine` (the translation stage's ``Engine``: the whole streaming
+translator, SSBD and its drafts live in the worker, only text, token ids and stats come back)
+and :class:`WorkerWhisper` (an ``AsrBackend``: audio goes over, words come back; a crash costs
+one recognition and the model is loaded again for the next). Child side: the services they
+talk to. :func:`probe_model` loads a file once in a worker for ``models verify``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from subtitler.asr.backend import AsrError, Hypothesis, Samples
+from subtitler.asr.faster_whisper import WhisperSettings
+from subtitler.config import MtConfig
+from subtitler.mt.engine import EngineGone, EngineResult, LocalEngine
+from subtitler.pipeline.worker import (
+    CallAbandoned,
+    RemoteError,
+    WorkerClosed,
+    WorkerCrashed,
+    WorkerProcess,
+)
+from subtitler.types import UpdateStats
+
+log = logging.getLogger(__name__)
+
+
+def _naming(name: str, message: str) -> str:
+    """A load failure says which file it is about."""
+    return message if name in message else f"{name}: {message}"
+
+
+class ModelCrashed(EngineGone):
+    """A native engine died while loading or using a model; one line naming the file."""
+
+
+# -- the translator ------------------------------------------------------------------------
+
+
+class WorkerEngine:
+    """A translation model loaded in its own process (the translation stage's ``Engine``)."""
+
+    def __init__(self, mt: MtConfig, path: Path) -> None:
+        self.name = path.name
+        self._proc = WorkerProcess("translator")
+        self._sent: MtConfig | None = None
+        try:
+            info = self._proc.start(mt)
+        except WorkerCrashed as e:
+            self._proc.close()
+            raise ModelCrashed(f"{self.name}: llama.cpp crashed loading it ({e.reason})") from None
+        except RemoteError as e:
+            self._proc.close()
+            raise RuntimeError(_naming(self.name, str(e))) from None
+        self.notice: str = info["notice"]
+        self._sent = mt
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid
+
+    @property
+    def handler_s(self) -> float:
+        """Time the last translation took inside the worker (the benchmark's reference)."""
+        return float(self._proc.handler_s)
+
+    def translate(
+        self,
+        segment_id: int,
+        source: str,
+        final: bool,
+        src_lang: str,
+        mt: MtConfig,
+        should_abort: Callable[[], bool] | None = None,
+    ) -> EngineResult:
+        changed = mt if mt != self._sent else None  # settings travel only when they change
+        try:
+            result: EngineResult = self._proc.call(
+                "translate", segment_id, source, final, src_lang, changed, abort=should_abort
+            )
+        except (CallAbandoned, WorkerClosed):
+            # Stopped, or superseded and the engine is still busy: no translation this time.
+            return EngineResult("", (), (), UpdateStats(aborted=True))
+        except WorkerCrashed as e:
+            raise ModelCrashed(f"{self.name}: llama.cpp crashed translating ({e.reason})") from None
+        finally:
+            self._sent = mt
+        return result
+
+    def close(self) -> None:
+        self._proc.close()
+
+
+class TranslatorService:
+    """Child side: a LocalEngine over the real loader."""
+
+    OPS = ("init", "translate")
+    should_abort: Callable[[], bool] = staticmethod(lambda: False)  # set by the worker loop
+
+    def __init__(self) -> None:
+        self.engine: LocalEngine | None = None
+        self.mt: MtConfig | None = None
+
+    def init(self, mt: MtConfig) -> dict[str, Any]:
+        from subtitler.mt.llama_backend import route_native_log
+        from subtitler.pipeline.factories import load_translator
+
+        route_native_log()
+        model = load_translator(mt)
+        self.engine, self.mt = LocalEngine(model, Path(mt.model_path).name), mt
+        return {"notice": model.notice}
+
+    def translate(
+        self, segment_id: int, source: str, final: bool, src_lang: str, mt: MtConfig | None
+    ) -> EngineResult:
+        assert self.engine is not None and self.mt is not None
+        if mt is not None:
+            self.mt = mt
+        return self.engine.translate(
+            segment_id, source, final, src_lang, self.mt, should_abort=self.should_abort
+        )
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.close()
+
+
+# -- the recogniser ------------------------------------------------------------------------
+
+
+class WorkerWhisper:
+    """``AsrBackend`` over faster-whisper in its own process.
+
+    A crash during a recognition costs that recognition (AsrError) and the model is loaded
+    again at the next call; the ASR stage decides when too many failures are too many.
+    """
+
+    def __init__(self, settings: WhisperSettings) -> None:
+        self.settings = settings
+        self.name = Path(settings.model).name or settings.model
+        self.crashes = 0
+        self._proc: WorkerProcess | None = None
+        self._start()
+
+    def _start(self) -> None:
+        proc = WorkerProcess("whisper")
+        try:
+            info = proc.start(self.settings)
+        except WorkerCrashed as e:
+            proc.close()
+            raise AsrError(f"{self.name}: CTranslate2 crashed loading it ({e.reason})") from None
+        except RemoteError as e:
+            proc.close()
+            raise AsrError(_naming(self.name, str(e))) from None
+        self.multilingual: bool = info["multilingual"]
+        self.device: str = info["device"]
+        self.compute_type: str = info["compute_type"]
+        self._proc = proc
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def handler_s(self) -> float:
+        """Time the last recognition took inside the worker (the benchmark's reference)."""
+        return float(self._proc.handler_s) if self._proc is not None else 0.0
+
+    def transcribe(
+        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+    ) -> Hypothesis:
+        if self._proc is None:  # crashed last time: a fresh process, the same model
+            self._start()
+        assert self._proc is not None
+        samples = np.ascontiguousarray(audio, dtype=np.float32)
+        try:
+            hyp: Hypothesis = self._proc.call("transcribe", samples, t0, prompt, language, prefix)
+        except WorkerCrashed as e:
+            self._proc.close()
+            self._proc = None
+            self.crashes += 1
+            raise AsrError(
+                f"CTranslate2 crashed on a {len(samples) / 16000:.1f} s window ({e.reason}); "
+                "loading the speech model again"
+            ) from None
+        return hyp
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.close()
+
+
+class WhisperService:
+    """Child side: the faster-whisper backend."""
+
+    OPS = ("init", "transcribe")
+    should_abort: Callable[[], bool] = staticmethod(lambda: False)
+
+    def __init__(self) -> None:
+        self.backend: Any = None
+
+    def init(self, settings: WhisperSettings) -> dict[str, Any]:
+        from subtitler.asr.faster_whisper import FasterWhisperBackend
+
+        self.backend = FasterWhisperBackend(settings)
+        return {
+            "multilingual": bool(self.backend.multilingual),
+            "device": str(self.backend.device),
+            "compute_type": str(self.backend.compute_type),
+        }
+
+    def transcribe(
+        self, audio: Samples, t0: float, prompt: str, language: str | None, prefix: str = ""
+    ) -> Hypothesis:
+        hyp: Hypothesis = self.backend.transcribe(
+            audio, t0=t0, prompt=prompt, language=language, prefix=prefix
+        )
+        return hyp
+
+    def close(self) -> None:
+        self.backend = None
+
+
+# -- models verify ---------------------------------------------------------------------------
+
+
+def probe_model(path: Path, template: str = "auto") -> None:
+    """Load a translation GGUF or a Whisper folder in a worker process and run it once (a
+    second of silence, a short sentence); raises with one line naming the file (ModelCrashed
+    when the engine died) if the engine cannot use it."""
+    if path.is_dir():
+        settings = WhisperSettings(str(path), device="cpu", threads=1, max_new_tokens=8)
+        whisper = WorkerWhisper(settings)
+        try:
+            whisper.transcribe(np.zeros(16000, np.float32), t0=0.0, prompt="", language=None)
+        except RemoteError as e:
+            raise AsrError(f"{path.name}: cannot recognise with it ({e.kind}: {e})") from None
+        except AsrError as e:
+            raise AsrError(f"{path.name}: {e}") from None
+        finally:
+            whisper.close()
+        return
+    mt = MtConfig(model_path=str(path), template=template, n_ctx=256, threads=1)
+    mt.max_new_tokens = 8
+    engine = WorkerEngine(mt, path)
+    try:
+        engine.translate(0, "Good morning.", True, mt.src_lang, mt)
+    except RemoteError as e:
+        raise RuntimeError(f"{path.name}: cannot translate with it ({e.kind}: {e})") from None
+    finally:
+        engine.close()

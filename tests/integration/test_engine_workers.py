@@ -1,0 +1,248 @@
+"""Native engines in worker processes: a llama.cpp or CTranslate2 abort is one line naming the
+file, the app goes on without that model, and a later model works again."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from subtitler.asr.backend import AsrError
+from subtitler.asr.faster_whisper import WhisperSettings
+from subtitler.config import AppConfig, MtConfig
+from subtitler.pipeline.engines import ModelCrashed, WorkerEngine, WorkerWhisper
+from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
+from subtitler.pipeline.factories import RealParts, real_factories
+from subtitler.pipeline.pipeline import Pipeline, replace_mt
+from subtitler.pipeline.transcript import read_transcript
+from tests.helpers import gguf_edit
+from tests.unit.test_pipeline import Events, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "fixtures" / "translator" / "model.gguf"
+DATA = ROOT / "tests" / "data"
+ASSERTS = {
+    "duplicate-token": "llama-vocab.cpp",
+    "block-count-1000": "llama-model.cpp",
+}
+
+
+def corrupt(kind: str, out: Path) -> Path:
+    """The fixture translator with one header field broken the way issue 15 found."""
+    lay = gguf_edit.parse(FIXTURE.read_bytes())
+    if kind == "duplicate-token":
+        data = gguf_edit.duplicate_token(lay)
+    else:
+        at, fmt = lay.scalar("llama.block_count")
+        data = gguf_edit.put(lay.data, at, fmt, 1000)
+    out.write_bytes(data)
+    return out
+
+
+@pytest.fixture(scope="module")
+def bad_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("bad")
+    return {k: corrupt(k, d / f"{k}.gguf") for k in ASSERTS}
+
+
+@pytest.mark.parametrize("kind", sorted(ASSERTS))
+def test_a_model_that_aborts_llama_cpp_is_one_line_naming_it(
+    kind: str, bad_models: dict[str, Path]
+) -> None:
+    path = bad_models[kind]
+    # In the app's own process this file ends it (SIGABRT): what the worker is for.
+    load_here = (
+        "from subtitler.mt.llama_backend import LlamaLM, LlamaSettings;"
+        f"LlamaLM(LlamaSettings({str(path)!r}))"
+    )
+    env = dict(os.environ, GGML_NO_BACKTRACE="1")
+    died = subprocess.run([sys.executable, "-c", load_here], capture_output=True, env=env)
+    assert died.returncode in (-signal.SIGABRT, 134, 3), died.returncode
+    with pytest.raises(ModelCrashed) as e:
+        WorkerEngine(MtConfig(model_path=str(path)), path)
+    msg = str(e.value)
+    assert msg.startswith(f"{path.name}: llama.cpp crashed loading it (")
+    assert "GGML_ASSERT" in msg and ASSERTS[kind] in msg and "\n" not in msg
+
+
+def test_models_verify_loads_the_file_and_fails_it(bad_models: dict[str, Path]) -> None:
+    files = [str(FIXTURE), *(str(p) for p in bad_models.values())]
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "models", "verify", *files],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 1, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("ok   ") and out.stderr == ""
+    for line, p in zip(lines[1:], bad_models.values(), strict=True):
+        assert line.startswith(f"FAIL {p.name}: llama.cpp crashed loading it (GGML_ASSERT") or (
+            line.startswith(f"FAIL {p.name}: llama.cpp crashed loading it (") and "GGML" in line
+        )
+
+
+def test_replay_with_a_model_that_aborts_llama_cpp_runs_to_the_end(
+    bad_models: dict[str, Path], tmp_path: Path
+) -> None:
+    words = tmp_path / "w.tsv"
+    lines = (DATA / "ljspeech_talk.words.tsv").read_text().splitlines()[:12]
+    words.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.json"
+    bad = bad_models["duplicate-token"]
+    argv = ["--oracle", str(words), "--mt-model", str(bad), "--speed", "10", "--quiet"]
+    done = subprocess.run(
+        [sys.executable, "-m", "subtitler.pipeline.replay", *argv, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    complaint = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(complaint) == 1 and bad.name in complaint[0] and "crashed" in complaint[0]
+    assert "Traceback" not in done.stderr
+    d = json.loads(out.read_text())
+    assert d["segments"] and all(s["source"] and not s["translation"] for s in d["segments"])
+
+
+def _pipeline(tmp_path: Path, model: Path) -> tuple[Pipeline, Events]:
+    words = tmp_path / "w.tsv"
+    words.write_text((DATA / "ljspeech_talk.words.tsv").read_text())
+    cfg = AppConfig()
+    cfg.mt = MtConfig(model_path=str(model), max_new_tokens=24)
+    cfg.asr.language = "en"
+    ev = Events()
+    parts = RealParts(oracle_words=words)
+    p = Pipeline(cfg, ev, real_factories(parts), speed=6.0, transcript_path=tmp_path / "t.jsonl")
+    return p, ev
+
+
+def _translated_after(ev: Events, n: int) -> bool:
+    return any(e.translation for e in ev.of(SubtitleEvent)[n:])
+
+
+def test_choosing_a_crashing_model_keeps_the_running_one(
+    bad_models: dict[str, Path], tmp_path: Path
+) -> None:
+    p, ev = _pipeline(tmp_path, FIXTURE)
+    p.start()
+    try:
+        assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
+        bad = bad_models["block-count-1000"]
+        p.apply_config(replace_mt(p.config, model_path=str(bad)))
+        assert wait_for(lambda: any(bad.name in e.message for e in ev.of(ErrorEvent)), 60)
+        (err,) = [e for e in ev.of(ErrorEvent) if bad.name in e.message]
+        assert "crashed" in err.message and not err.fatal and "\n" not in err.message
+        n = len(ev.of(SubtitleEvent))
+        assert wait_for(lambda: _translated_after(ev, n), timeout=60)  # the old model goes on
+    finally:
+        assert p.stop()
+
+
+def test_a_translator_killed_mid_meeting_costs_the_model_not_the_meeting(
+    tmp_path: Path,
+) -> None:
+    p, ev = _pipeline(tmp_path, FIXTURE)
+    p.start()
+    try:
+        assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
+        engine = p._mt._model
+        assert isinstance(engine, WorkerEngine) and engine.pid is not None
+        os.kill(engine.pid, signal.SIGKILL)  # as a native abort during a decode would
+        assert wait_for(lambda: any("crashed" in e.message for e in ev.of(ErrorEvent)), 60)
+        (err,) = [e for e in ev.of(ErrorEvent) if "crashed" in e.message]
+        assert err.message.startswith(f"{FIXTURE.name}: llama.cpp crashed translating (")
+        assert "SIGKILL" in err.message and not err.fatal
+        n = len(ev.of(SubtitleEvent))
+        # Lines go on, as said; the finished ones reach the transcript.
+        assert wait_for(lambda: any(e.final for e in ev.of(SubtitleEvent)[n:]), timeout=60)
+        assert not any(e.translation for e in ev.of(SubtitleEvent)[n:])
+        # Applying settings again loads it again (a new process).
+        p.apply_config(replace_mt(p.config, max_new_tokens=20))
+        m = len(ev.of(SubtitleEvent))
+        assert wait_for(lambda: _translated_after(ev, m), timeout=60)
+    finally:
+        assert p.stop()
+    finals = [e.source for e in ev.of(SubtitleEvent) if e.final]
+    assert [r.source for r in read_transcript(tmp_path / "t.jsonl")] == finals
+
+
+def test_a_newer_update_aborts_a_decode_running_in_the_worker(tiny_gguf: Path) -> None:
+    # A random model rarely says EOS: without the abort it would decode 200 tokens.
+    mt = MtConfig(model_path=str(tiny_gguf), max_new_tokens=200, len_ratio=100.0, n_ctx=512)
+    engine = WorkerEngine(mt, tiny_gguf)
+    try:
+        engine.translate(0, "warm up", False, "en", mt)
+        t0 = time.monotonic()
+        out = engine.translate(
+            0, "a long source sentence", False, "en", mt, lambda: time.monotonic() - t0 > 0.03
+        )
+        assert out.stats.aborted and 0 < out.stats.output_len < 200
+        again = engine.translate(0, "a long source sentence", False, "en", mt)
+        assert not again.stats.aborted  # the engine took the next call normally
+    finally:
+        engine.close()
+
+
+def test_the_engines_own_log_reaches_logging(
+    bad_models: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO):
+        WorkerEngine(MtConfig(model_path=str(FIXTURE)), FIXTURE).close()
+        with pytest.raises(ModelCrashed):
+            WorkerEngine(MtConfig(model_path=str(bad_models["duplicate-token"])), FIXTURE)
+    native = [r.getMessage() for r in caplog.records if r.name in ("llama.cpp", "subtitler.engine")]
+    assert any("llama_model_loader: loaded meta data" in m for m in native)
+    assert any("GGML_ASSERT(id_to_token.size() == token_to_id.size())" in m for m in native)
+
+
+@pytest.fixture(scope="module")
+def tiny_whisper(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from subtitler.asr.tiny_model import build_tiny_whisper
+
+    return build_tiny_whisper(tmp_path_factory.mktemp("whisper") / "tiny")
+
+
+def test_a_whisper_worker_that_dies_costs_one_recognition(tiny_whisper: Path) -> None:
+    w = WorkerWhisper(WhisperSettings(str(tiny_whisper), device="cpu", threads=1, max_new_tokens=4))
+    try:
+        audio = np.zeros(16000, np.float32)
+        w.transcribe(audio, t0=0.0, prompt="", language="en")
+        first = w.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        with pytest.raises(AsrError) as e:
+            w.transcribe(audio, t0=0.0, prompt="", language="en")
+        assert str(e.value).startswith("CTranslate2 crashed on a 1.0 s window (")
+        assert "SIGKILL" in str(e.value)
+        w.transcribe(audio, t0=0.0, prompt="", language="en")  # loaded again, goes on
+        assert w.pid not in (None, first) and w.crashes == 1
+    finally:
+        w.close()
+    assert w.pid is not None
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(w.pid):
+        time.sleep(0.05)
+    assert not _alive(w.pid)  # close() ended the process
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie that its parent (this process) has not reaped yet is gone too.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -1,0 +1,104 @@
+"""File replay decodes as it plays: the same samples as a whole-file decode, memory flat in the
+file's length, and ``--loop`` plays an audio file N times (it played it once)."""
+
+from __future__ import annotations
+
+import tracemalloc
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from subtitler.audio.sources import AudioFileError, AudioStream, load_audio
+from subtitler.config import AudioConfig
+from subtitler.pipeline.factories import RealParts, make_audio
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+CLIP = DATA / "LJ001-0002.flac"  # 22.05 kHz FLAC: decoded and resampled to 16 kHz
+
+
+def play(cfg: AudioConfig, parts: RealParts) -> tuple[np.ndarray, list[float]]:
+    """Every block a file source releases (as fast as it can), and their start times."""
+    src = make_audio(cfg, lambda: 0.0, parts)
+    src.start()
+    out, t0s = [], []
+    while not src.exhausted:
+        block = src.read(0.0)
+        assert block is not None
+        out.append(block.samples)
+        t0s.append(block.t0)
+    return np.concatenate(out), t0s
+
+
+def file_cfg(path: Path) -> AudioConfig:
+    return AudioConfig(source="file", file_path=str(path), realtime=False, block_ms=100)
+
+
+def test_streamed_samples_are_the_decoded_file() -> None:
+    whole = load_audio(CLIP)
+    blocks = list(AudioStream(CLIP, 1600))
+    assert [len(b) for b in blocks[:-1]] == [1600] * (len(blocks) - 1)
+    np.testing.assert_array_equal(np.concatenate(blocks), whole)
+
+
+def test_loop_plays_an_audio_file_n_times() -> None:
+    whole = load_audio(CLIP)
+    gap = np.zeros(16000, np.float32)
+    samples, t0s = play(file_cfg(CLIP), RealParts(loop=3, loop_gap_s=1.0))
+    np.testing.assert_array_equal(samples, np.concatenate([whole, gap, whole, gap, whole]))
+    assert t0s == pytest.approx([i * 0.1 for i in range(len(t0s))])  # one timeline
+
+
+def write_wav(path: Path, seconds: int) -> None:
+    """A long 16-bit mono 16 kHz WAV of a tone, written a second at a time."""
+    tone = (np.sin(np.arange(16000) * 2 * np.pi * 440 / 16000) * 8000).astype("<i2").tobytes()
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        for _ in range(seconds):
+            w.writeframes(tone)
+
+
+def played_peak(cfg: AudioConfig, parts: RealParts) -> tuple[int, int]:
+    """(samples played, peak bytes Python allocated while the source played them)."""
+    tracemalloc.start()
+    try:
+        src = make_audio(cfg, lambda: 0.0, parts)
+        src.start()
+        n = 0
+        while (block := src.read(0.0)) is not None:
+            n += len(block.samples)
+        return n, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_stays_flat_in_the_file_length(tmp_path: Path) -> None:
+    """A 10-minute file (19 MB of 16-bit samples, 38 MB as float32), played once and twice:
+    a few blocks and PyAV's frames are held, never the file (decoding it whole did)."""
+    long = tmp_path / "long.wav"
+    write_wav(long, 600)
+    n, peak = played_peak(file_cfg(long), RealParts())
+    assert n == 600 * 16000 and peak < 4_000_000, peak
+    n, peak = played_peak(file_cfg(long), RealParts(loop=2))
+    assert n == 2 * 600 * 16000 + 16000 and peak < 4_000_000, peak
+
+
+def test_files_that_cannot_be_played_fail_at_open(tmp_path: Path) -> None:
+    with pytest.raises(AudioFileError, match=r"^audio file not found: .*nope\.wav$"):
+        make_audio(file_cfg(tmp_path / "nope.wav"), lambda: 0.0, RealParts())
+    junk = tmp_path / "junk.wav"
+    junk.write_bytes(b"RIFF not really a wave file")
+    with pytest.raises(AudioFileError, match=r"^cannot decode audio file .*junk\.wav: "):
+        make_audio(file_cfg(junk), lambda: 0.0, RealParts())
+
+
+def test_a_file_cut_short_plays_what_it_has(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.wav"
+    write_wav(cut, 3)
+    data = cut.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])  # the header still promises 3 s
+    samples, _ = play(file_cfg(cut), RealParts())
+    assert 0 < len(samples) <= 3 * 16000

@@ -1,0 +1,142 @@
+"""The browser page end to end in headless Chromium: the masked lines appear as the overlay shows
+them, readable over video on a transparent background, and the page outlives the app's restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from subtitler.config import DisplayConfig, WebConfig
+from subtitler.web.server import WebSubtitles
+from tests.helpers.chromium import Chromium, Page
+from tests.helpers.system import needs_programs
+from tests.helpers.web import subtitle
+
+pytestmark = needs_programs("chromium", why="headless Chromium")
+
+WIDTH, HEIGHT = 1280, 360
+TEXTS = "JSON.stringify([...document.querySelectorAll('#lines .text')].map(e => e.textContent))"
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
+    with Chromium(tmp_path_factory.mktemp("chromium") / "profile", WIDTH, HEIGHT) as b:
+        yield b
+
+
+def open_page(browser: Chromium, url: str) -> Page:
+    page = browser.open(url)
+    page.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False},
+    )
+    page.go()
+    return page
+
+
+def wait_texts(page: Page, expected: list[str]) -> None:
+    page.wait_for(
+        f"{TEXTS} === {json.dumps(json.dumps(expected, ensure_ascii=False, separators=(',', ':')))}"
+    )
+
+
+def test_page_shows_the_masked_lines_readable_on_transparent(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    from PySide6.QtGui import QImage
+
+    server = WebSubtitles(
+        WebConfig(share="local", port=0), DisplayConfig(mask_k=2, lines=2, font_size=40)
+    )
+    server.start()
+    try:
+        page = open_page(browser, server.url + "?bg=transparent")
+        page.wait_for("document.body.dataset.state === 'live'")  # open before any subtitle
+        assert page.evaluate(TEXTS) == "[]"
+        server.publish(subtitle(1, "Good morning.", "Guten Morgen allerseits.", True))
+        server.publish(subtitle(2, "How are you", "Wie geht es euch heute", False))
+        # Finished in full; the open line without its last k = 2 words, as on the overlay.
+        wait_texts(page, ["Guten Morgen allerseits.", "Wie geht es"])
+        assert "heute" not in page.evaluate("document.body.innerText")
+        server.publish(subtitle(2, "How are you all?", "Wie geht es euch allen?", True))
+        server.publish(subtitle(3, "Fine", "Gut", False))
+        wait_texts(page, ["Wie geht es euch allen?", ""])  # 2 lines; "Gut" still hidden
+        server.publish(subtitle(3, "Fine, thanks.", "Gut, danke. Und selbst? Schön.", False))
+        wait_texts(page, ["Wie geht es euch allen?", "Gut, danke. Und"])
+        shot = page.screenshot(transparent=True)
+        (tmp_path / "page.png").write_bytes(shot)
+        if os.environ.get("SUBTITLER_WEB_SHOT"):  # to look at it
+            shutil.copy(tmp_path / "page.png", os.environ["SUBTITLER_WEB_SHOT"])
+        img = QImage.fromData(shot, "PNG")
+        assert (img.width(), img.height()) == (WIDTH, HEIGHT) and img.hasAlphaChannel()
+        assert img.pixelColor(5, 5).alpha() == 0  # transparent: the video shows through
+        white = dark = 0
+        for y in range(HEIGHT // 2, HEIGHT, 2):
+            for x in range(0, WIDTH, 2):
+                c = img.pixelColor(x, y)
+                if c.alpha() > 240 and min(c.red(), c.green(), c.blue()) > 230:
+                    white += 1
+                elif c.alpha() > 200 and max(c.red(), c.green(), c.blue()) < 40:
+                    dark += 1
+        # White letters with a dark outline around them: readable over bright and dark video.
+        assert white > 500 and dark > 500, (white, dark)
+        rows = page.evaluate(
+            "[...document.querySelectorAll('#lines .text')].map(e => "
+            "{const r = e.getBoundingClientRect(); return [r.top, r.bottom]})"
+        )
+        assert rows[0][1] <= rows[1][0] + 1 and rows[1][1] <= HEIGHT  # newest at the bottom
+        assert all(top >= HEIGHT // 2 for top, _ in rows)
+
+        # Options in the address: more lines, the original above, a black page.
+        page.go(server.url + "?lines=3&bilingual=1")
+        wait_texts(page, ["Guten Morgen allerseits.", "Wie geht es euch allen?", "Gut, danke. Und"])
+        sources = page.evaluate("[...document.querySelectorAll('#lines .source')].length")
+        assert sources == 3
+        black = QImage.fromData(page.screenshot(transparent=True), "PNG").pixelColor(5, 5)
+        assert (black.alpha(), black.red(), black.green(), black.blue()) == (255, 0, 0, 0)
+    finally:
+        server.stop()
+
+
+def test_page_outlives_a_restart_of_the_app(browser: Chromium) -> None:
+    first = WebSubtitles(WebConfig(share="local", port=0), DisplayConfig(mask_k=0))
+    first.start()
+    port = first.port
+    page = open_page(browser, first.url)
+    page.wait_for("document.body.dataset.state === 'live'")
+    first.publish(subtitle(1, "before", "vorher.", True))
+    wait_texts(page, ["vorher."])
+    page.evaluate("window.sameDocument = true")
+    first.stop()  # the app quits
+    page.wait_for("document.body.dataset.state !== 'live'")
+    assert page.evaluate(TEXTS) == '["vorher."]'  # the last lines stay while it is away
+    second = WebSubtitles(WebConfig(share="local", port=port), DisplayConfig(mask_k=0))
+    second.start()  # the app starts again: same address, a new run
+    try:
+        page.wait_for("document.body.dataset.state === 'live'", timeout=30)
+        second.publish(subtitle(1, "after", "nachher.", True))
+        wait_texts(page, ["nachher."])
+        assert page.evaluate("window.sameDocument") is True  # not reloaded: reconnected
+    finally:
+        second.stop()
+
+
+def test_a_renewed_key_tells_the_open_page(browser: Chromium) -> None:
+    old = WebSubtitles(WebConfig(share="network", port=0, token="old-key"), DisplayConfig())
+    old.start()
+    port = old.port
+    page = open_page(browser, f"http://127.0.0.1:{port}/?token=old-key")
+    page.wait_for("document.body.dataset.state === 'live'")
+    old.stop()
+    new = WebSubtitles(WebConfig(share="network", port=port, token="new-key"), DisplayConfig())
+    new.start()
+    try:
+        page.wait_for("document.body.dataset.state === 'denied'", timeout=30)
+        assert "not valid" in page.evaluate("document.getElementById('status').textContent")
+    finally:
+        new.stop()

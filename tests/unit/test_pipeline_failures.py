@@ -1,0 +1,170 @@
+"""One failed call costs one update; a slow decode at quit loses no finished line."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from subtitler.asr.backend import Hypothesis
+from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
+from subtitler.config import AppConfig, MtConfig
+from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
+from subtitler.pipeline.pipeline import Factories, Pipeline
+from subtitler.pipeline.transcript import read_transcript
+from subtitler.types import AudioBlock, Word
+from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, SlowLM, Step, loader_for
+from tests.unit.test_pipeline import Events, make, wait_for
+
+
+class StuckLM(SlowLM):
+    """Every evaluate blocks for ``delay`` s, like one long native llama_decode that no abort
+    flag can interrupt (a CPU-class translator on a long prompt)."""
+
+
+def test_quit_during_a_slow_decode_keeps_every_finished_line(tmp_path: Path) -> None:
+    lm = StuckLM(delay=3.0)
+    script = [Step(0.1 * (i + 1), i, [f"line{i}", "done."], final=True) for i in range(8)]
+    p, ev, _, _ = make(tmp_path, lm=lm, script=script, source=FakeSource(2.0, speed=20.0))
+    p.start()
+    assert lm.busy.wait(5)  # the first line's decode is running...
+    assert wait_for(lambda: len(p.mailbox) >= 7)  # ...and the other seven wait behind it
+    t0 = time.monotonic()
+    p.stop(timeout=0.5)  # the user quits
+    assert time.monotonic() - t0 < 2.0
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.source for r in recs] == [f"line{i} done." for i in range(8)]
+    # The decode ends after the transcript was closed: nothing is written twice, nothing raises.
+    errors: list[BaseException] = []
+    old_hook = threading.excepthook
+    threading.excepthook = lambda a: errors.append(a.exc_value)  # type: ignore[assignment,return-value]
+    try:
+        assert wait_for(lambda: not p._mt.is_alive(), timeout=10)
+    finally:
+        threading.excepthook = old_hook
+    assert errors == []
+    assert [r.source for r in read_transcript(tmp_path / "transcript.jsonl")] == [
+        f"line{i} done." for i in range(8)
+    ]
+    assert not any("closed file" in e.message for e in ev.of(ErrorEvent))
+
+
+class FlakyRecognizer(ScriptedRecognizer):
+    """Raises at the calls whose number is in ``fail_at`` (1-based), else follows the script."""
+
+    def __init__(self, steps: Sequence[Step], fail_at: set[int]) -> None:
+        super().__init__(steps)
+        self.fail_at, self.calls = fail_at, 0
+
+    def process(self, now: float = 0.0):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls in self.fail_at:
+            raise IndexError("index 0 is out of bounds for axis 0 with size 0")
+        return super().process(now)
+
+
+def _run_with(
+    rec: ScriptedRecognizer, tmp_path: Path, seconds: float = 3.0
+) -> tuple[Pipeline, Events]:
+    cfg = AppConfig(mt=MtConfig(model_path=""))
+    ev = Events()
+    f = Factories(
+        lambda a, c: FakeSource(seconds, speed=20.0), lambda a: rec, loader_for(SlowLM(0))
+    )
+    p = Pipeline(cfg, ev, f, transcript_path=tmp_path / "t.jsonl")
+    p.start()
+    assert p.finished.wait(15)
+    p.stop()
+    return p, ev
+
+
+def test_one_failed_recogniser_call_costs_one_update_not_the_meeting(tmp_path: Path) -> None:
+    script = [
+        Step(0.5, 0, ["hello", "there."], final=True),
+        Step(2.0, 1, ["still", "here."], final=True),
+    ]
+    rec = FlakyRecognizer(script, fail_at={3, 4})
+    _, ev = _run_with(rec, tmp_path)
+    finals = [e.source for e in ev.of(SubtitleEvent) if e.final]
+    assert finals == ["hello there.", "still here."]
+    asr_errors = [e for e in ev.of(ErrorEvent) if e.where == "asr"]
+    assert len(asr_errors) == 1 and not asr_errors[0].fatal  # one line for the streak
+    assert "IndexError" in asr_errors[0].message
+    assert [r.source for r in read_transcript(tmp_path / "t.jsonl")] == finals
+
+
+def test_a_recogniser_that_always_fails_stops_with_a_clear_line(tmp_path: Path) -> None:
+    rec = FlakyRecognizer([Step(0.5, 0, ["hi."], final=True)], fail_at=set(range(1, 10_000)))
+    _, ev = _run_with(rec, tmp_path, seconds=30.0)
+    errors = [e for e in ev.of(ErrorEvent) if e.where == "asr"]
+    assert errors[-1].fatal
+    assert errors[-1].message.startswith("speech recognition stopped: the last ")
+    assert "failed" in errors[-1].message and "IndexError" in errors[-1].message
+
+
+class Backend:
+    """A recogniser backend that hears the scripted words and fails on chosen calls."""
+
+    def __init__(self, fail_at: set[int]) -> None:
+        self.fail_at, self.calls = fail_at, 0
+
+    def transcribe(
+        self, audio: np.ndarray, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+    ) -> Hypothesis:
+        self.calls += 1
+        if self.calls in self.fail_at:
+            raise IndexError("time_indices[jumps]")
+        n = len(audio) / 16000
+        words = [
+            Word(w, 0.3 * i, 0.3 * i + 0.25)
+            for i, w in enumerate(["one", "two", "three", "four"])
+            if 0.3 * i + 0.25 <= n
+        ]
+        return Hypothesis(tuple(words), "en")
+
+
+def test_a_failed_final_run_closes_the_segment_with_what_was_committed() -> None:
+    be = Backend(fail_at=set())
+    rec = StreamingRecognizer(be, StreamingOptions(vad=False, min_chunk_s=0.5))
+    out = []
+    for i in range(12):  # 1.2 s: two runs agree on the first words
+        rec.insert_audio(AudioBlock(np.zeros(1600, np.float32), 0.1 * i))
+        out += rec.process(0.1 * (i + 1))
+    committed = out[-1].committed_text
+    assert committed and not out[-1].final
+    be.fail_at = {be.calls + 1}  # the final pass fails
+    try:
+        out2 = rec.finish(1.2)
+    except IndexError:
+        out2 = rec.process(1.3)  # the failure is reported; the closed segment follows
+    finals = [u for u in out2 if u.final]
+    assert [u.committed_text for u in finals] == [committed]
+
+
+def test_a_backend_that_always_fails_ends_recognition_after_the_limit(tmp_path: Path) -> None:
+    """Most recogniser calls only buffer audio: they must not hide that every recognition
+    fails (the run of failures is counted in recognitions, not calls)."""
+    rec = StreamingRecognizer(Backend(fail_at=set(range(1, 10_000))), StreamingOptions(vad=False))
+    _, ev = _run_with(rec, tmp_path, seconds=30.0)
+    errors = [e for e in ev.of(ErrorEvent) if e.where == "asr"]
+    assert [e.fatal for e in errors] == [False, True]
+    assert (
+        errors[0].message
+        == "speech recognition skipped an update (IndexError: time_indices[jumps])"
+    )
+    assert errors[1].message == (
+        "speech recognition stopped: the last 10 recognitions failed "
+        "(IndexError: time_indices[jumps])"
+    )
+
+
+def test_recognitions_failing_now_and_then_never_end_the_meeting(tmp_path: Path) -> None:
+    backend = Backend(fail_at={n for n in range(1, 200) if n % 3})  # two of three fail
+    rec = StreamingRecognizer(backend, StreamingOptions(vad=False))
+    _, ev = _run_with(rec, tmp_path, seconds=30.0)
+    assert backend.calls > 20
+    assert not any(e.fatal for e in ev.of(ErrorEvent))
+    assert any(e.final for e in ev.of(SubtitleEvent))  # the stream's end closed its segment
