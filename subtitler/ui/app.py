@@ -31,6 +31,7 @@ from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
 from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
+from subtitler.ui.history import HistoryDialog
 from subtitler.ui.hotkeys import GlobalHotkeys, replace_old_defaults
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
@@ -83,6 +84,7 @@ class SubtitlerApp(QObject):
         self.overlay.place()
         self.tray = Tray(app_icon(), self)
         self.settings: SettingsPane | None = None
+        self.history: HistoryDialog | None = None
         self.pipeline: Pipeline | None = None
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
@@ -113,6 +115,7 @@ class SubtitlerApp(QObject):
         t.show_settings.connect(self.open_settings)
         t.show_transcript.connect(self.open_transcript)
         t.export_transcript.connect(self.export_dialog)
+        t.show_history.connect(self.open_history)
         t.click_through.connect(self.set_click_through)
         t.quit.connect(self.quit)
         self._bind_hotkeys()
@@ -271,6 +274,16 @@ class SubtitlerApp(QObject):
             self.show_problem(f"The transcript folder {folder} cannot be made: {e.strerror}")
             return
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+    def open_history(self) -> None:
+        if self.history is None:
+            self.history = HistoryDialog(self.data_dir / "transcripts")
+            self.history.problem.connect(self.show_problem)
+        else:
+            self.history.reload()  # the running meeting has grown since
+        self.history.show()
+        self.history.raise_()
+        self.history.activateWindow()
 
     def export_dialog(self) -> None:
         records = self.pipeline.transcript_records if self.pipeline is not None else []
