@@ -194,9 +194,12 @@ class AsrConfig:
         language=True,
     )  # fmt: skip
     min_chunk_s: float = setting(
-        1.0, "Update interval", "audio to gather before re-running the recogniser (s)",
+        0.5, "Update interval", "shortest cadence: new audio before the recogniser runs again (s)",
         range=(0.1, 10.0),
     )  # fmt: skip
+    adaptive_chunk: bool = setting(
+        True, "Adaptive interval", "run less often while the recogniser falls behind"
+    )
     buffer_trim_s: float = setting(
         15.0, "Window length", "keep the rolling buffer under this many seconds (Whisper: 30)",
         range=(2.0, 28.0),
@@ -207,7 +210,10 @@ class AsrConfig:
     )
     threads: int = setting(1, "Speech threads", "CPU threads for CTranslate2", range=THREADS)
     beam_size: int = setting(
-        1, "Beam size", "1 = greedy (fastest re-runs); 5 = Whisper's default beam", range=(1, 10)
+        5,
+        "Beam size",
+        "5 = Whisper's beam (offline accuracy); 1 = greedy, cheaper re-runs",
+        range=(1, 10),
     )
     speech_pad_s: float = setting(
         0.2, "Speech padding", "audio kept around VAD speech so word edges are not cut (s)",

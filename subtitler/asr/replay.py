@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, AsrError
+from subtitler.asr.faster_whisper import WhisperSettings
 from subtitler.asr.metrics import StreamReport, summarize
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SpeechProbabilities
@@ -127,8 +128,24 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     g.add_argument("--compute-type", default="auto")
     g.add_argument("--threads", type=int, default=1)
-    g.add_argument("--beam-size", type=int, default=1)
+    w = WhisperSettings()
+    g.add_argument("--beam-size", type=int, default=w.beam_size)
     g.add_argument("--max-new-tokens", type=int, help="cap per call (random test models)")
+    g.add_argument(
+        "--pad", type=float, default=w.pad_s, help="silence after the window for the encoder (s)"
+    )
+    g.add_argument(
+        "--timestamps", action="store_true", help="decode with Whisper's timestamp tokens"
+    )
+    g.add_argument(
+        "--min-encoder", type=float, default=w.min_encoder_s, help="shortest encoder input (s)"
+    )
+    g.add_argument(
+        "--encoder-window",
+        type=float,
+        default=w.encoder_window_s,
+        help="fixed encoder input (s); 30 = faster-whisper's padding to 30 s",
+    )
     g = ap.add_argument_group("oracle")
     g.add_argument("--flicker-p", type=float, default=0.5, help="chance a recent word changes")
     g.add_argument("--flicker-s", type=float, default=0.5, help="how recent (s)")
@@ -136,8 +153,15 @@ def parser() -> argparse.ArgumentParser:
     g = ap.add_argument_group("policy")
     d = StreamingOptions()
     g.add_argument("--language", default=d.language, help="fixed language (default: detect)")
-    g.add_argument("--min-chunk", type=float, default=d.min_chunk_s)
+    g.add_argument("--min-chunk", type=float, default=d.min_chunk_s, help="shortest cadence (s)")
+    g.add_argument("--max-chunk", type=float, default=d.max_chunk_s, help="longest cadence (s)")
+    g.add_argument("--duty", type=float, default=d.duty, help="busy share the cadence aims at")
+    g.add_argument(
+        "--fixed-chunk", action="store_true", help="always --min-chunk (no adaptive cadence)"
+    )
     g.add_argument("--buffer-trim", type=float, default=d.buffer_trim_s)
+    g.add_argument("--context", type=float, default=d.context_s, help="finished text kept (s)")
+    g.add_argument("--tail-guard", type=float, default=d.tail_guard_s)
     g.add_argument("--silence-end", type=float, default=d.silence_end_s)
     g.add_argument("--no-vad", action="store_true", help="no VAD: one endless utterance")
     g.add_argument("--block-ms", type=int, default=100)
@@ -175,6 +199,10 @@ def _setup(a: argparse.Namespace) -> tuple[AsrBackend, SpeechProbabilities | Non
             threads=a.threads,
             beam_size=a.beam_size,
             max_new_tokens=a.max_new_tokens,
+            pad_s=a.pad,
+            min_encoder_s=a.min_encoder,
+            timestamps=a.timestamps,
+            encoder_window_s=a.encoder_window,
         )
     )
     return backend, SileroStream(silero_session()), audio
@@ -199,7 +227,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     options = StreamingOptions(
         min_chunk_s=a.min_chunk,
+        max_chunk_s=a.max_chunk,
+        adaptive=not a.fixed_chunk,
+        duty=a.duty,
         buffer_trim_s=a.buffer_trim,
+        context_s=a.context,
+        tail_guard_s=a.tail_guard,
         vad=not a.no_vad,
         silence_end_s=a.silence_end,
         language=a.language,

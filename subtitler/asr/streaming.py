@@ -2,18 +2,30 @@
 
 Insert audio, then ask for updates, passing the stream-clock time as data; the same object
 serves the live ASR thread, the replay tool and the tests (after whisper_streaming's
-``OnlineASRProcessor``). Words are committed once two consecutive hypotheses agree on them;
-committed text is split into sentences, each sentence is one segment.
+``OnlineASRProcessor``). Words are committed once two consecutive hypotheses agree on them,
+at the end of an utterance too (a second pass confirms what the last one heard first);
+committed text is split into sentences, each sentence is one segment. A word that does not
+overlap speech (by the VAD) is not taken from any hypothesis.
+
+The cadence adapts to compute: the recogniser runs again once ``chunk_s`` of new audio is
+in, where ``chunk_s`` is its recent cost divided by ``duty`` (the share of time it may keep
+its cores busy), never below ``min_chunk_s`` nor above ``max_chunk_s``. A fast machine runs
+every ``min_chunk_s``; a slow one runs less often on longer chunks, so it does not fall
+further and further behind. Only the cost is measured (``cost_clock``); stream time is
+still passed in as data.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, Hypothesis, Samples
+from subtitler.asr.backend import MIN_WINDOW_S, SAMPLE_RATE, AsrBackend, Samples
 from subtitler.asr.sentences import ends_sentence, join_words
 from subtitler.asr.vad import SpeechProbabilities, UtteranceDetector, VadEvent, VadOptions
 from subtitler.config import AsrConfig
@@ -30,8 +42,18 @@ _CLAUSE_MARKS = (",", ";", ":", "，", "、", "；", "：")
 class StreamingOptions:
     """Policy settings (a subset of AsrConfig, so tests can build them directly)."""
 
-    min_chunk_s: float = 1.0  # new audio needed before the recogniser runs again
+    min_chunk_s: float = 0.5  # shortest cadence: new audio needed before the next run
+    max_chunk_s: float = 3.0  # longest cadence, however slow the recogniser
+    adaptive: bool = True  # cadence from the measured cost (False: always min_chunk_s)
+    duty: float = 0.5  # share of the time the recogniser may be busy when adapting
+    # A word that ended less than this before the end of the window may be cut off there
+    # ("there" of "therefore"), or carry the full stop Whisper puts where the audio stops:
+    # a run before the end of the utterance does not commit it yet.
+    tail_guard_s: float = 0.5
     buffer_trim_s: float = 15.0  # the recognised window never grows beyond this
+    # Finished sentences stay in the window (as context, passed as the prefix) until it is
+    # longer than this; then it starts after the latest one.
+    context_s: float = 8.0
     vad: bool = True  # skip silence and end utterances with Silero VAD
     silence_end_s: float = 0.8  # silence that ends an utterance
     speech_pad_s: float = 0.2  # audio kept before speech starts and after it ends
@@ -47,6 +69,7 @@ class StreamingOptions:
     def from_config(cls, cfg: AsrConfig) -> StreamingOptions:
         return cls(
             min_chunk_s=cfg.min_chunk_s,
+            adaptive=cfg.adaptive_chunk,
             buffer_trim_s=cfg.buffer_trim_s,
             vad=cfg.vad,
             silence_end_s=cfg.silence_end_s,
@@ -61,7 +84,9 @@ class RunInfo:
 
     audio_end: float  # stream time the window reached
     window_s: float  # length of the audio recognised
-    final: bool  # the pass that closed an utterance
+    final: bool  # a pass at the end of an utterance
+    cost_s: float = 0.0  # measured time of the recogniser call
+    chunk_s: float = 0.0  # the cadence in force after this run
 
 
 def _key(w: Word) -> str:
@@ -70,10 +95,18 @@ def _key(w: Word) -> str:
     return w.text.strip()
 
 
-def common_prefix(a: list[Word], b: list[Word]) -> int:
+def _loose(w: Word) -> str:
+    """The word without case and punctuation, to recognise committed words heard again."""
+    return re.sub(r"[^\w']+", "", w.text.lower())
+
+
+def common_prefix(a: list[Word], b: list[Word], *, loose: bool = False) -> int:
+    """How many words ``a`` and ``b`` begin with alike (``loose``: case and punctuation
+    aside)."""
+    key = _loose if loose else _key
     n = 0
     for x, y in zip(a, b, strict=False):
-        if _key(x) != _key(y):
+        if key(x) != key(y):
             break
         n += 1
     return n
@@ -93,11 +126,15 @@ class StreamingRecognizer:
         backend: AsrBackend,
         options: StreamingOptions | None = None,
         vad: SpeechProbabilities | None = None,
+        cost_clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.backend = backend
         self.opt = options or StreamingOptions()
         if self.opt.vad and vad is None:
             raise ValueError("options.vad is set: pass a speech-probability source")
+        self._cost_clock = cost_clock
+        self._cost = 0.0  # recent cost of a recogniser call (s), smoothed
+        self.chunk_s = self.opt.min_chunk_s
         self._probs = vad if self.opt.vad else None
         self._detector = UtteranceDetector(VadOptions(silence_end_s=self.opt.silence_end_s))
         self.runs: list[RunInfo] = []
@@ -176,6 +213,7 @@ class StreamingRecognizer:
 
     def _drop_unneeded_audio(self) -> None:
         """Keep only audio a pending/open utterance needs, plus pre-roll for the next one."""
+        self._detector.forget_before(self._buf_t0 - 1.0)
         if self._pending:
             keep_from = min(self._win_t0, self._pending[0][0] - self.opt.speech_pad_s)
         elif self._open is not None:
@@ -207,7 +245,7 @@ class StreamingRecognizer:
         out = [replace(u, emitted_at=now) for u in self._outbox]
         self._outbox = []
         out += self._drain_pending(now)
-        if self._open is not None and self._t_end - self._last_run >= self.opt.min_chunk_s - 1e-9:
+        if self._open is not None and self._t_end - self._last_run >= self.chunk_s - 1e-9:
             out += self._run(self._t_end, now, final=False)
         self._drop_unneeded_audio()
         if self._failure is not None:
@@ -242,6 +280,7 @@ class StreamingRecognizer:
     def _begin(self, start: float) -> None:
         """Fresh recogniser state for an utterance whose speech starts at ``start``."""
         self._win_t0 = max(self._buf_t0, start - self.opt.speech_pad_s)
+        self._cut = self._win_t0  # latest end of a finished sentence inside the window
         self._last_run = start  # the first run waits for min_chunk_s of speech
         self._tail: list[Word] = []  # previous hypothesis after the committed words
         self._last_commit_end = -1.0
@@ -251,40 +290,77 @@ class StreamingRecognizer:
         self, start: float, end: float, short: bool, now: float
     ) -> list[AsrUpdate]:
         out: list[AsrUpdate] = []
-        if not short or self._seg.words or self._tail:
+        after = max(self._win_t0, self._last_commit_end)
+        heard = not short and self._speech(after, end) > 0
+        if self._seg.words or self._tail or heard:
             out = self._run(end, now, final=True)
         out += self._close_segment(now, end)
         following = self._pending[0][0] if self._pending else self._open
         self._begin(following if following is not None else end)
         return out
 
-    def _prompt(self) -> str:
-        # Only text whose audio left the window: words still inside it are recognised again.
-        done = [w.text for w in self._history if w.end <= self._win_t0 + 1e-6]
+    def _speech(self, t0: float, t1: float) -> float:
+        if self._probs is None:
+            return max(0.0, t1 - t0)  # without VAD everything may be speech
+        return self._detector.speech_between(t0, t1)
+
+    def _prompt(self, start: float) -> str:
+        """Committed text whose audio lies before the window."""
+        done = [w.text for w in self._history if w.end <= start + 1e-6]
         return join_words(done)[-self.opt.prompt_chars :].lstrip()
 
-    def _run(self, t1: float, now: float, final: bool) -> list[AsrUpdate]:
-        t0 = self._win_t0
+    def _prefix(self, start: float) -> str:
+        """Committed text whose audio lies inside the window (it begins the hypothesis)."""
+        return join_words([w.text for w in self._history if w.end > start + 1e-6])
+
+    def _recognise(self, t0: float, t1: float, final: bool) -> list[Word] | None:
+        """Words of the window [t0, t1] on the stream clock, not yet committed and where
+        someone spoke; None when the window is too short to recognise."""
         audio = self._audio(t0, t1)
-        self._last_run = t1
+        if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
+            return None
         language = self.opt.language or self._language
+        c0 = self._cost_clock()
         try:
-            hyp = self.backend.transcribe(audio, t0=t0, prompt=self._prompt(), language=language)
+            hyp = self.backend.transcribe(
+                audio, t0=t0, prompt=self._prompt(t0), language=language, prefix=self._prefix(t0)
+            )
         except Exception as e:
             self._failure = self._failure or e
             if not final:
-                return []  # the next run tries again with more audio
-            hyp = Hypothesis(())  # a final pass still closes its segment, committed words kept
-        else:
-            self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final))
+                return None  # the next run tries again with more audio
+            # A final pass still closes its segment; the committed words are kept.
+            return []
+        cost = self._cost_clock() - c0
+        self._cost = cost if not self.runs else 0.5 * self._cost + 0.5 * cost
+        if self.opt.adaptive:
+            self.chunk_s = min(
+                self.opt.max_chunk_s, max(self.opt.min_chunk_s, self._cost / self.opt.duty)
+            )
+        self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final, cost, self.chunk_s))
         if self.opt.language is None and self._language is None and hyp.language:
             self._language = hyp.language  # detected once, kept for the utterance
-        words = self._new_words(
-            [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
-        )
-        n = len(words) if final else common_prefix(self._tail, words)
-        self._tail = words[n:]
+        words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
+        # A word that overlaps no speech was made up for silence or noise ("Thank you.").
+        spoken = [w for w in words if self._speech(w.start - 0.1, w.end + 0.1) > 0]
+        return self._new_words(spoken, by_time=not hyp.after_prefix)
+
+    def _run(self, t1: float, now: float, final: bool) -> list[AsrUpdate]:
+        t0 = self._win_t0
+        self._last_run = t1
+        words = self._recognise(t0, t1, final)
+        if words is None:
+            return []
+        # At the end of an utterance punctuation may still change ("hand," -> "hand."):
+        # the words must agree, the last pass writes them.
+        n = common_prefix(self._tail, words, loose=final)
+        if not final and self.opt.tail_guard_s > 0:
+            while n and words[n - 1].end > t1 - self.opt.tail_guard_s:
+                n -= 1
+        before, self._tail = self._tail[n:], [] if final else words[n:]
         out = self._commit(words[:n], now, t1)
+        if final and n < len(words):
+            out += self._commit(self._confirm(words[n:], before, t0, t1), now, t1)
         out += self._trim(now, t1, final)
         if not final:
             upd = self._update(now, t1, final=False)
@@ -292,13 +368,40 @@ class StreamingRecognizer:
                 out.append(upd)
         return out
 
-    def _new_words(self, words: list[Word]) -> list[Word]:
-        """Drop what was committed already: by time, then by matching the committed tail."""
-        words = [w for w in words if w.start > self._last_commit_end - 0.1 and w.text.strip()]
+    def _confirm(self, rest: list[Word], before: list[Word], t0: float, t1: float) -> list[Word]:
+        """At an utterance end: the words after the agreed ones that a second pass over
+        another window also hears, as the second pass writes them. ``rest`` is what the last
+        pass heard there, ``before`` what the pass before it heard: the second pass must
+        agree with one of them (two of the three passes agree on every committed word).
+
+        The second window takes in the silence heard since the end was padded, or, when
+        there is none, starts a second before the first unconfirmed word (the committed
+        text before it is the prompt): the same audio would only repeat the same answer.
+        """
+        t0b, t1b = t0, min(self._t_end, t1 + self.opt.silence_end_s)
+        if t1b - t1 < 0.1:
+            t0b, t1b = max(t0, rest[0].start - 1.0), t1
+            if t0b <= t0 + 1e-3:
+                log.debug("no second window to confirm %d word(s)", len(rest))
+                return []
+        again = self._recognise(t0b, t1b, final=True) or []
+        n = max(common_prefix(rest, again, loose=True), common_prefix(before, again, loose=True))
+        if n < len(again) or n < len(rest):
+            dropped = join_words([w.text for w in (again if len(again) > n else rest)[n:]])
+            log.debug("not confirmed at the utterance end: %s", dropped)
+        return again[:n]
+
+    def _new_words(self, words: list[Word], *, by_time: bool = True) -> list[Word]:
+        """Drop what was committed already: by time (unless the recogniser already left out
+        the committed prefix), then by matching the committed tail: the end of the last
+        committed word heard again at the start of the window ("typography typography")."""
+        words = [w for w in words if w.text.strip()]
+        if by_time:
+            words = [w for w in words if w.start > self._last_commit_end - 0.1]
         if words and self._history and abs(words[0].start - self._last_commit_end) < 1.0:
-            tail = [_key(w) for w in self._history[-_MAX_OVERLAP_WORDS:]]
+            tail = [_loose(w) for w in self._history[-_MAX_OVERLAP_WORDS:]]
             for k in range(min(len(tail), len(words)), 0, -1):
-                if tail[-k:] == [_key(w) for w in words[:k]]:
+                if tail[-k:] == [_loose(w) for w in words[:k]]:
                     return words[k:]
         return words
 
@@ -321,9 +424,14 @@ class StreamingRecognizer:
         return n >= self.opt.max_words or (n >= self.opt.clause_words and clause)
 
     def _trim(self, now: float, t1: float, final: bool) -> list[AsrUpdate]:
-        """Keep the window under buffer_trim_s even inside a long unpunctuated sentence."""
-        # Cut a chunk early: the next run adds up to min_chunk_s before it can cut again.
-        if final or t1 - self._win_t0 <= self.opt.buffer_trim_s - self.opt.min_chunk_s:
+        """Cut the window at the latest finished sentence once it is longer than context_s,
+        and keep it under buffer_trim_s even inside a long unpunctuated sentence."""
+        if final:
+            return []
+        if t1 - self._win_t0 > self.opt.context_s and self._cut > self._win_t0:
+            self._win_t0 = self._cut
+        # Cut a chunk early: the next run adds up to a chunk before it can cut again.
+        if t1 - self._win_t0 <= self.opt.buffer_trim_s - self.chunk_s:
             return []
         out: list[AsrUpdate] = []
         if self._last_commit_end <= self._win_t0:
@@ -346,8 +454,8 @@ class StreamingRecognizer:
             out.append(upd)
             self._segment_id += 1
         self._seg = _Segment()
-        if trim_at is not None and trim_at > self._win_t0:
-            self._win_t0 = trim_at  # the sentence is done: its audio is not needed any more
+        if trim_at is not None:
+            self._cut = max(self._cut, trim_at)  # the window may start here from now on
         return out
 
     def _update(self, now: float, t1: float, final: bool) -> AsrUpdate | None:

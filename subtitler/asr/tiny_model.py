@@ -14,6 +14,7 @@ import argparse
 import base64
 import lzma
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -102,17 +103,63 @@ def write_tokenizer(out: Path, tiktoken: Path) -> list[str]:
     return [enc(t) for t in by_rank] + specials
 
 
+@dataclass(frozen=True)
+class WhisperShape:
+    """The size of a Whisper model (OpenAI's model cards)."""
+
+    layers: int  # encoder layers = decoder layers
+    heads: int
+    d_model: int
+    n_mels: int = 80
+
+    @property
+    def ff(self) -> int:
+        return 4 * self.d_model
+
+
+# Real shapes, for timing with random weights (python -m subtitler.bench.asr_cost).
+SHAPES = {
+    "tiny": WhisperShape(4, 6, 384),
+    "base": WhisperShape(6, 8, 512),
+    "small": WhisperShape(12, 12, 768),
+    "medium": WhisperShape(24, 16, 1024),
+    "large-v3": WhisperShape(32, 20, 1280, n_mels=128),
+}
+
+
 def build_tiny_whisper(
     out: Path, tiktoken: Path = DEFAULT_TIKTOKEN, *, d_model: int = 32, seed: int = 0
 ) -> Path:
     """Write a random 1+1-layer Whisper (int8) that faster-whisper loads offline."""
+    return build_random_whisper(
+        out, WhisperShape(1, 2, d_model), tiktoken, seed=seed, ff=2 * d_model
+    )
+
+
+def build_random_whisper(
+    out: Path,
+    shape: WhisperShape,
+    tiktoken: Path = DEFAULT_TIKTOKEN,
+    *,
+    seed: int = 0,
+    ff: int | None = None,
+) -> Path:
+    """Write a random-weight Whisper of ``shape`` (int8) that faster-whisper loads offline;
+    with 128 Mel bins it gets the preprocessor_config.json such models need."""
+    import json
+
     from ctranslate2.specs import whisper_spec
 
     out.mkdir(parents=True, exist_ok=True)
     tokens = write_tokenizer(out, tiktoken)
     rng = np.random.default_rng(seed)
-    d, ff, n_vocab = d_model, 2 * d_model, len(tokens)
-    spec = whisper_spec.WhisperSpec(1, 2, 1, 2)
+    d, n_vocab = shape.d_model, len(tokens)
+    ff = ff or shape.ff
+    spec = whisper_spec.WhisperSpec(shape.layers, shape.heads, shape.layers, shape.heads)
+    if shape.n_mels != 80:
+        (out / "preprocessor_config.json").write_text(
+            json.dumps({"feature_size": shape.n_mels, "sampling_rate": 16000, "hop_length": 160})
+        )
 
     def rand(*shape: int) -> np.ndarray[Any, np.dtype[np.float32]]:
         return (rng.standard_normal(shape) * 0.2).astype(np.float32)
@@ -127,7 +174,7 @@ def build_tiny_whisper(
         elif leaf == "beta":
             arr = np.zeros(d, np.float32)
         elif scope == "conv1":
-            arr = rand(d, 80, 3)
+            arr = rand(d, shape.n_mels, 3)
         elif scope == "conv2":
             arr = rand(d, d, 3)
         elif scope in ("embeddings", "projection"):
@@ -153,7 +200,7 @@ def build_tiny_whisper(
     spec.config.suppress_ids = []
     spec.config.suppress_ids_begin = [tokens.index("Ġ"), eot]
     spec.config.lang_ids = lang_ids
-    spec.config.alignment_heads = [(0, 0), (0, 1)]
+    spec.config.alignment_heads = [(shape.layers - 1, h) for h in range(min(2, shape.heads))]
     spec.validate()
     spec.optimize(quantization="int8")
     spec.save(str(out))

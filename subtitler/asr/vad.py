@@ -89,6 +89,9 @@ class UtteranceDetector:
     _prev_speech: bool = False
     _start: float = 0.0
     _last_speech_end: float = 0.0
+    # Runs of speech frames (start, end) on the stream clock, for the recogniser to check
+    # that a word lies where someone spoke; the owner drops the ones it no longer needs.
+    spans: list[tuple[float, float]] = field(default_factory=list)
 
     @property
     def speaking(self) -> bool:
@@ -113,6 +116,10 @@ class UtteranceDetector:
             speech = p >= o.threshold or (self._prev_speech and p >= o.neg_threshold)
             self._prev_speech = speech
             if speech:
+                if self.spans and self.spans[-1][1] >= t - 1e-6:
+                    self.spans[-1] = (self.spans[-1][0], t + FRAME_S)
+                else:
+                    self.spans.append((t, t + FRAME_S))
                 if not self._speaking:
                     self._speaking, self._start = True, t
                     events.append(VadEvent("start", t))
@@ -122,6 +129,17 @@ class UtteranceDetector:
                 short = self._last_speech_end - self._start < o.min_speech_s
                 events.append(VadEvent("end", self._last_speech_end, short))
         return events
+
+    def speech_between(self, t0: float, t1: float) -> float:
+        """Seconds of speech frames between ``t0`` and ``t1``."""
+        return sum(max(0.0, min(e, t1) - max(s, t0)) for s, e in self.spans)
+
+    def forget_before(self, t: float) -> None:
+        """Drop speech runs that ended before ``t``."""
+        k = 0
+        while k < len(self.spans) and self.spans[k][1] < t:
+            k += 1
+        del self.spans[:k]
 
     def close(self) -> list[VadEvent]:
         """End of stream: close an open utterance at its last speech frame."""

@@ -25,9 +25,12 @@ from subtitler.models.hardware import (
     GB,
     MB,
     RESERVE_BYTES,
+    RUN_BUDGET_S,
     HardwareInfo,
     RuntimePlan,
+    plan_runtime,
     tier,
+    whisper_run_cost,
 )
 from subtitler.models.validate import InvalidModelError, check_translator, check_whisper_dir
 
@@ -138,6 +141,8 @@ def choose_defaults(
             asr = next(
                 (e for e in catalog.of_kind("asr") if e.supports(src_lang)), asr
             )  # e.g. an English-only distil model for a German speaker
+        if hw.cuda_devices == 0:  # faster-whisper on the CPU: it must keep up there
+            asr = _affordable_asr(catalog, hw, src_lang, asr)
         mts = [catalog.get(m) for m in d.mt]
         mt = next((m for m in mts if m.supports(src_lang) and m.supports(tgt_lang)), None)
         if mt is None:
@@ -149,6 +154,26 @@ def choose_defaults(
     if chosen is None:
         raise LookupError("the catalog defines no default models")
     return chosen
+
+
+def _affordable_asr(
+    catalog: Catalog, hw: HardwareInfo, src_lang: str, preferred: CatalogEntry
+) -> CatalogEntry:
+    """``preferred`` if one run of it fits RUN_BUDGET_S with the threads the plan gives the
+    recogniser, else the most capable (costliest) Whisper that does, else the cheapest."""
+    threads = plan_runtime(hw).asr_threads
+
+    def cost(e: CatalogEntry) -> float | None:
+        return whisper_run_cost(e.size_name, threads) if e.size_name else None
+
+    own = cost(preferred)
+    if own is not None and own <= RUN_BUDGET_S:
+        return preferred
+    known = [(c, e) for e in catalog.of_kind("asr") if e.supports(src_lang) and (c := cost(e))]
+    fits = [(c, e) for c, e in known if c <= RUN_BUDGET_S]
+    if fits:
+        return max(fits, key=lambda ce: ce[0])[1]
+    return min(known, key=lambda ce: ce[0])[1] if known else preferred
 
 
 def _describe(entry: CatalogEntry) -> str:

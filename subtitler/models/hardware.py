@@ -132,6 +132,40 @@ def detect(*, probe_backends: bool = True) -> HardwareInfo:
     )
 
 
+# One streaming recogniser run on a 4 s window (encoder on the window plus padding, beam-5
+# decoding of 14 tokens, word alignment), seconds with 1 and 2 CTranslate2 threads, int8,
+# measured on the project's reference machine (x86-64, 2 vCPUs, AVX-512, CTranslate2 4.8.5)
+# with random weights of the real shapes: python -m subtitler.bench.asr_cost (figures and
+# command in docs/benchmarks/asr.md). Two threads were slower than one there (the two vCPUs
+# share a core), so the estimate never assumes a second thread helps.
+WHISPER_RUN_COST_S: dict[str, tuple[float, float]] = {
+    "tiny": (0.078, 0.099),
+    "base": (0.158, 0.215),
+    "small": (0.507, 0.564),
+}
+# The recogniser runs again every max(0.5 s, cost / 0.5) of audio: a run of at most 0.25 s
+# keeps the shortest cadence, and with it the lowest latency (StreamingOptions).
+RUN_BUDGET_S = 0.25
+_SCALING_PER_DOUBLING = 0.7  # threads beyond 2 (not measured here): CTranslate2 int8 on cores
+
+
+def whisper_run_cost(size_name: str, threads: int) -> float | None:
+    """Estimated seconds of one recogniser run for a faster-whisper size name (None when no
+    shape of that size was measured: medium, large)."""
+    import math
+
+    name = size_name.removesuffix(".en")
+    shape = "small" if name == "distil-small" else name  # fewer decoder layers: cheaper
+    costs = WHISPER_RUN_COST_S.get(shape)
+    if costs is None:
+        return None
+    one, two = costs
+    best = min(one, two) if threads >= 2 else one
+    if threads > 2:
+        best = min(best, one * _SCALING_PER_DOUBLING ** math.log2(threads))
+    return best
+
+
 def split_threads(cpu_count: int, *, asr_on_gpu: bool, mt_on_gpu: bool) -> tuple[int, int]:
     """(ASR threads, MT threads). Both on the CPU share the cores; on 2 cores one each was
     faster than two each (FACTS.md). From 4 cores one is left for audio, UI and the OS."""

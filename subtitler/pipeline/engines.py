@@ -45,22 +45,32 @@ class ModelCrashed(EngineGone):
 
 
 class WorkerEngine:
-    """A translation model loaded in its own process (the translation stage's ``Engine``)."""
+    """A translation model loaded in its own process (the translation stage's ``Engine``).
+
+    A crash while translating costs that update: the model is loaded again in a fresh process
+    for the next one, up to ``RESTARTS`` times; a model that keeps crashing is given up."""
+
+    RESTARTS = 2
 
     def __init__(self, mt: MtConfig, path: Path) -> None:
         self.name = path.name
-        self._proc = WorkerProcess("translator")
+        self.crashes = 0
         self._sent: MtConfig | None = None
+        self._proc = self._load(mt)
+        self._sent = mt
+
+    def _load(self, mt: MtConfig) -> WorkerProcess:
+        proc = WorkerProcess("translator")
         try:
-            info = self._proc.start(mt)
+            info = proc.start(mt)
         except WorkerCrashed as e:
-            self._proc.close()
+            proc.close()
             raise ModelCrashed(f"{self.name}: llama.cpp crashed loading it ({e.reason})") from None
         except RemoteError as e:
-            self._proc.close()
+            proc.close()
             raise RuntimeError(_naming(self.name, str(e))) from None
         self.notice: str = info["notice"]
-        self._sent = mt
+        return proc
 
     @property
     def pid(self) -> int | None:
@@ -89,7 +99,13 @@ class WorkerEngine:
             # Stopped, or superseded and the engine is still busy: no translation this time.
             return EngineResult("", (), (), UpdateStats(aborted=True))
         except WorkerCrashed as e:
-            raise ModelCrashed(f"{self.name}: llama.cpp crashed translating ({e.reason})") from None
+            self._proc.close()
+            self.crashes += 1
+            crashed = f"{self.name}: llama.cpp crashed translating ({e.reason})"
+            if self.crashes > self.RESTARTS:
+                raise ModelCrashed(f"{crashed}, {self.crashes} times") from None
+            self._proc = self._load(mt)  # (a load that crashes now gives the model up)
+            raise RuntimeError(f"{crashed}; loaded it again") from None
         finally:
             self._sent = mt
         return result
@@ -174,14 +190,14 @@ class WorkerWhisper:
         return float(self._proc.handler_s) if self._proc is not None else 0.0
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None
+        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis:
         if self._proc is None:  # crashed last time: a fresh process, the same model
             self._start()
         assert self._proc is not None
         samples = np.ascontiguousarray(audio, dtype=np.float32)
         try:
-            hyp: Hypothesis = self._proc.call("transcribe", samples, t0, prompt, language)
+            hyp: Hypothesis = self._proc.call("transcribe", samples, t0, prompt, language, prefix)
         except WorkerCrashed as e:
             self._proc.close()
             self._proc = None
@@ -217,9 +233,11 @@ class WhisperService:
         }
 
     def transcribe(
-        self, audio: Samples, t0: float, prompt: str, language: str | None
+        self, audio: Samples, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis:
-        hyp: Hypothesis = self.backend.transcribe(audio, t0=t0, prompt=prompt, language=language)
+        hyp: Hypothesis = self.backend.transcribe(
+            audio, t0=t0, prompt=prompt, language=language, prefix=prefix
+        )
         return hyp
 
     def close(self) -> None:

@@ -202,7 +202,8 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
         raise RuntimeError(f"speech model: {st.reason}")
     if st.state == "missing":
         # Not fetched here: downloads go through the verified downloader, when asked for.
-        how = f"run `subtitler models download {st.entry.id}`, or " if st.entry else ""
+        # Said for the app's users (what to click); the command line's is `models download`.
+        how = "click Download in Models (tray menu), or " if st.entry else ""
         raise AsrError(f"speech model {st.reason}: {how}choose a model folder in Settings")
     model = str(st.path) if st.path is not None else cfg.model
     if st.state == "ready" and st.path is not None and st.path.is_dir():
@@ -231,7 +232,7 @@ def resolve_translator(mt: MtConfig) -> tuple[Path, str]:
     st = mt_state(mt.model_path, mt.template, load_catalog())
     if st.state == "missing" and st.entry is not None:
         raise RuntimeError(
-            f"{st.reason}: run 'subtitler models download {st.entry.id}' or "
+            f"{st.reason}: click Download in Models (tray menu), or "
             "choose a local .gguf in Settings"
         )
     if st.state != "ready" or st.path is None:

@@ -10,6 +10,27 @@ from subtitler.pipeline.events import SegmentMetrics, SubtitleEvent
 from subtitler.types import AsrUpdate, Word
 
 
+def display_latencies(
+    updates: Sequence[AsrUpdate], subtitles: Sequence[SubtitleEvent]
+) -> list[float]:
+    """For every committed word: when a subtitle whose source held it (at its place in the
+    segment, tentative text included) was first shown, minus when the word was spoken (s)."""
+    words: dict[tuple[int, int], Word] = {}
+    for u in updates:
+        for i, w in enumerate(u.committed_words):
+            words.setdefault((u.segment_id, i), w)
+    first: dict[tuple[int, int, str], float] = {}
+    for ev in subtitles:
+        for i, text in enumerate(ev.source.split()):
+            first.setdefault((ev.segment_id, i, text), ev.emitted_at)
+    out = []
+    for (sid, i), w in words.items():
+        t = first.get((sid, i, w.text.strip()))
+        if t is not None:
+            out.append(t - w.end)
+    return out
+
+
 def median_p90(xs: Sequence[float]) -> tuple[float | None, float | None]:
     if not xs:
         return None, None

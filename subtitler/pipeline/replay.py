@@ -35,6 +35,7 @@ from subtitler.pipeline.events import (
     SubtitleEvent,
 )
 from subtitler.pipeline.factories import RealParts, real_factories
+from subtitler.pipeline.metrics import display_latencies, median_p90
 from subtitler.pipeline.pipeline import Pipeline
 
 log = logging.getLogger("subtitler.replay")
@@ -168,7 +169,12 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
         for e in subs
         if e.final
     ]
-    m = pipeline.metrics.summary()
+    m: dict[str, Any] = {}
+    shown_median, shown_p90 = median_p90(display_latencies(asr, subs))
+    for k, v in pipeline.metrics.summary().items():
+        m[k] = v
+        if k == "commit_delay_p90_s":  # first time on screen, next to when committed
+            m["display_latency_median_s"], m["display_latency_p90_s"] = shown_median, shown_p90
     metrics = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()}
     metrics.update(
         {
@@ -212,6 +218,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
     ap.add_argument("--mt-threads", type=spec_of(MtConfig, "threads").arg_type(int), default=1)
     ap.add_argument("--asr-threads", type=spec_of(AsrConfig, "threads").arg_type(int), default=1)
+    ap.add_argument("--max-new-tokens", type=int, default=None, help="translation length cap")
     ap.add_argument("--loop", type=int, default=1, help="play the input this many times")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many s")
     ap.add_argument(
@@ -250,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg.mt.model_path, cfg.mt.template, cfg.mt.threads = a.mt_model, a.template, a.mt_threads
     cfg.mt.src_lang, cfg.mt.tgt_lang, cfg.mt.method, cfg.mt.beta = src, tgt, a.method, a.beta
     cfg.mt.draft_model_path, cfg.mt.draft_tokens = a.draft_model, a.draft_tokens
+    if a.max_new_tokens:
+        cfg.mt.max_new_tokens = a.max_new_tokens
     cfg.display.mask_k = a.k
     rec = Recorder(a.k)
     pipe = Pipeline(

@@ -151,24 +151,34 @@ def _text(r: SegmentRecord, which: Which) -> str:
         return r.source
     if which == "translation":
         return r.translation
+    if not r.translation or r.translation == r.source or r.src_lang == r.tgt_lang:
+        return r.source  # one language (transcript only, or the same pair): not twice
     return f"{r.source}\n{r.translation}"
+
+
+def _lines(records: list[SegmentRecord], which: Which) -> list[tuple[SegmentRecord, str]]:
+    """Records with the text to export; lines with none (an untranslated line) are left out
+    rather than written as empty cues."""
+    return [(r, t) for r in records if (t := _text(r, which).strip())]
 
 
 def to_srt(records: list[SegmentRecord], which: Which = "translation") -> str:
     blocks = [
-        f"{i}\n{_ts(r.start, ',')} --> {_ts(r.end, ',')}\n{_text(r, which)}\n"
-        for i, r in enumerate(records, 1)
+        f"{i}\n{_ts(r.start, ',')} --> {_ts(r.end, ',')}\n{t}\n"
+        for i, (r, t) in enumerate(_lines(records, which), 1)
     ]
     return "\n".join(blocks)
 
 
 def to_vtt(records: list[SegmentRecord], which: Which = "translation") -> str:
-    blocks = [f"{_ts(r.start, '.')} --> {_ts(r.end, '.')}\n{_text(r, which)}\n" for r in records]
+    blocks = [
+        f"{_ts(r.start, '.')} --> {_ts(r.end, '.')}\n{t}\n" for r, t in _lines(records, which)
+    ]
     return "WEBVTT\n\n" + "\n".join(blocks)
 
 
 def to_text(records: list[SegmentRecord], which: Which = "translation") -> str:
-    return "".join(_text(r, which) + "\n" for r in records)
+    return "".join(t + "\n" for _, t in _lines(records, which))
 
 
 def export(records: list[SegmentRecord], path: Path, which: Which = "translation") -> Path:

@@ -31,7 +31,9 @@ from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
 from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
+from subtitler.ui.history import HistoryDialog
 from subtitler.ui.hotkeys import GlobalHotkeys, replace_old_defaults
+from subtitler.ui.models_dialog import ModelsDialog
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
 from subtitler.ui.single_instance import SingleInstance
@@ -83,6 +85,8 @@ class SubtitlerApp(QObject):
         self.overlay.place()
         self.tray = Tray(app_icon(), self)
         self.settings: SettingsPane | None = None
+        self.history: HistoryDialog | None = None
+        self.models: ModelsDialog | None = None
         self.pipeline: Pipeline | None = None
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
@@ -113,6 +117,8 @@ class SubtitlerApp(QObject):
         t.show_settings.connect(self.open_settings)
         t.show_transcript.connect(self.open_transcript)
         t.export_transcript.connect(self.export_dialog)
+        t.show_history.connect(self.open_history)
+        t.show_models.connect(self.open_models)
         t.click_through.connect(self.set_click_through)
         t.quit.connect(self.quit)
         self._bind_hotkeys()
@@ -246,6 +252,8 @@ class SubtitlerApp(QObject):
         self.config.display.click_through = on
         self.overlay.set_click_through(on)
         self.tray.set_click_through(on)
+        if self.settings is not None:  # an open pane would apply its stale box again
+            self.settings.click_through.setChecked(on)
         self._save()
 
     def remember_geometry(self, screen: str, rect: QRect) -> None:
@@ -271,6 +279,39 @@ class SubtitlerApp(QObject):
             self.show_problem(f"The transcript folder {folder} cannot be made: {e.strerror}")
             return
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+    def open_models(self) -> None:
+        from subtitler.models.catalog import CatalogError, load_catalog
+
+        if self.models is None:
+            try:
+                catalog = load_catalog()
+            except CatalogError as e:  # (a damaged install)
+                self.show_problem(f"The model list cannot be read: {e}")
+                return
+            self.models = ModelsDialog(self.config, catalog)
+            self.models.chosen.connect(self._use_models)
+        else:
+            self.models.cfg = self.config
+            self.models.refresh()
+        self.models.show()
+        self.models.raise_()
+        self.models.activateWindow()
+
+    def _use_models(self, cfg: AppConfig) -> None:
+        self.apply_settings(cfg)
+        if self.settings is not None:  # an open pane shows the model now in use
+            self.settings.load(cfg)
+
+    def open_history(self) -> None:
+        if self.history is None:
+            self.history = HistoryDialog(self.data_dir / "transcripts")
+            self.history.problem.connect(self.show_problem)
+        else:
+            self.history.reload()  # the running meeting has grown since
+        self.history.show()
+        self.history.raise_()
+        self.history.activateWindow()
 
     def export_dialog(self) -> None:
         records = self.pipeline.transcript_records if self.pipeline is not None else []

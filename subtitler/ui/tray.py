@@ -1,4 +1,5 @@
-"""Tray icon (menu bar item on macOS): start/pause, settings, transcript, click-through, quit."""
+"""Tray icon (menu bar item on macOS): start/pause, settings, transcript, history,
+click-through, quit."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ class Tray(QObject):
     show_settings = Signal()
     show_transcript = Signal()
     export_transcript = Signal()
+    show_history = Signal()
+    show_models = Signal()
     click_through = Signal(bool)
     quit = Signal()
 
@@ -20,8 +23,10 @@ class Tray(QObject):
         self.menu = QMenu()
         self.run_action = self.menu.addAction("Pause", self.toggle_run.emit)
         self.menu.addAction("Settings…", self.show_settings.emit)
+        self.menu.addAction("Models…", self.show_models.emit)
         self.menu.addAction("Open transcripts folder", self.show_transcript.emit)
         self.menu.addAction("Export transcript…", self.export_transcript.emit)
+        self.menu.addAction("Meeting history…", self.show_history.emit)
         self.click_action: QAction = self.menu.addAction("Click-through")
         self.click_action.setCheckable(True)
         self.click_action.toggled.connect(self.click_through.emit)

@@ -160,20 +160,27 @@ def fake_whisper_files() -> dict[str, bytes]:
 
 
 @contextmanager
-def serving_models(monkeypatch: Any, gguf: bytes) -> Iterator[FakeHub]:
-    """A running FakeHub with ``gguf`` in MT_REPO and a tiny Whisper folder in ASR_REPO, and
-    huggingface_hub pointed at it (tests/conftest.py turns the real hub off globally)."""
+def serving(monkeypatch: Any, hub: FakeHub) -> Iterator[FakeHub]:
+    """``hub`` running, and huggingface_hub pointed at it (tests/conftest.py turns the real
+    hub off globally)."""
     import huggingface_hub.constants
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    hub = FakeHub()
-    hub.add(MT_REPO, "tiny.gguf", gguf)
-    for name, data in fake_whisper_files().items():
-        hub.add(ASR_REPO, name, data, lfs=name == "model.bin")
     hub.start()
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
     try:
         yield hub
     finally:
         hub.stop()
+
+
+@contextmanager
+def serving_models(monkeypatch: Any, gguf: bytes) -> Iterator[FakeHub]:
+    """A running FakeHub with ``gguf`` in MT_REPO and a tiny Whisper folder in ASR_REPO."""
+    hub = FakeHub()
+    hub.add(MT_REPO, "tiny.gguf", gguf)
+    for name, data in fake_whisper_files().items():
+        hub.add(ASR_REPO, name, data, lfs=name == "model.bin")
+    with serving(monkeypatch, hub):
+        yield hub

@@ -55,8 +55,8 @@ def test_a_size_name_never_downloaded_is_not_fetched(tmp_path: Path) -> None:
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert hub.requests == []
     assert out["recognizer"] == (
-        "speech model Whisper tiny is not downloaded: run `subtitler models download "
-        "whisper-tiny`, or choose a model folder in Settings"
+        "speech model Whisper tiny is not downloaded: click Download in Models (tray menu), "
+        "or choose a model folder in Settings"
     )
     assert out["backend"].startswith("cannot load Whisper model 'tiny': ")
     assert "\n" not in out["backend"]

@@ -12,7 +12,7 @@ from subtitler.asr.replay import main
 TALK = Path(__file__).resolve().parents[1] / "data" / "ljspeech_talk.words.tsv"
 
 
-def test_oracle_replay_meets_the_p90_target_and_is_deterministic(
+def test_oracle_replay_meets_the_latency_targets_and_is_deterministic(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     runs = []
@@ -22,8 +22,9 @@ def test_oracle_replay_meets_the_p90_target_and_is_deterministic(
         runs.append(json.loads(out.read_text()))
     s = runs[0]["summary"]
     assert s["words"] == 563  # every word of the talk was committed exactly once
-    assert s["commit_delay_p90"] <= 2.5
-    assert 1.0 <= s["commit_delay_median"] <= 2.0  # see docs/benchmarks/asr.md
+    # Issue 14's targets with default settings (measured 1.05 / 1.39 s: docs/benchmarks/asr.md)
+    assert s["commit_delay_median"] <= 1.5 and s["commit_delay_p90"] <= 2.2
+    assert s["display_latency_median"] <= s["commit_delay_median"]
     assert s["buffer_max_s"] <= 15.0 and s["dropped_blocks"] == 0
     texts = [
         [(u["segment_id"], u["committed_text"], u["tentative_text"]) for u in r["updates"]]

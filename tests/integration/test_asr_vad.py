@@ -59,7 +59,7 @@ class Recorder:
         self.windows: list[tuple[float, float]] = []
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None
+        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis:
         self.windows.append((t0, t0 + len(audio) / 16000))
         return Hypothesis((), "en")

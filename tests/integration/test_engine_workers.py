@@ -148,20 +148,36 @@ def test_choosing_a_crashing_model_keeps_the_running_one(
         assert p.stop()
 
 
-def test_a_translator_killed_mid_meeting_costs_the_model_not_the_meeting(
+def test_a_translator_killed_mid_meeting_is_loaded_again_then_given_up(
     tmp_path: Path,
 ) -> None:
+    """A crash costs the update it happened in: the model is loaded again and translates the
+    next lines; one that keeps crashing is given up and the meeting goes on untranslated."""
     p, ev = _pipeline(tmp_path, FIXTURE)
     p.start()
     try:
         assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
         engine = p._mt._model
         assert isinstance(engine, WorkerEngine) and engine.pid is not None
-        os.kill(engine.pid, signal.SIGKILL)  # as a native abort during a decode would
-        assert wait_for(lambda: any("crashed" in e.message for e in ev.of(ErrorEvent)), 60)
-        (err,) = [e for e in ev.of(ErrorEvent) if "crashed" in e.message]
-        assert err.message.startswith(f"{FIXTURE.name}: llama.cpp crashed translating (")
-        assert "SIGKILL" in err.message and not err.fatal
+        for k in range(1, WorkerEngine.RESTARTS + 1):
+            pid = engine.pid
+            os.kill(pid, signal.SIGKILL)  # as a native abort during a decode would
+            assert wait_for(lambda k=k: engine.crashes == k, 60)  # type: ignore[misc]
+            n = len(ev.of(SubtitleEvent))
+            assert wait_for(lambda n=n: _translated_after(ev, n), timeout=60)  # type: ignore[misc]
+            assert engine.pid not in (None, pid) and p._mt._model is engine
+        said = [e for e in ev.of(ErrorEvent) if "crashed" in e.message]
+        assert said and all(
+            e.message.startswith(f"translation failed: {FIXTURE.name}: llama.cpp crashed ")
+            and e.message.endswith("; loaded it again")
+            and not e.fatal
+            for e in said
+        ), [e.message for e in said]
+        os.kill(engine.pid, signal.SIGKILL)  # once more than it is loaded again
+        assert wait_for(lambda: p._mt._model is None, 60)
+        (gone,) = [e for e in ev.of(ErrorEvent) if "times" in e.message]
+        assert gone.message.startswith(f"{FIXTURE.name}: llama.cpp crashed translating (")
+        assert "SIGKILL" in gone.message and not gone.fatal
         n = len(ev.of(SubtitleEvent))
         # Lines go on, as said; the finished ones reach the transcript.
         assert wait_for(lambda: any(e.final for e in ev.of(SubtitleEvent)[n:]), timeout=60)

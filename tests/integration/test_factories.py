@@ -117,6 +117,6 @@ def test_speech_model_not_downloaded_says_how_to_get_it(
         # Not handed to faster-whisper (it would download it itself): the user is told what
         # to do (tests/integration/test_asr_offline_loading.py: no request is made).
         assert str(err.value) == (
-            "speech model Whisper small is not downloaded: run `subtitler models download "
-            "whisper-small`, or choose a model folder in Settings"
+            "speech model Whisper small is not downloaded: click Download in Models (tray menu), "
+            "or choose a model folder in Settings"
         )

@@ -307,3 +307,88 @@ def test_module_entry_point_runs() -> None:
         check=True,
     )
     assert "qwen3-4b-q4_k_m" in out.stdout and "whisper" not in out.stdout
+
+
+# -- every catalog Whisper entry: what the hub publishes -> download -> the app's loader ------
+
+# How converted Whisper repositories publish a model (faster-whisper PR #311; its own download
+# takes config.json, preprocessor_config.json, model.bin, tokenizer.json and vocabulary.*).
+LAYOUTS = {
+    "text vocabulary (older conversions)": ("vocabulary.txt",),
+    "JSON vocabulary (CTranslate2 >= 3.16)": ("vocabulary.json",),
+    "JSON vocabulary + preprocessor config": ("vocabulary.json", "preprocessor_config.json"),
+    "text vocabulary + preprocessor config": ("vocabulary.txt", "preprocessor_config.json"),
+}
+
+
+@pytest.fixture(scope="module")
+def shaped_whispers(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """Random-weight Whispers (only their shape matters here) with 80 and 128 Mel bins."""
+    from subtitler.asr.tiny_model import WhisperShape, build_random_whisper
+
+    root = tmp_path_factory.mktemp("shapes")
+    return {
+        n: build_random_whisper(root / f"mels{n}", WhisperShape(1, 2, 32, n), ff=64)
+        for n in (80, 128)
+    }
+
+
+def published(model: Path, layout: tuple[str, ...]) -> dict[str, bytes]:
+    import json
+
+    files = {n: (model / n).read_bytes() for n in ("model.bin", "config.json", "tokenizer.json")}
+    tokens = json.loads((model / "vocabulary.json").read_text(encoding="utf-8"))
+    for name in layout:
+        if name == "vocabulary.txt":
+            files[name] = "\n".join(tokens).encode("utf-8") + b"\n"
+        elif name == "vocabulary.json":
+            files[name] = json.dumps(tokens).encode("utf-8")
+        elif (model / name).is_file():
+            files[name] = (model / name).read_bytes()
+    return files
+
+
+def whisper_cases() -> list[tuple[str, str]]:
+    from subtitler.models.catalog import load_catalog
+
+    out = []
+    for e in load_catalog().of_kind("asr"):
+        large_v3 = "large-v3" in (e.size_name or "")
+        for name, layout in LAYOUTS.items():
+            # large-v3 models (128 Mel bins) are only published with their preprocessor config.
+            if large_v3 == ("preprocessor_config.json" in layout) or not large_v3:
+                out.append((e.id, name))
+    return out
+
+
+@pytest.mark.parametrize(("entry_id", "layout"), whisper_cases())
+def test_every_catalog_whisper_downloads_what_the_loader_needs(
+    entry_id: str,
+    layout: str,
+    shaped_whispers: dict[int, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from subtitler.asr.faster_whisper import (
+        FasterWhisperBackend,
+        WhisperSettings,
+        decode_audio_file,
+    )
+    from subtitler.models.catalog import load_catalog
+    from tests.helpers.fake_hub import serving
+
+    entry = load_catalog().get(entry_id)
+    assert entry.repo is not None
+    mels = 128 if "large-v3" in (entry.size_name or "") else 80
+    hub = FakeHub()
+    for name, data in published(shaped_whispers[mels], LAYOUTS[layout]).items():
+        hub.add(entry.repo, name, data, lfs=name == "model.bin")
+    with serving(monkeypatch, hub):
+        path = dl.download(entry, root=tmp_path)
+    have = sorted(p.name for p in path.iterdir() if p.name != dl.MANIFEST)
+    assert have == sorted(published(shaped_whispers[mels], LAYOUTS[layout]))
+    be = FasterWhisperBackend(WhisperSettings(str(path), device="cpu", max_new_tokens=2))
+    clip = decode_audio_file(Path(__file__).resolve().parents[1] / "data" / "LJ001-0002.flac")
+    be.transcribe(clip, t0=0.0, prompt="", language="en")  # runs end to end (shape only)
+    words = be.align(clip, "in being comparatively modern.", language="en")
+    assert [w.text.strip() for w in words] == ["in", "being", "comparatively", "modern."]

@@ -126,3 +126,21 @@ def test_notices_for_a_lost_input_and_a_fatal_stop(qtbot, tmp_path: Path) -> Non
         qtbot.waitUntil(lambda: app.overlay.alert == "", timeout=2000)
     finally:
         overlay.ALERT_S = 12
+
+
+def test_click_through_from_a_hotkey_is_kept_when_open_settings_are_applied(
+    qtbot, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """With Settings open, a hotkey (or the tray) turns click-through on; applying the pane
+    afterwards must not turn it off again with the box it showed before."""
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.open_settings()
+    assert app.settings is not None
+    qtbot.addWidget(app.settings)
+    assert not app.settings.click_through.isChecked()
+    app.toggle("click-through")
+    assert app.overlay.click_through
+    assert app.settings.apply()
+    assert app.overlay.click_through and app.config.display.click_through
+    assert settings_store.load(tmp_path / "config.toml").config.display.click_through

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QColor, QImage
 
-from subtitler.asr.tiny_model import build_tiny_whisper
 from subtitler.bench.random_model import PRESETS, build_random_llama
 from tests.helpers import pulse
 from tests.helpers.system import needs_programs
@@ -41,8 +40,8 @@ def xvfb():  # type: ignore[no-untyped-def]
     proc.wait(10)
 
 
-def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path) -> None:
-    whisper = build_tiny_whisper(tmp_path / "whisper")
+def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path, tiny_en: Path) -> None:
+    whisper = tiny_en  # real words: random weights may say nothing at all
     gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
     shot = tmp_path / "overlay.png"
     env = {
@@ -111,11 +110,11 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path) -> None:
 
 
 @needs_programs("pulseaudio", "paplay", why="PulseAudio meeting audio")
-def test_real_app_captions_meeting_audio(xvfb: str, tmp_path: Path) -> None:
+def test_real_app_captions_meeting_audio(xvfb: str, tmp_path: Path, tiny_en: Path) -> None:
     """The whole live path: a meeting app's voice (paplay into a PulseAudio sink) -> the
     sink's monitor chosen in the settings file -> capture -> VAD + Whisper -> translation ->
     overlay and transcript, in the real app under Xvfb."""
-    whisper = build_tiny_whisper(tmp_path / "whisper")
+    whisper = tiny_en
     gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
     config = tmp_path / "config.toml"
     config.write_text(f'[audio]\ndevice = "{pulse.MONITOR}"\n', encoding="utf-8")
@@ -165,14 +164,14 @@ def test_real_app_captions_meeting_audio(xvfb: str, tmp_path: Path) -> None:
 
 
 def test_a_translator_that_aborts_llama_cpp_leaves_the_app_running(
-    xvfb: str, tmp_path: Path
+    xvfb: str, tmp_path: Path, tiny_en: Path
 ) -> None:
     """A settings file naming a GGUF whose header parses but makes llama.cpp abort (two equal
     token strings): the app starts, says so in one line in its log, and captions the replay
     untranslated (before: every start ended with SIGABRT, nothing printed or logged)."""
     from tests.helpers import gguf_edit
 
-    whisper = build_tiny_whisper(tmp_path / "whisper")
+    whisper = tiny_en  # real words, whatever the CPU (random weights may emit none)
     fixture = ROOT / "fixtures" / "translator" / "model.gguf"
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(gguf_edit.duplicate_token(gguf_edit.parse(fixture.read_bytes())))

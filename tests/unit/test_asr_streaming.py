@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +23,7 @@ class Call:
     t1: float
     prompt: str
     language: str | None
+    prefix: str = ""
 
 
 @dataclass
@@ -32,10 +35,10 @@ class ScriptedBackend:
     calls: list[Call] = field(default_factory=list)
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None
+        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis:
         t1 = round(t0 + len(audio) / SR, 3)
-        self.calls.append(Call(round(t0, 3), t1, prompt, language))
+        self.calls.append(Call(round(t0, 3), t1, prompt, language, prefix))
         words = self.script[len(self.calls) - 1] if len(self.calls) <= len(self.script) else []
         lang = self.languages[min(len(self.calls), len(self.languages)) - 1]
         return Hypothesis(tuple(Word(" " + w, s - t0, e - t0) for w, s, e in words), lang)
@@ -58,8 +61,17 @@ def view(ups: list[AsrUpdate]) -> list[tuple[float, int, str, str, bool]]:
     return [(u.emitted_at, u.segment_id, u.committed_text, u.tentative_text, u.final) for u in ups]
 
 
+# The scripts below were written for a fixed 1 s cadence, sentences cut from the window at
+# once, and commits up to the window's end; the tests further down change one at a time.
+CLASSIC = {"min_chunk_s": 1.0, "adaptive": False, "tail_guard_s": 0.0, "context_s": 0.0}
+
+
 def no_vad(**kw: object) -> StreamingOptions:
-    return StreamingOptions(vad=False, **kw)  # type: ignore[arg-type]
+    return StreamingOptions(vad=False, **(CLASSIC | kw))  # type: ignore[arg-type]
+
+
+def with_vad(**kw: object) -> StreamingOptions:
+    return StreamingOptions(**(CLASSIC | kw))  # type: ignore[arg-type]
 
 
 def test_common_prefix_compares_written_words() -> None:
@@ -152,7 +164,7 @@ def test_window_stays_under_trim_limit_without_punctuation() -> None:
 
     class Monologue(ScriptedBackend):
         def transcribe(
-            self, audio: Samples, *, t0: float, prompt: str, language: str | None
+            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
         ) -> Hypothesis:
             self.script.append(hyp(t0, t0 + len(audio) / SR))
             return super().transcribe(audio, t0=t0, prompt=prompt, language=language)
@@ -203,7 +215,7 @@ def test_vad_skips_silence_and_ends_the_utterance() -> None:
         languages=["en", "en", "en", "fr", "fr"],
     )
     vad = speech_probs([(0.5, 2.5), (5.0, 5.6)])
-    rec = StreamingRecognizer(be, StreamingOptions(silence_end_s=0.8, speech_pad_s=0.2), vad)
+    rec = StreamingRecognizer(be, with_vad(silence_end_s=0.8, speech_pad_s=0.2), vad)
     ups = feed(rec, 0.0, 6.0)
     ups += rec.finish(now=6.0)
     assert view(ups) == [
@@ -237,7 +249,7 @@ def test_fixed_language_is_always_passed() -> None:
 
 def test_too_short_blip_is_not_recognised() -> None:
     be = ScriptedBackend([[("uh", 1.0, 1.1)]])
-    rec = StreamingRecognizer(be, StreamingOptions(), speech_probs([(1.0, 1.1)]))
+    rec = StreamingRecognizer(be, with_vad(), speech_probs([(1.0, 1.1)]))
     ups = feed(rec, 0.0, 3.0) + rec.finish(now=3.0)
     assert ups == [] and be.calls == []
 
@@ -278,7 +290,7 @@ def test_window_is_cut_even_when_hypotheses_never_agree() -> None:
     # window passes the limit the words heard a chunk ago are committed to make a cut.
     class Babble(ScriptedBackend):
         def transcribe(
-            self, audio: Samples, *, t0: float, prompt: str, language: str | None
+            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
         ) -> Hypothesis:
             t1 = t0 + len(audio) / SR
             n = len(self.calls)
@@ -294,3 +306,174 @@ def test_window_is_cut_even_when_hypotheses_never_agree() -> None:
     # committed and the window now starts at the last one's end.
     assert [c.t0 for c in be.calls][:7] == [0.0, 0.0, 0.0, 0.0, 0.0, 3.5, 3.5]
     assert (ups[4].committed_text, ups[4].tentative_text) == ("b4_0 b4_1 b4_2 b4_3", "b4_4")
+
+
+# -- issue 14: windows too short to align, agreement at utterance ends, speech only, the tail
+# guard, finished sentences as prefix, the adaptive cadence.
+
+
+def test_a_window_too_short_to_align_never_reaches_the_recogniser() -> None:
+    """A 10 ms window made faster-whisper raise IndexError in find_alignment (and can make
+    CTranslate2 divide by zero); the policy sent one when the stream ended right after a
+    block (and after a gap): it must not."""
+    be = ScriptedBackend([[("uh", 0.0, 0.01)]] * 4)
+    rec = StreamingRecognizer(be, no_vad())
+    rec.insert_audio(AudioBlock(np.zeros(160, np.float32), 0.0))  # 10 ms, then the end
+    assert rec.finish(now=0.1) == []
+    rec.insert_audio(AudioBlock(np.zeros(4000, np.float32), 5.0))  # 0.25 s after a gap
+    rec.insert_audio(AudioBlock(np.zeros(160, np.float32), 9.0))  # and another gap
+    rec.finish(now=9.1)
+    assert be.calls == []
+
+
+def test_words_heard_only_by_the_last_pass_need_a_second_opinion() -> None:
+    """ "Thank you." heard in the trailing silence by the pass at the utterance end alone (the
+    passes before agreed on "Good morning" only) is not confirmed by a second pass over more
+    of the silence, so it is never committed."""
+    be = ScriptedBackend(
+        [
+            [("Good", 0.5, 0.8), ("morning", 0.9, 1.5)],
+            [("Good", 0.5, 0.8), ("morning", 0.9, 1.5)],
+            [("Good", 0.5, 0.8), ("morning.", 0.9, 1.5), ("Thank", 1.55, 1.7), ("you.", 1.7, 1.8)],
+            [("Good", 0.5, 0.8), ("morning.", 0.9, 1.5)],  # the confirming pass
+        ]
+    )
+    rec = StreamingRecognizer(be, with_vad(tail_guard_s=0.5), speech_probs([(0.5, 1.8)]))
+    ups = feed(rec, 0.0, 4.0)
+    assert view(ups) == [
+        (1.5, 0, "", "Good morning", False),
+        (2.5, 0, "Good morning", "", False),
+        (2.7, 0, "Good morning", "", True),
+    ]
+    # The final pass ends 0.2 s after the speech; the second one takes in the silence heard
+    # since, with the committed words as its prefix.
+    assert [(c.t0, c.t1, c.prefix) for c in be.calls[-2:]] == [
+        (0.28, 2.024, "Good morning"),
+        (0.28, 2.7, "Good morning"),
+    ]
+
+
+def test_confirmed_words_take_the_second_pass_punctuation() -> None:
+    be = ScriptedBackend(
+        [
+            [("Rounder", 0.5, 1.2)],
+            [("Rounder", 0.5, 1.2), ("and", 1.3, 1.5)],  # final pass: "and" not agreed yet
+            [("Rounder.", 0.5, 1.2), ("and", 1.3, 1.5)],  # second pass hears it too
+        ]
+    )
+    rec = StreamingRecognizer(be, with_vad(), speech_probs([(0.5, 1.5)]))
+    ups = feed(rec, 0.0, 3.5)
+    assert [u.committed_text for u in ups if u.final] == ["Rounder and"]
+
+
+def test_a_word_over_silence_is_not_taken() -> None:
+    be = ScriptedBackend([[("one", 0.5, 0.9), ("you", 1.5, 1.9)]] * 2)
+    vad = speech_probs([(0.5, 0.9), (2.5, 3.9)])  # nobody spoke between 0.9 and 2.5 s
+    rec = StreamingRecognizer(be, with_vad(min_chunk_s=0.5), vad)
+    ups = feed(rec, 0.0, 2.2)
+    assert {u.tentative_text for u in ups} | {u.committed_text for u in ups} <= {"", "one"}
+
+
+def test_the_last_words_wait_until_they_are_clear_of_the_window_end() -> None:
+    be = ScriptedBackend([[("so", 0.1, 0.4), ("there", 0.5, 0.9)]] * 3)
+    rec = StreamingRecognizer(be, no_vad(tail_guard_s=0.5))
+    ups = feed(rec, 0.0, 2.0)
+    # Run 2 (at 1.0 s) agrees on both, but "there" ended 0.1 s before the window's end (it may
+    # be "therefore" cut off): only "so" is committed.
+    assert view(ups)[:2] == [(1.0, 0, "", "so there", False), (2.0, 0, "so there", "", False)]
+    rec2 = StreamingRecognizer(
+        ScriptedBackend([[("so", 0.1, 0.4), ("there", 0.5, 0.98)]] * 2),
+        no_vad(tail_guard_s=0.5, min_chunk_s=1.0),
+    )
+    ups2 = feed(rec2, 0.0, 2.0)
+    assert view(ups2) == [(1.0, 0, "", "so there", False), (2.0, 0, "so there", "", False)]
+
+
+def test_finished_sentences_stay_in_the_window_as_the_prefix() -> None:
+    be = ScriptedBackend(
+        [
+            [("One", 0.1, 0.3), ("two.", 0.4, 0.6)],
+            [("One", 0.1, 0.3), ("two.", 0.4, 0.6), ("Three", 1.2, 1.5)],
+            [("Three", 1.2, 1.5), ("four", 1.6, 1.9)],  # (a prefix-aware backend's answer)
+            [("Three", 1.2, 1.5), ("four", 1.6, 1.9), ("five", 2.2, 2.6)],
+            [("four", 1.6, 1.9), ("five", 2.2, 2.6)],
+        ]
+    )
+    rec = StreamingRecognizer(be, no_vad(context_s=3.5))
+    feed(rec, 0.0, 5.0)
+    # The window keeps starting at 0: the committed text inside it is the prefix, not the
+    # prompt, until the window is longer than 3.5 s; then it starts after "two." (0.6 s).
+    assert [(c.t0, c.prompt, c.prefix) for c in be.calls] == [
+        (0.0, "", ""),
+        (0.0, "", ""),
+        (0.0, "", "One two."),
+        (0.0, "", "One two. Three"),
+        (0.6, "One two.", "Three four"),
+    ]
+
+
+def costing(seconds: float) -> Callable[[], float]:
+    """A cost clock on which every recogniser call takes ``seconds``."""
+    ticks = itertools.count(0.0, seconds)
+    return lambda: float(next(ticks))
+
+
+def test_the_cadence_follows_the_recogniser_cost() -> None:
+    """0.5 s of new audio between runs while a run costs little; longer when it costs more
+    (a run may keep the recogniser busy half the time); never above max_chunk_s."""
+    for cost, chunk in ((0.05, 0.5), (0.4, 0.8), (1.0, 2.0), (4.0, 3.0)):
+        be = ScriptedBackend([[("la", 0.1, 0.3)]] * 100)
+        opts = no_vad(adaptive=True, min_chunk_s=0.5)
+        rec = StreamingRecognizer(be, opts, cost_clock=costing(cost))
+        feed(rec, 0.0, 20.0)
+        assert rec.chunk_s == pytest.approx(chunk)
+        ends = [r.audio_end for r in rec.runs]
+        gaps = [round(b - a, 3) for a, b in itertools.pairwise(ends)][2:]
+        assert min(gaps) >= chunk - 0.1 + 1e-9 and max(gaps) <= chunk + 0.1 + 1e-9
+    # Without adapting it is always min_chunk_s.
+    be = ScriptedBackend([[("la", 0.1, 0.3)]] * 100)
+    rec = StreamingRecognizer(be, no_vad(min_chunk_s=1.0), cost_clock=costing(4.0))
+    feed(rec, 0.0, 5.0)
+    assert rec.chunk_s == 1.0 and len(rec.runs) == 5
+
+
+def test_a_word_the_last_pass_misheard_is_confirmed_by_the_passes_around_it() -> None:
+    """Two of three passes must agree: the pass before the end and the second pass hear
+    "rounder", the final pass alone "rounded"; "rounder." is committed."""
+    be = ScriptedBackend(
+        [
+            [("simpler,", 0.5, 1.2), ("rounder", 1.8, 2.3)],
+            [("simpler,", 0.5, 1.2), ("rounder", 1.8, 2.3)],  # "rounder" too near the end
+            [("simpler,", 0.5, 1.2), ("rounded", 1.8, 2.4)],  # final pass
+            [("simpler,", 0.5, 1.2), ("rounder.", 1.8, 2.3)],  # second pass
+        ]
+    )
+    rec = StreamingRecognizer(be, with_vad(tail_guard_s=0.5), speech_probs([(0.5, 2.4)]))
+    ups = feed(rec, 0.0, 4.0)
+    assert view(ups)[1] == (2.5, 0, "simpler,", "rounder", False)
+    assert [u.committed_text for u in ups if u.final] == ["simpler, rounder."]
+
+
+def test_the_last_committed_word_heard_again_after_the_prefix_is_dropped() -> None:
+    """A prefix-aware recogniser returns only words after the committed text; at a window
+    that starts where "typography" ended it may still hear the word's end again."""
+
+    class AfterPrefix(ScriptedBackend):
+        def transcribe(
+            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        ) -> Hypothesis:
+            h = super().transcribe(audio, t0=t0, prompt=prompt, language=language, prefix=prefix)
+            return Hypothesis(h.words, h.language, after_prefix=True)
+
+    be = AfterPrefix(
+        [
+            [("fine", 0.1, 0.4), ("typography.", 0.5, 1.0)],
+            [("fine", 0.1, 0.4), ("typography.", 0.5, 1.0)],
+            [("typography,", 1.0, 1.2), ("the", 1.3, 1.5)],  # after the prefix
+            [("typography,", 1.0, 1.2), ("the", 1.3, 1.5)],
+        ]
+    )
+    rec = StreamingRecognizer(be, no_vad())
+    ups = feed(rec, 0.0, 4.0)
+    assert [u.committed_text for u in ups if u.final] == ["fine typography."]
+    assert ups[-1].committed_text == "the"

@@ -119,8 +119,14 @@ def test_defaults_follow_the_machine(tmp_path: Path) -> None:
     assert [e.id for e in fr.choose_defaults(cat, SMALL, "en", "de") if e] == [
         "whisper-base", "qwen3-0.6b-q8_0",
     ]  # fmt: skip
+    # 8 cores: 3 recogniser threads, too few for Whisper small to keep the shortest cadence
+    # (an estimated 0.29 s per run, over the 0.25 s budget): base (0.09 s).
     asr, mt = fr.choose_defaults(cat, machine(), "en", "de")
-    assert (asr.id, mt and mt.id) == ("whisper-small", "tower-plus-2b-q4_k_m")
+    assert (asr.id, mt and mt.id) == ("whisper-base", "tower-plus-2b-q4_k_m")
+    asr, _ = fr.choose_defaults(cat, machine(cpu_count=16), "en", "de")  # 7 threads: 0.19 s
+    assert asr.id == "whisper-small"
+    asr, _ = fr.choose_defaults(cat, MAC, "en", "de")  # Metal translates, 7 threads recognise
+    assert asr.id == "whisper-small"
     _, mt = fr.choose_defaults(cat, machine(), "en", "th")  # Tower+ has no Thai
     assert mt is not None and mt.id == "qwen3-4b-q4_k_m"
     asr, mt = fr.choose_defaults(cat, CUDA, "en", "de")
@@ -133,10 +139,10 @@ def test_defaults_follow_the_machine(tmp_path: Path) -> None:
 def test_fresh_install_offers_defaults(tmp_path: Path) -> None:
     plan = fr.plan_first_run(AppConfig(), machine(), root=tmp_path, network=True)
     assert not plan.ready and plan.can_download
-    assert [e.id for e in plan.offer] == ["whisper-small", "tower-plus-2b-q4_k_m"]
+    assert [e.id for e in plan.offer] == ["whisper-base", "tower-plus-2b-q4_k_m"]
     assert plan.asr.state == "missing" and plan.mt.state == "missing"
     text = " ".join(plan.messages)
-    assert "non-commercial" in text and "Download 2.2 GB now" in text
+    assert "non-commercial" in text and "Download 1.9 GB now" in text
     assert all("\n" not in m for m in plan.messages)
 
 
@@ -295,3 +301,18 @@ def test_model_choices_show_names_and_say_what_is_downloaded(tmp_path: Path) -> 
     asr = dict((v, k) for k, v in fr.model_choices(cat, "asr", tmp_path))
     assert asr["small"].endswith(" · not downloaded")  # a size name faster-whisper knows
     assert all(", paper" not in label for label in mt)
+
+
+def test_run_cost_estimates_come_from_the_measured_table() -> None:
+    cost = hw_mod.whisper_run_cost
+    assert cost("tiny", 1) == hw_mod.WHISPER_RUN_COST_S["tiny"][0]
+    # Two threads were measured slower than one here: never assumed to help.
+    assert cost("base", 2) == cost("base", 1) == hw_mod.WHISPER_RUN_COST_S["base"][0]
+    assert cost("small.en", 4) == pytest.approx(0.507 * 0.49)
+    assert cost("distil-small.en", 1) == cost("small", 1)
+    assert cost("medium", 8) is None and cost("large-v3", 8) is None
+    # A 2-core machine: one thread each; tiny and base keep the shortest cadence, small not.
+    assert hw_mod.plan_runtime(SMALL).asr_threads == 1
+    assert [n for n in ("tiny", "base", "small") if cost(n, 1) <= hw_mod.RUN_BUDGET_S] == [
+        "tiny", "base",
+    ]  # fmt: skip

@@ -112,7 +112,7 @@ class Backend:
         self.fail_at, self.calls = fail_at, 0
 
     def transcribe(
-        self, audio: np.ndarray, *, t0: float, prompt: str, language: str | None
+        self, audio: np.ndarray, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis:
         self.calls += 1
         if self.calls in self.fail_at:

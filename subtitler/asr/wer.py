@@ -1,0 +1,91 @@
+"""Word error rate against a reference transcript, one normaliser for every system compared.
+
+Whisper writes numbers as digits ("1455", "42-line") where a reference transcript may spell
+them out ("fourteen fifty-five", "forty-two line"); both sides are normalised the same way:
+lower case, numbers spelt out (num2words; 4-digit numbers from 1100 to 2099 read as years),
+hyphens and dashes split words, other punctuation dropped. The edit-distance alignment is
+jiwer's. Both libraries are benchmark/test dependencies (the ``bench`` and ``dev`` extras).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_NUMBER = re.compile(r"(\d+)(st|nd|rd|th)?$")
+_SPLIT = re.compile(r"[\s\-–—/]+")
+_DROP = re.compile(r"[^\w']+")
+
+
+def _spell(token: str) -> str:
+    from num2words import num2words
+
+    m = _NUMBER.match(token)
+    if m is None:
+        return token
+    n = int(m.group(1))
+    if m.group(2):
+        return str(num2words(n, to="ordinal"))
+    if len(m.group(1)) == 4 and 1100 <= n <= 2099:
+        return str(num2words(n, to="year"))
+    return str(num2words(n))
+
+
+def normalize_word(word: str) -> list[str]:
+    """The normalised tokens of one written word (a number may give several)."""
+    out: list[str] = []
+    for part in _SPLIT.split(word.lower().replace(",", "")):
+        part = _DROP.sub("", part).strip("'")
+        if not part:
+            continue
+        spelt = _spell(part)
+        out += [p for p in (_DROP.sub("", x) for x in _SPLIT.split(spelt)) if p]
+    return out
+
+
+def normalize(text: str) -> list[str]:
+    return [t for w in text.split() for t in normalize_word(w)]
+
+
+@dataclass(frozen=True)
+class WerResult:
+    wer: float  # (substitutions + deletions + insertions) / reference words
+    substitutions: int
+    deletions: int
+    insertions: int
+    ref_words: int
+
+    def line(self) -> str:
+        return (
+            f"WER {100 * self.wer:.1f}% ({self.substitutions} sub, {self.deletions} del, "
+            f"{self.insertions} ins / {self.ref_words} words)"
+        )
+
+
+def word_error_rate(reference: str, hypothesis: str) -> WerResult:
+    import jiwer
+
+    ref, hyp = normalize(reference), normalize(hypothesis)
+    if not ref:
+        raise ValueError("empty reference")
+    if not hyp:
+        return WerResult(1.0, 0, len(ref), 0, len(ref))
+    o = jiwer.process_words(" ".join(ref), " ".join(hyp))
+    return WerResult(o.wer, o.substitutions, o.deletions, o.insertions, len(ref))
+
+
+def align(reference: Sequence[str], hypothesis: Sequence[str]) -> list[int | None]:
+    """For each hypothesis token, the index of the reference token it was aligned to (equal or
+    substituted), or None for an insertion."""
+    import jiwer
+
+    out: list[int | None] = [None] * len(hypothesis)
+    if not reference or not hypothesis:
+        return out
+    o = jiwer.process_words(" ".join(reference), " ".join(hypothesis))
+    for c in o.alignments[0]:
+        if c.type in ("equal", "substitute"):
+            for k in range(c.hyp_end_idx - c.hyp_start_idx):
+                out[c.hyp_start_idx + k] = c.ref_start_idx + k
+    return out

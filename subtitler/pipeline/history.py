@@ -1,0 +1,108 @@
+"""Past meetings: the transcript files in the data folder, listed, read and searched."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from subtitler.pipeline.transcript import SegmentRecord, read_transcript
+
+log = logging.getLogger(__name__)
+STAMP = "%Y%m%d-%H%M%S"  # the transcript file name the app gives each run
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """One run of the app: one transcript file."""
+
+    path: Path
+    started: dt.datetime  # local time
+    duration_s: float  # from the start of the run to the end of its last line
+    languages: tuple[str, ...]  # "en → de" pairs, in order of first use
+    records: tuple[SegmentRecord, ...]
+
+    @property
+    def title(self) -> str:
+        return self.started.strftime("%Y-%m-%d %H:%M")
+
+
+def _started(path: Path, records: tuple[SegmentRecord, ...]) -> dt.datetime:
+    try:
+        return dt.datetime.strptime(path.stem, STAMP)
+    except ValueError:  # a file renamed by the user: its first line's clock, else the file's
+        if records:
+            return dt.datetime.fromtimestamp(records[0].wall_time - records[0].end)
+        return dt.datetime.fromtimestamp(path.stat().st_mtime)
+
+
+def _pairs(records: tuple[SegmentRecord, ...]) -> tuple[str, ...]:
+    pairs: dict[str, None] = {}
+    for r in records:
+        pairs.setdefault(r.src_lang if r.src_lang == r.tgt_lang else f"{r.src_lang} → {r.tgt_lang}")
+    return tuple(pairs)
+
+
+def load_meeting(path: Path) -> Meeting:
+    """Read one transcript file (torn lines are skipped); raises OSError if it cannot be read."""
+    records = tuple(read_transcript(path))
+    return Meeting(
+        path=path,
+        started=_started(path, records),
+        duration_s=max((r.end for r in records), default=0.0),
+        languages=_pairs(records),
+        records=records,
+    )
+
+
+def list_meetings(folder: Path) -> tuple[list[Meeting], list[str]]:
+    """Meetings with at least one line, newest first, and one problem line per file that
+    could not be read (a permission, a disk error): those are listed, not fatal."""
+    meetings: list[Meeting] = []
+    problems: list[str] = []
+    try:
+        paths = sorted(folder.glob("*.jsonl"))
+    except OSError as e:
+        return [], [f"{folder}: {e.strerror or e}"]
+    for path in paths:
+        try:
+            meeting = load_meeting(path)
+        except OSError as e:
+            problems.append(f"{path.name}: {e.strerror or e}")
+            continue
+        if meeting.records:
+            meetings.append(meeting)
+    meetings.sort(key=lambda m: m.started, reverse=True)
+    return meetings, problems
+
+
+def _fold(text: str) -> str:
+    """Case- and accent-free text, so "uber" finds "Über" and "cafe" finds "Café"."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def search(meetings: list[Meeting], query: str) -> list[tuple[Meeting, list[SegmentRecord]]]:
+    """Meetings with a line whose source or translation contains every word of the query,
+    with those lines; an empty query matches every meeting (with no lines picked out)."""
+    words = _fold(query).split()
+    if not words:
+        return [(m, []) for m in meetings]
+    out = []
+    for m in meetings:
+        hits = [
+            r for r in m.records if all(w in _fold(f"{r.source}\n{r.translation}") for w in words)
+        ]
+        if hits:
+            out.append((m, hits))
+    return out
+
+
+def format_duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return f"{round(seconds)} s"
+    h, m = divmod(minutes, 60)
+    return f"{h} h {m:02d} min" if h else f"{m} min"

@@ -1,0 +1,186 @@
+"""Meeting history: past meetings listed, read, searched and exported."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from subtitler.pipeline.history import Meeting, format_duration, list_meetings, search
+from subtitler.pipeline.transcript import SegmentRecord, Which, export
+
+TEXT_CHOICES: tuple[tuple[str, Which], ...] = (
+    ("Both languages", "both"),
+    ("Translation only", "translation"),
+    ("Original only", "source"),
+)
+FORMATS = "SubRip subtitles (*.srt);;WebVTT subtitles (*.vtt);;Plain text (*.txt)"
+
+
+def _clock(t: float) -> str:
+    m, s = divmod(int(t), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str:
+    """A meeting's lines as HTML: time, original, translation below it in grey; the lines
+    that match the search on a light yellow band."""
+    picked = {id(r) for r in hits}
+    first = id(hits[0]) if hits else None
+    rows = []
+    for r in records:
+        two = r.translation and r.translation != r.source and r.src_lang != r.tgt_lang
+        text = html.escape(r.source)
+        if two:
+            text += f"<br><span style='color:#555'>{html.escape(r.translation)}</span>"
+        band = " style='background:#fff3b0'" if id(r) in picked else ""
+        anchor = "<a name='hit'></a>" if id(r) == first else ""
+        rows.append(
+            f"<tr{band}><td style='color:#777;padding-right:10px' valign='top'>"
+            f"{anchor}{_clock(r.start)}</td><td width='100%'>{text}</td></tr>"
+        )
+    return "<table cellspacing='4' width='100%'>" + "".join(rows) + "</table>"
+
+
+class HistoryDialog(QDialog):
+    """Every meeting in the transcripts folder; the one chosen on the right."""
+
+    problem = Signal(str)  # one line for the app to show (an export that failed)
+
+    def __init__(self, folder: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Meeting history — subtitler")
+        self.resize(900, 560)
+        self.folder = folder
+        self.meetings: list[Meeting] = []
+        self.shown: list[tuple[Meeting, list[SegmentRecord]]] = []
+
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("Search all meetings (original and translation)")
+        self.query.setClearButtonEnabled(True)
+        self.query.textChanged.connect(self._filter)
+        self.list = QTreeWidget()
+        self.list.setHeaderLabels(["Date", "Length", "Languages", "Lines"])
+        self.list.setRootIsDecorated(False)
+        self.list.currentItemChanged.connect(lambda *_: self._show_current())
+        self.text = QTextBrowser()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+
+        self.which = QComboBox()
+        for label, which in TEXT_CHOICES:
+            self.which.addItem(label, which)
+        self.export_button = QPushButton("Export…")
+        self.export_button.clicked.connect(self._export_clicked)
+        reload = QPushButton("Refresh")
+        reload.clicked.connect(self.reload)
+        close = QPushButton("Close")
+        close.clicked.connect(self.close)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.list)
+        split.addWidget(self.text)
+        split.setSizes([380, 520])
+        bottom = QHBoxLayout()
+        bottom.addWidget(QLabel("Export:"))
+        bottom.addWidget(self.which)
+        bottom.addWidget(self.export_button)
+        bottom.addStretch(1)
+        bottom.addWidget(reload)
+        bottom.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.query)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.status)
+        layout.addLayout(bottom)
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the folder again (a meeting may have finished since)."""
+        self.meetings, problems = list_meetings(self.folder)
+        note = f"Could not read: {'; '.join(problems)}" if problems else ""
+        self.status.setText(note)
+        self._filter()
+
+    def _filter(self) -> None:
+        keep = self.current()
+        self.shown = search(self.meetings, self.query.text())
+        self.list.clear()
+        for m, hits in self.shown:
+            lines = f"{len(hits)} of {len(m.records)}" if hits else str(len(m.records))
+            item = QTreeWidgetItem(
+                [m.title, format_duration(m.duration_s), ", ".join(m.languages), lines]
+            )
+            item.setToolTip(0, str(m.path))
+            self.list.addTopLevelItem(item)
+        for c in range(4):
+            self.list.resizeColumnToContents(c)
+        paths = [m.path for m, _ in self.shown]
+        row = paths.index(keep.path) if keep is not None and keep.path in paths else 0
+        first = self.list.topLevelItem(row)
+        if first is not None:
+            self.list.setCurrentItem(first)
+        else:
+            self.text.setHtml(
+                "<p style='color:#777'>No meeting matches.</p>"
+                if self.meetings
+                else "<p style='color:#777'>No meetings yet: each run of subtitler is kept "
+                "here once it has a finished line.</p>"
+            )
+        self.export_button.setEnabled(bool(self.shown))
+        self._show_current()
+
+    def current(self) -> Meeting | None:
+        row = self.list.currentIndex().row()
+        return self.shown[row][0] if 0 <= row < len(self.shown) else None
+
+    def _show_current(self) -> None:
+        row = self.list.currentIndex().row()
+        if not 0 <= row < len(self.shown):
+            return
+        meeting, hits = self.shown[row]
+        self.text.setHtml(render(meeting.records, hits))
+        if hits:
+            self.text.scrollToAnchor("hit")  # the first line that matches
+
+    def _export_clicked(self) -> None:
+        meeting = self.current()
+        if meeting is None:
+            return
+        suggested = Path.home() / f"meeting {meeting.started:%Y-%m-%d %H%M}.srt"
+        path, _ = QFileDialog.getSaveFileName(self, "Export meeting", str(suggested), FORMATS)
+        if path:
+            self.export_to(Path(path))
+
+    def export_to(self, path: Path) -> bool:
+        """Export the chosen meeting with the chosen languages; False (and one line) if not."""
+        meeting = self.current()
+        if meeting is None:
+            return False
+        if not path.suffix:
+            path = path.with_suffix(".srt")
+        try:
+            export(list(meeting.records), path, self.which.currentData())
+        except (OSError, ValueError) as e:
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            self.problem.emit(f"Export failed: {path.name}: {why}")
+            return False
+        self.status.setText(f"Exported to {path}")
+        return True

@@ -1,0 +1,298 @@
+"""Models in the app: list, download with progress and cancel, verify, remove and use the
+speech and translation models of the catalog, through the same code as `subtitler models`."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from subtitler.config import AppConfig
+from subtitler.models import download as dl
+from subtitler.models.catalog import Catalog, CatalogEntry
+from subtitler.models.firstrun import with_models
+
+log = logging.getLogger(__name__)
+
+KINDS = {"asr": "Speech", "mt": "Translation"}
+STATES = {
+    "installed": "Downloaded",
+    "local": "Included",
+    "local-missing": "Missing from this install",
+    "partial": "Download not finished",
+    "missing": "Not downloaded",
+}
+
+
+def _size(mb: int) -> str:
+    return f"{mb / 1000:.1f} GB" if mb >= 1000 else f"{mb} MB"
+
+
+def in_use(entry: CatalogEntry, cfg: AppConfig, root: Path | None) -> bool:
+    """Whether the settings name this model (by catalog id, size name or its file)."""
+    chosen = cfg.asr.model if entry.kind == "asr" else cfg.mt.model_path
+    if not chosen:
+        return False
+    if chosen in (entry.id, entry.size_name):
+        return True
+    try:
+        return Path(chosen).expanduser().resolve() == dl.model_path(entry, root).resolve()
+    except OSError:
+        return False
+
+
+class ModelsDialog(QDialog):
+    """One row per catalog model; the buttons act on the selected row."""
+
+    chosen = Signal(object)  # the AppConfig that uses the picked model
+
+    def __init__(
+        self,
+        cfg: AppConfig,
+        catalog: Catalog,
+        parent: QWidget | None = None,
+        root: Path | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Models — subtitler")
+        self.resize(760, 420)
+        self.cfg, self.catalog, self.root = cfg, catalog, root
+        self.entries = list(catalog)
+        self.busy = False
+        self._cancel = threading.Event()
+        # Worker threads report through this queue, read by a timer on the GUI thread (no Qt
+        # object is touched off it: see FirstRunDialog).
+        self._inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._poll = QTimer(self)
+        self._poll.setInterval(50)
+        self._poll.timeout.connect(self._drain)
+
+        self.table = QTreeWidget()
+        self.table.setHeaderLabels(["Model", "For", "Download", "Memory", "Status", ""])
+        self.table.setRootIsDecorated(False)
+        self.table.currentItemChanged.connect(lambda *_: self._update_buttons())
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.hide()
+        self.status = QLabel("Pick a model, then an action.")
+        self.status.setWordWrap(True)
+        self.download_btn = QPushButton("Download")
+        self.cancel_btn = QPushButton("Cancel")
+        self.verify_btn = QPushButton("Check")
+        self.verify_btn.setToolTip("Re-read the files (sizes, checksums) and load the model once")
+        self.remove_btn = QPushButton("Remove…")
+        self.use_btn = QPushButton("Use this model")
+        close = QPushButton("Close")
+        self.download_btn.clicked.connect(self.download_selected)
+        self.cancel_btn.clicked.connect(self._cancel.set)
+        self.verify_btn.clicked.connect(self.verify_selected)
+        self.remove_btn.clicked.connect(lambda: self.remove_selected(confirm=True))
+        self.use_btn.clicked.connect(self.use_selected)
+        close.clicked.connect(self.close)
+        self.cancel_btn.hide()
+        row = QHBoxLayout()
+        for b in (self.download_btn, self.cancel_btn, self.verify_btn, self.remove_btn):
+            row.addWidget(b)
+        row.addStretch(1)
+        row.addWidget(self.use_btn)
+        row.addWidget(close)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.table, 1)
+        lay.addWidget(self.bar)
+        lay.addWidget(self.status)
+        lay.addLayout(row)
+        self.refresh()
+
+    # -- the table ---------------------------------------------------------------------------
+    def refresh(self) -> None:
+        keep = self.table.currentIndex().row()
+        self.table.clear()
+        for e in self.entries:
+            state = dl.status(e, self.root)
+            mark = "in use" if in_use(e, self.cfg, self.root) else ""
+            item = QTreeWidgetItem(
+                [
+                    e.name,
+                    KINDS[e.kind],
+                    _size(e.size_mb) if e.downloadable else "—",
+                    _size(e.memory_mb),
+                    STATES.get(state, state),
+                    mark,
+                ]
+            )
+            item.setToolTip(0, f"{e.id} · {e.licence} · {e.speed}")
+            self.table.addTopLevelItem(item)
+        for c in range(6):
+            self.table.resizeColumnToContents(c)
+        first = self.table.topLevelItem(max(0, keep))
+        if first is not None:
+            self.table.setCurrentItem(first)
+        self._update_buttons()
+
+    def select(self, model_id: str) -> None:
+        ids = [e.id for e in self.entries]
+        item = self.table.topLevelItem(ids.index(model_id))
+        if item is not None:
+            self.table.setCurrentItem(item)
+
+    def selected(self) -> CatalogEntry | None:
+        row = self.table.currentIndex().row()
+        return self.entries[row] if 0 <= row < len(self.entries) else None
+
+    def _update_buttons(self) -> None:
+        e = self.selected()
+        state = dl.status(e, self.root) if e is not None else "missing"
+        ready = state in ("installed", "local")
+        idle = not self.busy and e is not None
+        self.download_btn.setEnabled(idle and e is not None and e.downloadable and not ready)
+        self.download_btn.setText("Continue download" if state == "partial" else "Download")
+        self.verify_btn.setEnabled(idle and ready)
+        self.remove_btn.setEnabled(idle and state in ("installed", "partial"))
+        self.use_btn.setEnabled(idle and ready)
+        self.cancel_btn.setVisible(self.busy)
+
+    # -- actions ---------------------------------------------------------------------------
+    def download_selected(self) -> None:
+        e = self.selected()
+        if e is None:
+            return
+        root, cancel, inbox = self.root, self._cancel, self._inbox
+
+        def work() -> None:  # no reference to self: see _inbox
+            def report(p: dl.DownloadProgress) -> None:
+                inbox.put(("progress", (f"{e.name}: {p.phase} {p.file}", p.fraction)))
+
+            try:
+                dl.download(e, root=root, progress=report, cancel=cancel)
+            except dl.DownloadCancelled:
+                inbox.put(("done", "Download cancelled: click Continue download to go on."))
+            except dl.NetworkUnavailableError as err:
+                inbox.put(("done", f"{err}. Check the connection, then click Continue download."))
+            except dl.DownloadError as err:
+                inbox.put(("done", f"Download stopped: {err}. Click Continue download to retry."))
+            else:
+                inbox.put(("done", f"{e.name} is downloaded: click Use this model to switch."))
+
+        self._start(work, f"Downloading {e.name}…")
+
+    def verify_selected(self) -> None:
+        e = self.selected()
+        if e is None:
+            return
+        root, cancel, inbox = self.root, self._cancel, self._inbox
+
+        def work() -> None:
+            problems = dl.verify(e, root, cancel=cancel)
+            if problems:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                inbox.put(("done", f"{e.name}: {problems[0]}{more}. Click Remove, then Download."))
+                return
+            try:  # the engine itself loads it, in a worker process it may crash
+                from subtitler.pipeline.engines import probe_model
+
+                probe_model(dl.model_path(e, root), e.template or "auto")
+            except Exception as err:
+                line = (str(err).strip().splitlines() or [type(err).__name__])[0]
+                inbox.put(("done", f"{e.name} does not load: {line}. Click Remove, then Download."))
+                return
+            inbox.put(("done", f"{e.name} is complete and loads."))
+
+        self._start(work, f"Checking {e.name}…")
+
+    def remove_selected(self, confirm: bool) -> bool:
+        e = self.selected()
+        if e is None or self.busy:
+            return False
+        if in_use(e, self.cfg, self.root):
+            self.status.setText(
+                f"{e.name} is in use: click Use this model on another one first, then Remove."
+            )
+            return False
+        if confirm:
+            answer = QMessageBox.question(self, "Remove model", f"Delete {e.name} from disk?")
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+        try:
+            freed = dl.remove(e, self.root)
+        except (dl.DownloadError, OSError) as err:
+            self.status.setText(f"{e.name} could not be removed: {err}")
+            return False
+        self.status.setText(f"Removed {e.name} ({freed / 1e6:,.0f} MB freed).")
+        self.refresh()
+        return True
+
+    def use_selected(self) -> None:
+        e = self.selected()
+        if e is None or dl.status(e, self.root) not in ("installed", "local"):
+            return
+        path = dl.model_path(e, self.root)
+        if e.kind == "asr":
+            self.cfg = with_models(self.cfg, asr_path=path)
+        else:
+            self.cfg = with_models(self.cfg, mt_path=path, mt_entry=e)
+        self.status.setText(f"Using {e.name} for {KINDS[e.kind].lower()}.")
+        self.refresh()
+        self.chosen.emit(self.cfg)
+
+    # -- background work -------------------------------------------------------------------
+    def _start(self, work: Callable[[], None], label: str) -> None:
+        self._cancel.clear()
+        self.busy = True
+        self.status.setText(label)
+        self.bar.setRange(0, 0)
+        self.bar.show()
+        self._update_buttons()
+
+        inbox = self._inbox
+
+        def guarded() -> None:  # no reference to self: see _inbox
+            try:
+                work()
+            except Exception as err:  # never leave the dialog waiting on a dead thread
+                log.exception("model action failed")
+                inbox.put(("done", f"Something went wrong: {err}"))
+
+        self._poll.start()
+        threading.Thread(target=guarded, name="model-action", daemon=True).start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                kind, arg = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if kind == "progress":
+                label, fraction = arg
+                self.status.setText(label)
+                if fraction is None:
+                    self.bar.setRange(0, 0)
+                else:
+                    self.bar.setRange(0, 1000)
+                    self.bar.setValue(round(fraction * 1000))
+            else:
+                self._poll.stop()
+                self.busy = False
+                self.bar.hide()
+                self.status.setText(arg)
+                self.refresh()
+
+    def closeEvent(self, event: Any) -> None:
+        self._cancel.set()  # a download in flight stops at its next block
+        super().closeEvent(event)

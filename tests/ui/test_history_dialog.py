@@ -1,0 +1,97 @@
+"""Meeting history in the app: a finished run is listed from its transcript file, searched,
+read and exported with a choice of languages (offscreen Qt, real files)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
+from subtitler.ui.history import TEXT_CHOICES, HistoryDialog
+from tests.ui.test_app_state import make_app
+
+
+def write(folder: Path, stamp: str, recs: list[SegmentRecord]) -> None:
+    w = TranscriptWriter(folder / f"{stamp}.jsonl")
+    for r in recs:
+        w.append(r)
+    w.close()
+
+
+PLANNING = [
+    SegmentRecord(
+        0,
+        0.5,
+        2.5,
+        "Welcome to the planning call.",
+        "Willkommen zum Planungsgespräch.",
+        "en",
+        "de",
+        0.0,
+    ),
+    SegmentRecord(
+        1, 3.0, 5.0, "Zürich needs a budget.", "Zürich braucht ein Budget.", "en", "de", 0.0
+    ),
+]
+STANDUP = [SegmentRecord(0, 1.0, 2.0, "Hola a todos.", "Hola a todos.", "es", "es", 0.0)]
+
+
+def test_list_search_read_and_export(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, "20261116-093000", PLANNING)
+    write(tmp_path, "20261117-101500", STANDUP)
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    rows = [
+        [dlg.list.topLevelItem(i).text(c) for c in range(4)]
+        for i in range(dlg.list.topLevelItemCount())
+    ]
+    assert rows == [
+        ["2026-11-17 10:15", "2 s", "es", "1"],
+        ["2026-11-16 09:30", "5 s", "en → de", "2"],
+    ]
+    assert "Hola a todos." in dlg.text.toPlainText()  # the newest is open
+    assert dlg.text.toPlainText().count("Hola a todos.") == 1  # same language: once
+
+    dlg.query.setText("zurich")
+    assert dlg.list.topLevelItemCount() == 1
+    assert dlg.list.topLevelItem(0).text(3) == "1 of 2"
+    shown = dlg.text.toPlainText()
+    assert "Zürich braucht ein Budget." in shown and "Willkommen" in shown  # the whole meeting
+    dlg.grab().save(str(Path(os.environ.get("SUBTITLER_SHOTS", tmp_path)) / "history.png"))
+
+    dlg.which.setCurrentIndex([d for _, d in TEXT_CHOICES].index("source"))
+    out = tmp_path / "planning"
+    with qtbot.assertNotEmitted(dlg.problem):
+        assert dlg.export_to(out)
+    assert (tmp_path / "planning.srt").read_text(encoding="utf-8").splitlines()[2::4] == [
+        "Welcome to the planning call.",
+        "Zürich needs a budget.",
+    ]
+    assert "Exported to" in dlg.status.text()
+
+    dlg.query.setText("quarterly")
+    assert dlg.list.topLevelItemCount() == 0 and "No meeting matches" in dlg.text.toPlainText()
+    assert not dlg.export_button.isEnabled()
+
+
+def test_a_failed_export_is_one_line_for_the_app(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, "20261116-093000", PLANNING)
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    with qtbot.waitSignal(dlg.problem) as sig:
+        assert not dlg.export_to(tmp_path / "missing" / "x.srt")
+    assert sig.args == ["Export failed: x.srt: No such file or directory"]
+
+
+def test_the_tray_opens_history_with_the_running_meeting(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.start()
+    qtbot.waitUntil(lambda: bool(app.pipeline and app.pipeline.transcript_records), timeout=10_000)
+    app.tray.show_history.emit()
+    assert app.history is not None and app.history.isVisible()
+    qtbot.addWidget(app.history)
+    assert app.history.list.topLevelItemCount() == 1
+    assert "hi." in app.history.text.toPlainText()
+    app.quit()

@@ -1,0 +1,172 @@
+"""Models from the app: download with progress and cancel, check, use and remove, through the
+real download code from a fake hub on 127.0.0.1; every failure says what to click."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from subtitler.config import AppConfig
+from subtitler.models import download as dl
+from subtitler.models.catalog import Catalog
+from subtitler.ui.models_dialog import ModelsDialog
+from tests.helpers.fake_hub import MT_REPO, FakeHub, serving_models
+from tests.integration.test_models_download import asr_entry, mt_entry
+
+
+@pytest.fixture
+def hub(monkeypatch: pytest.MonkeyPatch, tiny_gguf: Path) -> Iterator[FakeHub]:
+    with serving_models(monkeypatch, tiny_gguf.read_bytes()) as h:
+        yield h
+
+
+def dialog(qtbot, root: Path, cfg: AppConfig | None = None) -> ModelsDialog:  # type: ignore[no-untyped-def]
+    dlg = ModelsDialog(cfg or AppConfig(), Catalog((asr_entry(), mt_entry()), {}), root=root)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    return dlg
+
+
+def row(dlg: ModelsDialog, model_id: str) -> list[str]:
+    i = [e.id for e in dlg.entries].index(model_id)
+    item = dlg.table.topLevelItem(i)
+    assert item is not None
+    return [item.text(c) for c in range(6)]
+
+
+def wait_idle(qtbot, dlg: ModelsDialog) -> None:  # type: ignore[no-untyped-def]
+    qtbot.waitUntil(lambda: not dlg.busy, timeout=60_000)
+
+
+def test_download_check_use_and_remove(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "models"
+    dlg = dialog(qtbot, root)
+    assert row(dlg, "tiny-mt")[1:] == ["Translation", "16 MB", "50 MB", "Not downloaded", ""]
+    dlg.select("tiny-mt")
+    assert dlg.download_btn.isEnabled() and not dlg.use_btn.isEnabled()
+    dlg.download_btn.click()
+    assert dlg.busy and dlg.cancel_btn.isVisible() and not dlg.remove_btn.isEnabled()
+    wait_idle(qtbot, dlg)
+    assert dlg.status.text() == "tiny is downloaded: click Use this model to switch."
+    assert row(dlg, "tiny-mt")[4] == "Downloaded"
+    path = dl.model_path(mt_entry(), root)
+    assert path.read_bytes() == hub.files[f"{MT_REPO}/tiny.gguf"]
+
+    dlg.verify_btn.click()  # sizes, checksums, and llama.cpp loads it in a worker process
+    wait_idle(qtbot, dlg)
+    assert dlg.status.text() == "tiny is complete and loads."
+
+    with qtbot.waitSignal(dlg.chosen) as used:
+        dlg.use_btn.click()
+    cfg = used.args[0]
+    assert Path(cfg.mt.model_path) == path and cfg.mt.template == "chatml"
+    assert row(dlg, "tiny-mt")[5] == "in use"
+    assert not dlg.remove_selected(confirm=False)  # not the model in use
+    assert dlg.status.text().startswith("tiny is in use: click Use this model on another")
+
+    dlg.cfg = AppConfig()  # (another model chosen since)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    dlg.verify_btn.click()
+    wait_idle(qtbot, dlg)
+    assert dlg.status.text() == (
+        "tiny: tiny.gguf: sha256 changed since download (file damaged). "
+        "Click Remove, then Download."
+    )
+    assert dlg.remove_selected(confirm=False)
+    assert not path.exists() and row(dlg, "tiny-mt")[4] == "Not downloaded"
+    assert dlg.status.text().startswith("Removed tiny (")
+
+
+def test_cancel_then_continue(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    hub.add(MT_REPO, "tiny.gguf", hub.files[f"{MT_REPO}/tiny.gguf"] * 40)  # long enough to stop
+    dlg = dialog(qtbot, tmp_path / "models")
+    dlg.select("tiny-mt")
+    dlg._cancel.set()  # (pressed before the first block arrives: deterministic)
+    original = dlg._cancel.clear
+    dlg._cancel.clear = lambda: None  # type: ignore[method-assign]
+    dlg.download_btn.click()
+    wait_idle(qtbot, dlg)
+    dlg._cancel.clear = original  # type: ignore[method-assign]
+    assert dlg.status.text() == "Download cancelled: click Continue download to go on."
+    dlg.download_btn.click()
+    wait_idle(qtbot, dlg)
+    assert row(dlg, "tiny-mt")[4] == "Downloaded"
+
+
+def test_no_network_says_what_to_do(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    dlg = dialog(qtbot, tmp_path / "models")
+    dlg.select("tiny-asr")
+    dlg.download_btn.click()
+    wait_idle(qtbot, dlg)
+    text = dlg.status.text()
+    assert text.endswith("Click Continue download to retry.") or text.endswith(
+        "Check the connection, then click Continue download."
+    ), text
+    assert "\n" not in text and dlg.bar.isHidden() and dlg.download_btn.isEnabled()
+
+
+def test_action_threads_hold_no_qt_object(
+    qtbot, hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from PySide6.QtCore import QObject
+
+    targets = []
+    real_thread = threading.Thread
+
+    def spy(*a, **kw):  # type: ignore[no-untyped-def]
+        if kw.get("name") == "model-action":
+            targets.append(kw["target"])
+        return real_thread(*a, **kw)
+
+    monkeypatch.setattr(threading, "Thread", spy)
+    dlg = dialog(qtbot, tmp_path / "models")
+    dlg.select("tiny-asr")
+    dlg.download_btn.click()
+    wait_idle(qtbot, dlg)
+    assert row(dlg, "tiny-asr")[4] == "Downloaded"
+
+    def held(fn: object) -> list[object]:
+        cells = [c.cell_contents for c in getattr(fn, "__closure__", None) or ()]
+        return cells + [x for c in cells if callable(c) for x in held(c)]
+
+    (guarded,) = targets
+    assert not any(isinstance(x, QObject) for x in held(guarded))
+
+
+def test_the_tray_opens_models_and_a_pick_is_saved(
+    qtbot, hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from subtitler import paths, settings_store
+    from tests.ui.test_app_state import make_app
+
+    monkeypatch.setenv(paths.MODELS_DIR_ENV, str(tmp_path / "models"))
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.tray.show_models.emit()
+    dlg = app.models
+    assert dlg is not None and dlg.isVisible()
+    qtbot.addWidget(dlg)
+    assert {e.kind for e in dlg.entries} == {"asr", "mt"}  # the packaged catalog
+    # The packaged fixture translator is included with the app: usable at once.
+    fixture = next(e for e in dlg.entries if e.local_path is not None)
+    dlg.select(fixture.id)
+    assert row(dlg, fixture.id)[4] == "Included" and dlg.use_btn.isEnabled()
+    dlg.use_btn.click()
+    assert app.config.mt.model_path == str(dl.model_path(fixture))
+    saved = settings_store.load(tmp_path / "config.toml").config
+    assert saved.mt.model_path == str(dl.model_path(fixture))
+    dlg.grab().save(str(Path(os.environ.get("SUBTITLER_SHOTS", tmp_path)) / "models.png"))
+    app.quit()

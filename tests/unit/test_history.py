@@ -1,0 +1,97 @@
+"""Past meetings read from real transcript files: listing, search, export without doubling."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from subtitler.pipeline.history import format_duration, list_meetings, load_meeting, search
+from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter, export, to_srt, to_text
+
+
+def write(folder: Path, stamp: str, recs: list[SegmentRecord]) -> Path:
+    w = TranscriptWriter(folder / f"{stamp}.jsonl")
+    for r in recs:
+        w.append(r)
+    w.close()
+    return w.path
+
+
+def rec(
+    i: int, start: float, src: str, tgt: str, pair: tuple[str, str] = ("en", "de")
+) -> SegmentRecord:
+    return SegmentRecord(i, start, start + 2.0, src, tgt, pair[0], pair[1], 1_700_000_000.0 + start)
+
+
+MONDAY = [
+    rec(0, 1.0, "Good morning, everyone.", "Guten Morgen zusammen."),
+    rec(1, 4.0, "The budget for Zürich is ready.", "Das Budget für Zürich ist fertig."),
+    rec(2, 1830.0, "See you next week.", "Bis nächste Woche."),
+]
+TUESDAY = [rec(0, 0.5, "Bonjour à tous.", "Bonjour à tous.", ("fr", "fr"))]
+
+
+def test_meetings_newest_first_with_date_length_and_languages(tmp_path: Path) -> None:
+    write(tmp_path, "20261116-093000", MONDAY)
+    write(tmp_path, "20261117-140512", TUESDAY)
+    (tmp_path / "20261118-080000.jsonl").write_bytes(b"")  # started, no line finished: not listed
+    (tmp_path / "notes.txt").write_text("not a transcript")
+    meetings, problems = list_meetings(tmp_path)
+    assert problems == []
+    assert [m.title for m in meetings] == ["2026-11-17 14:05", "2026-11-16 09:30"]
+    tue, mon = meetings
+    assert mon.languages == ("en → de",) and tue.languages == ("fr",)
+    assert mon.duration_s == 1832.0 and format_duration(mon.duration_s) == "31 min"
+    assert format_duration(2.5) == "2 s" and format_duration(2 * 3600 + 65) == "2 h 01 min"
+    assert [r.source for r in mon.records] == [r.source for r in MONDAY]
+
+
+def test_a_torn_last_line_and_a_renamed_file_still_list(tmp_path: Path) -> None:
+    path = write(tmp_path, "20261116-093000", MONDAY)
+    with path.open("ab") as f:
+        f.write(b'{"segment_id": 3, "start": 19')  # the app was killed mid-line
+    renamed = path.rename(tmp_path / "budget meeting.jsonl")
+    m = load_meeting(renamed)
+    assert len(m.records) == 3
+    # Without the stamp in the name: the first line's clock (its wall time minus its end).
+    assert m.started == dt.datetime.fromtimestamp(MONDAY[0].wall_time - MONDAY[0].end)
+
+
+def test_an_unreadable_file_is_one_problem_line_not_the_end(tmp_path: Path) -> None:
+    write(tmp_path, "20261116-093000", MONDAY)
+    (tmp_path / "20261117-140512.jsonl").mkdir()  # cannot be read as a file, even by root
+    meetings, problems = list_meetings(tmp_path)
+    assert [m.title for m in meetings] == ["2026-11-16 09:30"]
+    assert len(problems) == 1 and problems[0].startswith("20261117-140512.jsonl: ")
+    assert list_meetings(tmp_path / "missing") == ([], [])  # no meeting yet: no folder yet
+
+
+def test_search_is_case_and_accent_free_over_both_languages(tmp_path: Path) -> None:
+    write(tmp_path, "20261116-093000", MONDAY)
+    write(tmp_path, "20261117-140512", TUESDAY)
+    meetings, _ = list_meetings(tmp_path)
+    found = search(meetings, "zurich BUDGET")
+    assert [(m.title, [r.segment_id for r in hits]) for m, hits in found] == [
+        ("2026-11-16 09:30", [1])
+    ]
+    assert [m.title for m, _ in search(meetings, "nachste woche")] == ["2026-11-16 09:30"]
+    assert [m.title for m, _ in search(meetings, "a tous")] == ["2026-11-17 14:05"]
+    assert search(meetings, "quarterly") == []
+    assert [hits for _, hits in search(meetings, "  ")] == [[], []]
+
+
+def test_export_source_target_or_both_and_same_language_lines_once(tmp_path: Path) -> None:
+    assert to_text(MONDAY[:1], "source") == "Good morning, everyone.\n"
+    assert to_text(MONDAY[:1], "translation") == "Guten Morgen zusammen.\n"
+    assert to_text(MONDAY[:1], "both") == "Good morning, everyone.\nGuten Morgen zusammen.\n"
+    # Same language (or a line the translator never reached): the line once, not twice.
+    assert to_srt(TUESDAY, "both") == "1\n00:00:00,500 --> 00:00:02,500\nBonjour à tous.\n"
+    untranslated = [rec(0, 0.0, "Hello.", ""), rec(1, 3.0, "Bye.", "Tschüss.")]
+    assert to_text(untranslated, "both") == "Hello.\nBye.\nTschüss.\n"
+    # An empty cue is not written: the translation-only export numbers what it has.
+    assert to_srt(untranslated, "translation") == "1\n00:00:03,000 --> 00:00:05,000\nTschüss.\n"
+    out = export(MONDAY, tmp_path / "m.vtt", "source")
+    assert out.read_text(encoding="utf-8").splitlines()[2:4] == [
+        "00:00:01.000 --> 00:00:03.000",
+        "Good morning, everyone.",
+    ]

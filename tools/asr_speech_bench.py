@@ -1,0 +1,336 @@
+"""Real-speech streaming benchmark: this project's recogniser next to ÚFAL's whisper_streaming.
+
+Research tooling (not shipped). Steps, each writing files into --out:
+
+    python tools/asr_speech_bench.py talk LJSPEECH_DIR --out DIR      # talk.wav, talk.tsv
+    python tools/asr_speech_bench.py reference --out DIR --model M      # offline.tsv, timing.tsv
+    python tools/asr_speech_bench.py ours --out DIR --model M [replay flags...]
+    python tools/asr_speech_bench.py peer --out DIR --model M --peer whisper_online.py
+    python tools/asr_speech_bench.py score --out DIR RUN.json ...
+
+- talk: the LJSpeech clips joined with pauses (``subtitler.asr.talk``); the transcript is the
+  text reference.
+- reference: the same model transcribes the whole file offline (faster-whisper's own
+  ``transcribe``, beam 5, word timestamps): its WER is the accuracy target, and its word times,
+  aligned to the transcript, are the timing reference for both systems.
+- ours: ``python -m subtitler.asr.replay FILE --json`` (simulated 1x, or --realtime).
+- peer: whisper_streaming's ``whisper_online.py`` simulation (online mode: real time, wall
+  clock) on the same file and model. Only its hard-coded device (CUDA, float16) is changed, to
+  the CPU with int8 and the same thread count, in a copy made in a temporary folder.
+- score: WER, commit delay and display latency against the timing reference, RTF, lag.
+
+Per transcript word matched in a system's committed text (jiwer's alignment after the same
+normalisation, ``subtitler.asr.wer``): commit delay = when the system committed it - its end in
+the timing reference; display latency = when its text was first on screen (tentative text
+included) - the same end. whisper_streaming shows only committed text, so there both are the
+same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from subtitler.asr.oracle import read_words_tsv  # noqa: E402
+from subtitler.asr.wer import align, normalize_word, word_error_rate  # noqa: E402
+
+
+@dataclass
+class HypWord:
+    text: str
+    committed_at: float
+    shown_at: float
+    start: float | None = None  # the system's own time for the word, when it says
+    end: float | None = None
+
+
+def _tokens(words: list[str]) -> tuple[list[str], list[int]]:
+    toks: list[str] = []
+    owner: list[int] = []
+    for i, w in enumerate(words):
+        for t in normalize_word(w):
+            toks.append(t)
+            owner.append(i)
+    return toks, owner
+
+
+def word_map(ref: list[str], hyp: list[str]) -> dict[int, int]:
+    """Reference word index -> the first hypothesis word aligned to one of its tokens."""
+    rt, rown = _tokens(ref)
+    ht, hown = _tokens(hyp)
+    out: dict[int, int] = {}
+    for h, r in enumerate(align(rt, ht)):
+        if r is not None:
+            out.setdefault(rown[r], hown[h])
+    return out
+
+
+def _pct(xs: list[float], q: float) -> float | None:
+    return round(float(np.percentile(xs, q)), 3) if xs else None
+
+
+# -- talk and reference ----------------------------------------------------------------------
+
+
+def cmd_talk(a: argparse.Namespace) -> int:
+    from subtitler.asr import talk
+
+    a.out.mkdir(parents=True, exist_ok=True)
+    return talk.main(
+        [str(a.ljspeech_dir), "--tsv", str(a.out / "talk.tsv"), "--wav", str(a.out / "talk.wav"),
+         "--gap", str(a.gap)]
+    )  # fmt: skip
+
+
+def cmd_reference(a: argparse.Namespace) -> int:
+    import time
+
+    from faster_whisper import WhisperModel, decode_audio
+
+    ref = [w.text.strip() for w in read_words_tsv(a.out / "talk.tsv")]
+    m = WhisperModel(a.model, device="cpu", compute_type="int8", cpu_threads=a.threads)
+    audio = decode_audio(str(a.out / "talk.wav"))
+    results = {}
+    for beam in (5, 1):
+        t = time.perf_counter()
+        segs, _ = m.transcribe(audio, language="en", beam_size=beam, word_timestamps=True)
+        words = [w for s in segs for w in s.words]
+        spent = time.perf_counter() - t
+        hyp = "".join(w.word for w in words)
+        w = word_error_rate(" ".join(ref), hyp)
+        results[f"beam{beam}"] = {"wer": w.wer, "line": w.line(), "rtf": spent * 16000 / len(audio)}
+        print(f"offline beam {beam}: {w.line()}, RTF {spent * 16000 / len(audio):.3f}")
+        if beam == 5:
+            (a.out / "offline.tsv").write_text(
+                "".join(f"{x.start:.3f}\t{x.end:.3f}\t{x.word.strip()}\n" for x in words)
+            )
+            hw = [x.word.strip() for x in words]
+            m_ = word_map(ref, hw)
+            known = {r: (float(words[h].start), float(words[h].end)) for r, h in m_.items()}
+            lines = []
+            for i, r in enumerate(ref):
+                if i in known:
+                    s, e = known[i]
+                else:  # not recognised offline: between its neighbours
+                    prev = max((k for k in known if k < i), default=None)
+                    nxt = min((k for k in known if k > i), default=None)
+                    s = known[prev][1] if prev is not None else 0.0
+                    e = known[nxt][0] if nxt is not None else s
+                    e = max(e, s)
+                lines.append(f"{s:.3f}\t{e:.3f}\t{r}")
+            (a.out / "timing.tsv").write_text(
+                "# the transcript with word times from the model's offline beam-5 transcription "
+                "(faster-whisper, word_timestamps); unmatched words interpolated\n"
+                + "\n".join(lines)
+                + "\n"
+            )
+    (a.out / "offline.json").write_text(json.dumps(results, indent=1))
+    return 0
+
+
+# -- runs ------------------------------------------------------------------------------------
+
+
+def ours_words(payload: dict[str, Any]) -> list[HypWord]:
+    """Committed words of a replay JSON, with commit and first-shown times."""
+    from subtitler.asr.metrics import shown_words
+    from subtitler.types import AsrUpdate, Word
+
+    first: dict[tuple[int, int, str], float] = {}
+    out: list[HypWord] = []
+    seen: set[tuple[int, int]] = set()
+    for d in payload["updates"]:
+        d = dict(d)
+        d["committed_words"] = tuple(Word(**w) for w in d["committed_words"])
+        u = AsrUpdate(**d)
+        for i, text in enumerate(shown_words(u)):
+            first.setdefault((u.segment_id, i, text), u.emitted_at)
+        for i, w in enumerate(u.committed_words):
+            if (u.segment_id, i) in seen:
+                continue
+            seen.add((u.segment_id, i))
+            shown = min(first.get((u.segment_id, i, w.text.strip()), u.emitted_at), u.emitted_at)
+            out.append(HypWord(w.text.strip(), u.emitted_at, shown, w.start, w.end))
+    return out
+
+
+def peer_words(stdout: str) -> list[HypWord]:
+    """whisper_online.py prints ``emission_ms begin_ms end_ms text`` per committed chunk."""
+    out: list[HypWord] = []
+    for line in stdout.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) < 4:
+            continue
+        try:
+            t, b, e = (float(x) / 1000 for x in parts[:3])
+        except ValueError:
+            continue
+        words = parts[3].split()
+        for k, w in enumerate(words):  # spread the chunk's span over its words, for pauses
+            ws = b + (e - b) * k / len(words)
+            out.append(HypWord(w, t, t, ws, b + (e - b) * (k + 1) / len(words)))
+    return out
+
+
+def score(
+    words: list[HypWord], timing: list[Any], *, rtf: float, lags: list[float]
+) -> dict[str, Any]:
+    ref = [w.text.strip() for w in timing]
+    hyp = [w.text for w in words]
+    w = word_error_rate(" ".join(ref), " ".join(hyp))
+    m = word_map(ref, hyp)
+    commit = [words[h].committed_at - timing[r].end for r, h in m.items()]
+    shown = [words[h].shown_at - timing[r].end for r, h in m.items()]
+    # Inserted words whose own time lies in a pause of the reference (>= 0.3 s of silence).
+    matched = set(m.values())
+    pauses = [
+        (timing[i].end, timing[i + 1].start)
+        for i in range(len(timing) - 1)
+        if timing[i + 1].start - timing[i].end >= 0.3
+    ]
+    in_pause = [
+        x.text
+        for j, x in enumerate(words)
+        if j not in matched
+        and x.start is not None
+        and x.end is not None
+        and any(p0 <= x.start and x.end <= p1 for p0, p1 in pauses)
+    ]
+    third = max(1, len(lags) // 3)
+    return {
+        "wer": round(w.wer, 4),
+        "wer_line": w.line(),
+        "commit_p50": _pct(commit, 50),
+        "commit_p90": _pct(commit, 90),
+        "display_p50": _pct(shown, 50),
+        "display_p90": _pct(shown, 90),
+        "rtf": round(rtf, 3),
+        "lag_max": round(max(lags), 3) if lags else None,
+        "lag_first_third_mean": round(float(np.mean(lags[:third])), 3) if lags else None,
+        "lag_last_third_mean": round(float(np.mean(lags[-third:])), 3) if lags else None,
+        "words": len(words),
+        "inserted_in_pauses": in_pause,
+    }
+
+
+def cmd_ours(a: argparse.Namespace, extra: list[str]) -> int:
+    out = a.out / f"{a.name}.json"
+    cmd = [sys.executable, "-m", "subtitler.asr.replay", str(a.audio or a.out / "talk.wav"),
+           "--model", a.model, "--threads", str(a.threads), "--language", "en", "--bench",
+           "--json", str(out), *extra]  # fmt: skip
+    print(" ".join(cmd), flush=True)
+    rc = subprocess.call(cmd, cwd=ROOT)
+    if rc == 0:
+        _score_file(a.out, out)
+    return rc
+
+
+def _peer_copy(peer: Path, threads: int, dest: Path) -> Path:
+    """whisper_online.py with its hard-coded CUDA float16 model load moved to the CPU."""
+    src = peer.read_text(encoding="utf-8")
+    old = 'device="cuda", compute_type="float16"'
+    if src.count(old) != 1:
+        raise SystemExit(f"{peer}: expected one {old!r} to patch")
+    new = f'device="cpu", compute_type="int8", cpu_threads={threads}'
+    out = dest / "whisper_online.py"
+    out.write_text(src.replace(old, new), encoding="utf-8")
+    shutil.copy(peer.parent / "silero_vad_iterator.py", dest)
+    return out
+
+
+def cmd_peer(a: argparse.Namespace, extra: list[str]) -> int:
+    audio = a.audio or a.out / "talk.wav"
+    with tempfile.TemporaryDirectory() as tmp:
+        script = _peer_copy(a.peer, a.threads, Path(tmp))
+        cmd = [a.peer_python, str(script), str(audio), "--model_dir", a.model, "--lan", "en",
+               "--min-chunk-size", str(a.peer_min_chunk), "-l", "DEBUG", *extra]  # fmt: skip
+        print(" ".join(cmd), flush=True)
+        env = dict(os.environ, HF_HUB_OFFLINE="1")
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
+    (a.out / f"{a.name}.stdout").write_text(p.stdout)
+    (a.out / f"{a.name}.stderr").write_text(p.stderr)
+    if p.returncode != 0:
+        print(p.stderr[-3000:], file=sys.stderr)
+        return p.returncode
+    _score_file(a.out, a.out / f"{a.name}.stdout")
+    return 0
+
+
+def _peer_compute(stderr: str, duration: float) -> tuple[float, list[float]]:
+    """Per iteration the peer logs 'now is T, the latency is L': L is the time its iteration
+    took after the audio up to 'last processed' had arrived (its compute, and its lag)."""
+    lags = [float(x) for x in re.findall(r"the latency is (-?[\d.]+)", stderr)]
+    return sum(lags) / duration, lags
+
+
+def _score_file(out: Path, run: Path) -> dict[str, Any]:
+    timing = read_words_tsv(out / "timing.tsv")
+    if run.suffix == ".json":
+        payload = json.loads(run.read_text())
+        s = payload["summary"]
+        lags = [u["emitted_at"] - u["audio_t1"] for u in payload["updates"]]
+        result = score(ours_words(payload), timing, rtf=s["rtf"], lags=lags)
+        result["self_reported"] = {
+            k: s.get(k) for k in ("commit_delay_median", "display_latency_median", "runs")
+        }
+    else:
+        duration = timing[-1].end + 1.0
+        stderr = run.with_suffix(".stderr").read_text()
+        m = re.search(r"Audio duration is: ([\d.]+)", stderr)
+        if m:
+            duration = float(m.group(1))
+        rtf, lags = _peer_compute(stderr, duration)
+        result = score(peer_words(run.read_text()), timing, rtf=rtf, lags=lags)
+    (out / f"{run.stem}.score.json").write_text(json.dumps(result, indent=1))
+    print(run.stem, json.dumps({k: v for k, v in result.items() if k != "wer_line"}))
+    print(run.stem, result["wer_line"])
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    talk = sub.add_parser("talk")
+    talk.add_argument("ljspeech_dir", type=Path)
+    talk.add_argument("--gap", type=float, default=0.5)
+    for p in [talk, *(sub.add_parser(n) for n in ("reference", "ours", "peer", "score"))]:
+        p.add_argument("--out", type=Path, required=True)
+        p.add_argument("--model", default="")
+        p.add_argument("--threads", type=int, default=2)
+        p.add_argument("--name", default="run")
+        p.add_argument("--audio", type=Path, help="another file than talk.wav (silence, noise)")
+        p.add_argument("--peer", type=Path)
+        p.add_argument("--peer-python", default=sys.executable)
+        p.add_argument("--peer-min-chunk", type=float, default=1.0)
+        if p.prog.endswith("score"):
+            p.add_argument("runs", nargs="*", type=Path)
+    a, extra = ap.parse_known_args(argv)
+    if a.cmd == "talk":
+        return cmd_talk(a)
+    if a.cmd == "reference":
+        return cmd_reference(a)
+    if a.cmd == "ours":
+        return cmd_ours(a, extra)
+    if a.cmd == "peer":
+        return cmd_peer(a, extra)
+    for r in a.runs:
+        _score_file(a.out, r)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
