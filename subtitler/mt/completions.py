@@ -431,7 +431,10 @@ def _loads(raw: bytes, where: str) -> Any:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         shown = _one_line(raw[:80].decode("utf-8", errors="replace"))
-        raise ServerError(f"{where} answered something that is not JSON ({shown!r})") from None
+        # Usually a proxy's error page or a server in trouble: worth asking again later.
+        raise ServerError(
+            f"{where} answered something that is not JSON ({shown!r})", transient=True
+        ) from None
 
 
 def _error_detail(raw: bytes) -> str:

@@ -29,7 +29,12 @@ class EngineGone(RuntimeError):
 class EngineUnavailable(RuntimeError):
     """The engine could not answer this time (a translation server is down, unreachable or
     stalled); the next update asks again, so it is never a reason to set the engine aside.
-    The message is one line."""
+    The message is one line; ``announced``: the user was told of this outage already (the
+    engine's load notice said the server was down)."""
+
+    def __init__(self, message: str, *, announced: bool = False) -> None:
+        super().__init__(message)
+        self.announced = announced
 
 
 @dataclasses.dataclass

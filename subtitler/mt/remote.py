@@ -266,47 +266,72 @@ def server_settings(mt: MtConfig) -> ServerSettings:
 class RemoteEngine:
     """The translation stage's ``Engine`` over a server: no native code runs here, so it needs
     no worker process; a failed call costs one update, and a server that is down or stalls is
-    asked again later (with a growing pause), never set aside."""
+    asked again later (with a growing pause), never set aside.
 
-    def __init__(self, mt: MtConfig, client: CompletionsClient | None = None) -> None:
+    ``connect_later``: a server that is down or unreachable at start is not an error; the
+    notice says so once, and each later update (with a growing pause) tries to connect, so
+    translation starts when the server does (the app may well start first)."""
+
+    def __init__(
+        self, mt: MtConfig, client: CompletionsClient | None = None, *, connect_later: bool = False
+    ) -> None:
         self.client = client or CompletionsClient(server_settings(mt))
+        self.name = f"translation server {self.client.where}"
+        self.notice = ""
+        self.template = ""
+        self.n_ctx: int | None = None
+        self._tr: RemoteTranslator | None = None
+        self._failures = 0
+        self._retry_at = 0.0
+        self._ssbd = True
+        self._connected = False
+        try:
+            self._connect(mt)
+        except ServerError as e:
+            if not (connect_later and e.transient):
+                self.client.close()
+                raise
+            self.notice = f"{e}; translating once it answers"
+            self._backoff()
+            log.info("%s", self.notice)
+        except BaseException:
+            self.client.close()
+            raise
+
+    def _connect(self, mt: MtConfig) -> None:
+        """Ask the server for its models, check the chosen one and whether it can verify."""
+        self.notice = ""
         try:
             models = self.client.list_models()
         except ServerError as e:
-            self.client.close()
-            raise ServerError(f"translation server: {e}") from None
+            raise ServerError(f"translation server: {e}", transient=e.transient) from None
         ids = [str(m["id"]) for m in models]
         want = mt.server_model.strip()
         if want and want not in ids:
-            self.client.close()
             raise ServerError(
                 f"translation server {self.client.where} serves no model {want!r} "
                 f"(it serves: {', '.join(ids) or 'none'})"
             )
         if not ids and not want:
-            self.client.close()
             raise ServerError(f"translation server {self.client.where} serves no model")
         model = want or ids[0]
         self.client.model = model
         info = models[ids.index(model)] if model in ids else {}
         limit = info.get("max_model_len")
         self.n_ctx = limit if isinstance(limit, int) and limit > 0 else None
-        try:
-            self.template = resolve_server_template(mt.template, model)
-        except TemplateError:
-            self.client.close()
-            raise
+        self.template = resolve_server_template(mt.template, model)
         self.name = f"{model} on {self.client.where}"
-        self.notice = ""
-        self._tr: RemoteTranslator | None = None
-        self._failures = 0
-        self._retry_at = 0.0
         try:
             self._ssbd = self._can_verify(mt)  # False: the server cannot verify drafts
         except ServerError as e:
-            self.client.close()
-            raise ServerError(f"translation server: {e}") from None
+            raise ServerError(f"translation server: {e}", transient=e.transient) from None
+        self._connected = True
         log.info("translating on %s with the %r prompt", self.name, self.template)
+
+    def _backoff(self) -> None:
+        self._failures += 1
+        pause = BACKOFF_S[min(self._failures, len(BACKOFF_S)) - 1]
+        self._retry_at = time.monotonic() + pause
 
     def _can_verify(self, mt: MtConfig) -> bool:
         """Verify a short draft once, so a server without usable prompt log-probabilities is
@@ -358,8 +383,18 @@ class RemoteEngine:
         if wait > 0:
             raise EngineUnavailable(
                 f"translation server {self.client.where} did not answer; "
-                f"trying again in {wait:.0f} s"
+                f"trying again in {wait:.0f} s",
+                announced=not self._connected,
             )
+        if not self._connected:
+            try:
+                self._connect(mt)
+            except ServerError as e:
+                if not e.transient:
+                    raise
+                self._backoff()
+                raise EngineUnavailable(str(e), announced=True) from None
+            self._failures = 0
         tr = self._configure(src_lang, mt)
         try:
             try:
@@ -374,9 +409,7 @@ class RemoteEngine:
         except ServerError as e:
             if not e.transient:
                 raise
-            self._failures += 1
-            pause = BACKOFF_S[min(self._failures, len(BACKOFF_S)) - 1]
-            self._retry_at = time.monotonic() + pause
+            self._backoff()
             raise EngineUnavailable(str(e)) from None
         self._failures = 0
         if t.stats.aborted:

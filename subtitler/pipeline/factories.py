@@ -340,7 +340,7 @@ def connect_translator(mt: MtConfig) -> Engine:
 
     if not mt.server_url.strip():
         raise RuntimeError("no translation server address: set one in Settings")
-    return RemoteEngine(mt)
+    return RemoteEngine(mt, connect_later=True)  # the app may start before the server
 
 
 def load_any_translator(mt: MtConfig, isolate: bool) -> LoadedModel | Engine:

@@ -525,7 +525,7 @@ class TranslationStage(threading.Thread):
                     self._keep_last_good(u)
             except EngineUnavailable as e:  # a server down or stalled: asked again later
                 log.info("translation unavailable: %s", e)
-                if not self._unavailable_said:  # once per outage, not at every update
+                if not (self._unavailable_said or e.announced):  # once per outage
                     self._unavailable_said = True
                     self.emit(ErrorEvent("mt", f"translation failed: {e}"))
                 if u.final:

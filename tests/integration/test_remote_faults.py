@@ -23,7 +23,7 @@ from subtitler.pipeline.factories import load_any_translator
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import read_transcript
 from subtitler.types import AudioBlock
-from tests.helpers.completion_server import API_KEY, FaultyProxy, LlamaServer
+from tests.helpers.completion_server import API_KEY, FaultyProxy, LlamaServer, free_port
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step
 
 pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] (the dev extra)")
@@ -208,6 +208,40 @@ def test_a_server_that_stops_returning_prompt_logprobs_says_so_once_and_goes_on_
     assert not done[1].translation.endswith("…") and done[1].stats.method == "RT"
     assert done[2].translation != done[2].source and done[2].stats.method == "RT"
     assert [r.translation for r in records] == [done[i].translation for i in (0, 1, 2)]
+
+
+def test_a_server_started_after_the_app_is_said_once_and_then_translates(
+    tmp_path: Path,
+) -> None:
+    srv = LlamaServer(port=free_port())  # not running yet: its port refuses connections
+    script = [
+        Step(0.5 + 0.5 * i, i, ["a", "dog", "runs", f"fast{i}."], final=True) for i in range(4)
+    ]
+    script += [Step(6.0 + 0.5 * i, 4 + i, ["a", "child", "plays."], final=True) for i in range(6)]
+
+    def during(ev: Events, source: GatedSource) -> None:
+        # The first lines are said while the server is away; then it starts.
+        end = time.monotonic() + 60
+        while not any(e.segment_id == 3 and e.final for e in ev.of(SubtitleEvent)):
+            assert time.monotonic() < end
+            time.sleep(0.01)
+        srv.start()
+
+    try:
+        ev, records = run(tmp_path, srv.url, script, 10.0, during)
+    finally:
+        srv.stop()
+    errors = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    assert len(errors) == 1, errors  # said once, at start, not at every line
+    assert f"127.0.0.1:{srv.port}: connection refused" in errors[0]
+    assert "translating once it answers" in errors[0]
+    done = finals(ev)
+    assert sorted(done) == list(range(10))  # every line reached the screen...
+    assert [r.source for r in records] == [done[i].source for i in range(10)]  # ...and file
+    assert all(done[i].translation == "" for i in range(4))  # shown as said
+    # Translation starts once the server answers (the engine asks again, with pauses <= 15 s).
+    back = [i for i in range(4, 10) if done[i].translation]
+    assert back and back[-1] == 9
 
 
 @pytest.mark.slow
