@@ -151,6 +151,7 @@ class LlamaLM:
         self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self._cached: list[int] = []
+        self._contexts: list[Any] = []  # made by views(), freed by close()
         self._pieces: dict[int, bytes] = {}
         self._eos = frozenset(
             t for t in range(self._n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, t)
@@ -210,11 +211,20 @@ class LlamaLM:
         return got
 
     def evaluate(self, tokens: Sequence[int], logits_at: Sequence[int]) -> Logits:
+        return self._decode(self._ctx, 0, self._cached, tokens, logits_at)
+
+    def _decode(
+        self,
+        ctx: Any,
+        seq_id: int,
+        cached: list[int],
+        tokens: Sequence[int],
+        logits_at: Sequence[int],
+    ) -> Logits:
+        """``evaluate`` on one sequence of one context (``cached``: that sequence's tokens)."""
         n = len(tokens)
-        if len(self._cached) + n > self._n_ctx:
-            raise ContextFullError(
-                f"context of {self._n_ctx} tokens is full ({len(self._cached)} + {n})"
-            )
+        if len(cached) + n > self._n_ctx:
+            raise ContextFullError(f"context of {self._n_ctx} tokens is full ({len(cached)} + {n})")
         order = sorted(range(len(logits_at)), key=lambda j: logits_at[j])
         wanted = [logits_at[j] for j in order]
         if wanted and (wanted[0] < 0 or wanted[-1] >= n):
@@ -224,23 +234,23 @@ class LlamaLM:
         w = 0  # next entry of ``wanted``
         for start in range(0, n, self._n_batch):
             chunk = tokens[start : start + self._n_batch]
-            pos0 = len(self._cached)
+            pos0 = len(cached)
             flagged = 0
             for i, tok in enumerate(chunk):
                 b.token[i] = tok
                 b.pos[i] = pos0 + i
                 b.n_seq_id[i] = 1
-                b.seq_id[i][0] = 0
+                b.seq_id[i][0] = seq_id
                 flag = w + flagged < len(wanted) and wanted[w + flagged] == start + i
                 b.logits[i] = flag
                 flagged += flag
             b.n_tokens = len(chunk)
-            rc = lib.llama_decode(self._ctx, b)
+            rc = lib.llama_decode(ctx, b)
             if rc != 0:
                 raise RuntimeError(f"llama_decode failed with code {rc}")
-            self._cached.extend(chunk)
+            cached.extend(chunk)
             if flagged:
-                ptr = lib.llama_get_logits(self._ctx)
+                ptr = lib.llama_get_logits(ctx)
                 rows = np.ctypeslib.as_array(ptr, shape=(flagged * self._n_vocab,))
                 rows = rows.reshape(flagged, self._n_vocab)
                 for r in range(flagged):
@@ -253,6 +263,29 @@ class LlamaLM:
             return
         self._lib.llama_memory_seq_rm(self._mem, -1, n, -1)
         del self._cached[n:]
+
+    # -- several streams on one loaded model (issue 19: several target languages) ----------
+    def views(self, n: int, layout: str = "sequences") -> list[LlamaView]:
+        """``n`` independent streams on this model's weights, each a LanguageModel with its
+        own KV cache of ``n_ctx`` tokens: "sequences" = sequences 0..n-1 of one new llama.cpp
+        context; "contexts" = one new context each. Closed with this model."""
+        if layout not in ("sequences", "contexts"):
+            raise ValueError(f"layout must be sequences or contexts, not {layout!r}")
+        lib = self._lib
+        base = self._llm.context_params
+        out: list[LlamaView] = []
+        per_ctx = n if layout == "sequences" else 1
+        for _ in range(n // per_ctx):
+            params = type(base).from_buffer_copy(base)
+            params.n_seq_max = per_ctx
+            params.n_ctx = self._n_ctx * per_ctx  # without a unified cache each sequence
+            params.kv_unified = False  # gets n_ctx / n_seq_max cells
+            ctx = lib.llama_init_from_model(self._llm.model, params)
+            if not ctx:
+                raise ModelLoadError("llama.cpp could not create another context")
+            self._contexts.append(ctx)
+            out += [LlamaView(self, ctx, k) for k in range(per_ctx)]
+        return out
 
     # -- extras ----------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict[str, str]]) -> str:
@@ -279,6 +312,9 @@ class LlamaLM:
         raise ValueError("chat template output did not fit")
 
     def close(self) -> None:
+        for ctx in self._contexts:
+            self._lib.llama_free(ctx)
+        self._contexts = []
         if self._batch is not None:
             self._lib.llama_batch_free(self._batch)
             self._batch = None
@@ -291,3 +327,51 @@ class LlamaLM:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class LlamaView:
+    """One stream of :meth:`LlamaLM.views`: sequence ``seq_id`` of context ``ctx``, on the
+    parent's weights, tokenizer and batch (used by one thread at a time, like the parent)."""
+
+    def __init__(self, parent: LlamaLM, ctx: Any, seq_id: int) -> None:
+        self.parent, self._ctx, self.seq_id = parent, ctx, seq_id
+        self._mem = parent._lib.llama_get_memory(ctx)
+        self._cached: list[int] = []
+        self.metadata = parent.metadata
+
+    @property
+    def n_vocab(self) -> int:
+        return self.parent.n_vocab
+
+    @property
+    def eos_ids(self) -> frozenset[int]:
+        return self.parent.eos_ids
+
+    @property
+    def n_ctx(self) -> int:
+        return self.parent.n_ctx
+
+    @property
+    def cached(self) -> Sequence[int]:
+        return self._cached
+
+    def tokenize(self, text: str, *, add_bos: bool = False, special: bool = True) -> list[int]:
+        return self.parent.tokenize(text, add_bos=add_bos, special=special)
+
+    def detokenize(self, tokens: Sequence[int]) -> bytes:
+        return self.parent.detokenize(tokens)
+
+    def piece(self, token: int) -> bytes:
+        return self.parent.piece(token)
+
+    def apply_chat_template(self, messages: list[dict[str, str]]) -> str:
+        return self.parent.apply_chat_template(messages)
+
+    def evaluate(self, tokens: Sequence[int], logits_at: Sequence[int]) -> Logits:
+        return self.parent._decode(self._ctx, self.seq_id, self._cached, tokens, logits_at)
+
+    def truncate(self, n: int) -> None:
+        if n >= len(self._cached):
+            return
+        self.parent._lib.llama_memory_seq_rm(self._mem, self.seq_id, n, -1)
+        del self._cached[n:]
