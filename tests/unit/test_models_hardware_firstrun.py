@@ -187,7 +187,7 @@ def test_a_translation_server_needs_no_translation_model(tmp_path: Path) -> None
         dataclasses.replace(AppConfig(), mt=server), machine(), root=tmp_path, network=True
     )
     assert plan.mt.state == "ready" and "gpu-box:8000" in plan.mt.reason
-    assert [e.id for e in plan.offer] == ["whisper-small"]  # the speech model still is
+    assert [e.kind for e in plan.offer] == ["asr"]  # the speech model still is offered
     # "server" without an address is no choice yet: a model file is offered as before.
     no_url = dataclasses.replace(server, server_url=" ")
     plan = fr.plan_first_run(
