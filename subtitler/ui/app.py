@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QRect, QTimer, QUrl
+from PySide6.QtCore import QObject, QRect, QUrl
 from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
@@ -87,7 +86,6 @@ class SubtitlerApp(QObject):
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
         self._stopped_by: str = ""  # the fatal error that ended this run, kept on screen
-        self._shot_taken = False
         self.hotkeys = hotkeys or GlobalHotkeys()
         self.hotkey_problems: dict[str, str] = {}
         if replace_old_defaults(config.display):
@@ -174,11 +172,6 @@ class SubtitlerApp(QObject):
     def on_event(self, ev: Event) -> None:
         if isinstance(ev, SubtitleEvent):
             self.overlay.on_subtitle(ev)
-            shot = os.environ.get("SUBTITLER_SCREENSHOT")
-            if shot and ev.translation and not self._shot_taken:
-                # For the end-to-end test: the overlay as drawn (with alpha), once text is up.
-                self._shot_taken = True
-                QTimer.singleShot(300, lambda: self.overlay.grab().save(shot))
         elif isinstance(ev, LevelEvent):
             if self.settings is not None and self.settings.isVisible():
                 self.settings.set_level(ev.rms)

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from subtitler import settings_store
-from subtitler.asr.tiny_model import build_tiny_whisper
-from subtitler.bench.random_model import PRESETS, build_random_llama
 from subtitler.config import AppConfig, MtConfig
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui.app import SubtitlerApp
 from subtitler.ui.hotkeys import XWAYLAND_NOTE, GlobalHotkeys, platform_backend
 from subtitler.ui.hotkeys.chord import TAKEN
 from subtitler.ui.hotkeys.x11 import X11Hotkeys
+from subtitler_research.asr.tiny_model import build_tiny_whisper
+from subtitler_research.bench.random_model import PRESETS, build_random_llama
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
 from tests.helpers.system import SYSTEM_CHECKED_ENV, needs_programs
 from tests.helpers.x11_client import OtherApp, xvfb

@@ -168,7 +168,7 @@ def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_command_line_uses_the_same_limits(capsys: pytest.CaptureFixture[str]) -> None:
-    from subtitler.pipeline import replay
+    from subtitler_research.pipeline import replay
 
     for flag, bad, said in [
         ("--mt-threads", "2000", "Translation threads must be 1..64 (is 2000)"),

@@ -6,14 +6,14 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from subtitler.bench.streams import prefixes
 from subtitler.mt.drafting import DraftModel, GuessGate
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import display_text
-from subtitler.mt.metrics import RunTotals, normalized_erasure
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler_research.bench.streams import prefixes
+from subtitler_research.mt.metrics import RunTotals, normalized_erasure
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,9 @@
-"""``python -m subtitler.pipeline.replay``: the whole pipeline headless, on a file or an oracle.
+"""``python -m subtitler_research.pipeline.replay``: the whole pipeline headless, on a file or
+an oracle.
 
-    python -m subtitler.pipeline.replay talk.wav --asr-model tiny-dir --mt-model M.gguf \
+    python -m subtitler_research.pipeline.replay talk.wav --asr-model tiny-dir --mt-model M.gguf \
         --tgt-lang de --json out.json
-    python -m subtitler.pipeline.replay --oracle words.tsv --mt-model M.gguf --speed 4
+    python -m subtitler_research.pipeline.replay --oracle words.tsv --mt-model M.gguf --speed 4
 
 Writes every segment (final source and translation), what was displayed over time, and the
 live metrics: commit delay, translation latency, end-to-end, NE of the displayed text,
@@ -25,7 +26,6 @@ from typing import Any
 
 from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, spec_of
 from subtitler.mt.languages import UnknownLanguageError, normalize_code
-from subtitler.mt.metrics import normalized_erasure
 from subtitler.pipeline.events import (
     AsrEvent,
     ErrorEvent,
@@ -37,6 +37,8 @@ from subtitler.pipeline.events import (
 from subtitler.pipeline.factories import RealParts, real_factories
 from subtitler.pipeline.metrics import display_latencies, median_p90
 from subtitler.pipeline.pipeline import Pipeline
+from subtitler_research.mt.metrics import normalized_erasure
+from subtitler_research.pipeline.oracle import looped_words, oracle_factories
 
 log = logging.getLogger("subtitler.replay")
 
@@ -194,7 +196,7 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m subtitler.pipeline.replay", description=__doc__.split("\n\n")[0]
+        prog="python -m subtitler_research.pipeline.replay", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("file", nargs="?", type=Path, help="audio file to replay")
     ap.add_argument("--oracle", type=Path, help="word-timestamped transcript (start\\tend\\tword)")
@@ -261,12 +263,15 @@ def main(argv: list[str] | None = None) -> int:
         cfg.mt.max_new_tokens = a.max_new_tokens
     cfg.display.mask_k = a.k
     rec = Recorder(a.k)
+    parts = RealParts(loop=max(1, a.loop), isolate=not a.in_process)
+    factories = real_factories(parts)
+    if a.oracle is not None:
+        words = looped_words(a.oracle, parts.loop, parts.loop_gap_s)
+        factories = oracle_factories(words, parts)
     pipe = Pipeline(
         cfg,
         rec,
-        real_factories(
-            RealParts(oracle_words=a.oracle, loop=max(1, a.loop), isolate=not a.in_process)
-        ),
+        factories,
         speed=a.speed,
     )
     rss0 = app_rss_mb()
