@@ -170,7 +170,7 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
     from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
     from subtitler.asr.vad import SileroStream
     from subtitler.models.catalog import load_catalog
-    from subtitler.models.firstrun import asr_state
+    from subtitler.models.resolve import asr_state
 
     st = asr_state(cfg.model, load_catalog())
     if st.state == "invalid":
@@ -201,7 +201,7 @@ def resolve_translator(mt: MtConfig) -> tuple[Path, str]:
     """The file a catalog id or path names and the template asked for it, after the quick
     checks (present, complete GGUF, usable template); one-line reasons."""
     from subtitler.models.catalog import load_catalog
-    from subtitler.models.firstrun import mt_state
+    from subtitler.models.resolve import mt_state
 
     st = mt_state(mt.model_path, mt.template, load_catalog())
     if st.state == "missing" and st.entry is not None:

@@ -37,6 +37,7 @@ from subtitler.pipeline.events import (
 from subtitler.pipeline.factories import RealParts, real_factories
 from subtitler.pipeline.metrics import display_latencies, median_p90
 from subtitler.pipeline.pipeline import Pipeline
+from subtitler.session import Session
 from subtitler_research.mt.metrics import normalized_erasure
 from subtitler_research.pipeline.oracle import looped_words, oracle_factories
 
@@ -268,15 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.oracle is not None:
         words = looped_words(a.oracle, parts.loop, parts.loop_gap_s)
         factories = oracle_factories(words, parts)
-    pipe = Pipeline(
-        cfg,
-        rec,
-        factories,
-        speed=a.speed,
-    )
+    session = Session(cfg, factories, rec, speed=a.speed)  # (settings not saved)
     rss0 = app_rss_mb()
     t0 = time.monotonic()
-    pipe.start()
+    pipe = session.start()
     rss_samples = [rss0]
     rss_times = [0.0]
     while not rec.done.wait(2.0):
@@ -289,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     rss_workers = workers_rss_mb()  # (before stop ends them)
     rss_samples.append(app_rss_mb())
     rss_times.append(time.monotonic() - t0)
-    pipe.stop(2.0)
+    session.stop(2.0)
     if rec.fatal:
         print(f"error: {rec.fatal}", file=sys.stderr)
         return 2
