@@ -6,15 +6,14 @@ wires widgets to it."""
 from __future__ import annotations
 
 import copy
-import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from subtitler import settings_store
-from subtitler.config import AppConfig
+from subtitler.config import AppConfig, with_settings
 from subtitler.pipeline.events import Event
 from subtitler.pipeline.pipeline import Factories, Pipeline
 
@@ -30,27 +29,21 @@ log = logging.getLogger(__name__)
 class Overrides:
     """Choices for one run from the command line (never saved)."""
 
-    asr_model: str = ""
-    mt_model: str = ""
-    tgt_lang: str = ""
+    settings: Mapping[str, Any] = field(default_factory=dict)  # {"section.field": value}
     replay: Path | None = None  # play this file in real time instead of listening
 
     def apply(self, cfg: AppConfig) -> tuple[AppConfig, bool]:
-        """(``cfg`` with the overrides, whether any section changed: then nothing is saved)."""
-        changed: dict[str, object] = {}
-        if self.asr_model:
-            changed["asr"] = dataclasses.replace(cfg.asr, model=self.asr_model)
-        if self.mt_model or self.tgt_lang:
-            changed["mt"] = dataclasses.replace(
-                cfg.mt,
-                model_path=self.mt_model or cfg.mt.model_path,
-                tgt_lang=self.tgt_lang or cfg.mt.tgt_lang,
-            )
+        """(``cfg`` with the overrides, whether any changed it: then nothing is saved)."""
+        values = dict(self.settings)
         if self.replay:
-            changed["audio"] = dataclasses.replace(
-                cfg.audio, source="file", file_path=str(self.replay), realtime=True
+            values.update(
+                {
+                    "audio.source": "file",
+                    "audio.file_path": str(self.replay),
+                    "audio.realtime": True,
+                }
             )
-        return dataclasses.replace(cfg, **changed), bool(changed)  # type: ignore[arg-type]
+        return with_settings(cfg, values), bool(values)
 
 
 def input_devices() -> tuple[list[tuple[str, str]], str]:

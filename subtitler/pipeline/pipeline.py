@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig
+from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
 from subtitler.mt.engine import as_engine
 from subtitler.pipeline.clock import StreamClock
 from subtitler.pipeline.events import ErrorEvent, Event, StatusEvent
@@ -27,17 +27,8 @@ from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 
 log = logging.getLogger(__name__)
 
-# Settings whose change needs the translation model loaded again.
-MODEL_FIELDS = (
-    "model_path",
-    "template",
-    "threads",
-    "n_ctx",
-    "n_ubatch",
-    "flash_attn",
-    "gpu_layers",
-    "draft_model_path",
-)
+# Settings whose change needs the translation model loaded again (declared with reload=True).
+MODEL_FIELDS = reload_fields(MtConfig)
 
 
 @dataclass

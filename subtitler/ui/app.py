@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QRect, QUrl
 from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from subtitler.config import AppConfig
+from subtitler.config import AppConfig, given_settings
 from subtitler.pipeline.events import (
     ErrorEvent,
     Event,
@@ -346,12 +346,8 @@ def run_app(args: Any, data_dir: Path) -> int:
         # The folder cannot be written (not another instance): run without the lock, say why.
         notices.append(guard.problem)
         guard.listen()
-    overrides = Overrides(
-        asr_model=args.asr_model or "",
-        mt_model=args.mt_model or "",
-        tgt_lang=args.tgt_lang or "",
-        replay=args.replay,
-    )
+    given = given_settings(args)  # the setting flags on the command line
+    overrides = Overrides(given, replay=args.replay)
     start = prepare(args.config, overrides)
     notices += start.notices
     choices = Choices(
@@ -361,7 +357,7 @@ def run_app(args: Any, data_dir: Path) -> int:
         asr_models=start.asr_models,
         hardware=start.hardware_line,
     )
-    if not start.plan.ready and not (args.asr_model and args.mt_model):
+    if not start.plan.ready and not (given.get("asr.model") and given.get("mt.model_path")):
         from subtitler.models.firstrun import check_network
         from subtitler.ui.firstrun import FirstRunDialog
 

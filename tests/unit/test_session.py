@@ -24,9 +24,8 @@ def test_no_override_changes_nothing_and_the_settings_are_saved() -> None:
 
 
 def test_overrides_apply_for_one_run() -> None:
-    cfg, changed = Overrides(asr_model="tiny", tgt_lang="ja", replay=Path("talk.wav")).apply(
-        AppConfig()
-    )
+    given = {"asr.model": "tiny", "mt.tgt_lang": "ja"}
+    cfg, changed = Overrides(given, replay=Path("talk.wav")).apply(AppConfig())
     assert changed
     assert cfg.asr.model == "tiny" and cfg.mt.tgt_lang == "ja" and cfg.mt.model_path == ""
     assert (cfg.audio.source, cfg.audio.file_path, cfg.audio.realtime) == ("file", "talk.wav", True)

@@ -168,6 +168,7 @@ def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_command_line_uses_the_same_limits(capsys: pytest.CaptureFixture[str]) -> None:
+    from subtitler.config import given_settings
     from subtitler_research.pipeline import replay
 
     for flag, bad, said in [
@@ -185,7 +186,7 @@ def test_command_line_uses_the_same_limits(capsys: pytest.CaptureFixture[str]) -
         err = capsys.readouterr().err.strip().splitlines()[-1]
         assert err.endswith(f"argument {flag}: {said}"), err
     a = replay.parser().parse_args(["x.wav", "--mt-threads", "64", "--beta", "1", "--k", "0"])
-    assert (a.mt_threads, a.beta, a.k) == (64, 1.0, 0)
+    assert given_settings(a) == {"mt.threads": 64, "mt.beta": 1.0, "display.mask_k": 0}
 
 
 def test_every_number_setting_declares_its_range() -> None:
