@@ -1,9 +1,11 @@
 """The settings pane: language pair, SSBD beta and k, decoding mode, audio, models, looks.
 
-Built from the config dataclasses (one widget per setting): every spin box, slider and choice
-takes its limits from the field's declaration in :mod:`subtitler.config`, and values are
-validated by the same ``settings_store.validate`` that guards the file, then applied live
-through ``applied``.
+Built from the config declarations: a setting appears on the tab its declaration in
+:mod:`subtitler.config` names (``tab=``). The settings in :data:`HANDMADE` have widgets made by
+hand (language lists, sliders, file choosers, key recorders); every other declared one gets a
+row made from its type and declaration (check box, spin box, choice, text). Every spin box,
+slider and choice takes its limits from the declaration, and values are validated by the same
+``settings_store.validate`` that guards the file, then applied live through ``applied``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import copy
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, get_type_hints
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QKeySequence, QPixmap
@@ -38,7 +41,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, Spec, spec_of
+from subtitler.config import (
+    SECTIONS,
+    AppConfig,
+    AsrConfig,
+    DisplayConfig,
+    MtConfig,
+    Spec,
+    pane_fields,
+    spec_of,
+)
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
 from subtitler.ui.web_settings import WebSettings
@@ -47,6 +59,27 @@ HOTKEYS_WORK = (
     "These keys work while any app has focus, also when clicks pass through the subtitles. "
     "The tray menu does the same."
 )
+# The settings whose rows are made by hand below, by tab (tests/ui check they match the
+# declarations); any other setting declared with a tab gets a row made from its declaration.
+HANDMADE: dict[str, tuple[str, ...]] = {
+    "translation": (
+        "asr.language", "mt.tgt_lang", "mt.method", "mt.beta", "display.mask_k",
+        "mt.model_path", "mt.template", "mt.threads", "mt.gpu_layers", "mt.context_sentences",
+    ),
+    "audio": ("audio.device",),
+    "speech": ("asr.model", "asr.device", "asr.threads", "asr.silence_end_s"),
+    "appearance": (
+        "display.font_family", "display.font_size", "display.text_color", "display.outline",
+        "display.background_opacity", "display.lines", "display.bilingual",
+        "display.click_through",
+    ),
+    "hotkeys": ("display.hotkey_click_through", "display.hotkey_pause"),
+    "advanced": (
+        "mt.lookahead", "mt.resync", "mt.draft_model_path", "mt.draft_tokens",
+        "mt.adaptive_guessing", "mt.verify", "mt.top_b", "mt.tau",
+    ),
+    "browser": ("web.share", "web.port"),
+}  # fmt: skip
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
 
 
@@ -101,14 +134,20 @@ class SettingsPane(QDialog):
         self._cfg = copy.deepcopy(config)
         self._color = config.display.text_color
         tabs = QTabWidget()
-        tabs.addTab(self._translation_tab(), "Translation")
-        tabs.addTab(self._audio_tab(), "Audio")
-        tabs.addTab(self._speech_tab(), "Speech")
-        tabs.addTab(self._look_tab(), "Appearance")
-        tabs.addTab(self._keys_tab(), "Hotkeys")
-        tabs.addTab(self._advanced_tab(), "Advanced")
+        self.declared_rows: dict[str, DeclaredRow] = {}  # "section.field" -> its row
+        pages = [
+            ("translation", "Translation", self._translation_tab()),
+            ("audio", "Audio", self._audio_tab()),
+            ("speech", "Speech", self._speech_tab()),
+            ("appearance", "Appearance", self._look_tab()),
+            ("hotkeys", "Hotkeys", self._keys_tab()),
+            ("advanced", "Advanced", self._advanced_tab()),
+        ]
         self.web = WebSettings(lambda: self.choices.web_status())
-        tabs.addTab(self.web, "Browser")
+        pages.append(("browser", "Browser", self.web))
+        for key, title, page in pages:
+            self._add_declared_rows(key, page)
+            tabs.addTab(page, title)
         self.tabs = tabs
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828")
@@ -130,6 +169,22 @@ class SettingsPane(QDialog):
         self.load(config)
 
     # -- tabs ------------------------------------------------------------------------------
+    def _add_declared_rows(self, tab: str, page: QWidget) -> None:
+        """A row for each setting declared on ``tab`` that has no hand-made widget."""
+        form = page.layout()
+        assert isinstance(form, QFormLayout), f"the {tab} tab is not a form"
+        made = HANDMADE.get(tab, ())
+        for section, f, spec in pane_fields(tab):
+            key = f"{section}.{f.name}"
+            if key in made:
+                continue
+            row = DeclaredRow(section, f.name, get_type_hints(SECTIONS[section])[f.name], spec)
+            self.declared_rows[key] = row
+            if isinstance(row.widget, QCheckBox):
+                form.addRow("", row.widget)
+            else:
+                form.addRow(spec.label, row.widget)
+
     def _lang_combo(self, with_auto: bool) -> QComboBox:
         c = QComboBox()
         if with_auto:
@@ -409,6 +464,8 @@ class SettingsPane(QDialog):
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
         self.web.load(cfg.web)
+        for row in self.declared_rows.values():
+            row.load(getattr(getattr(cfg, row.section), row.name))
 
     def values(self) -> AppConfig:
         cfg = copy.deepcopy(self._cfg)
@@ -449,6 +506,8 @@ class SettingsPane(QDialog):
         d.hotkey_click_through = self.key_click.keySequence().toString()
         d.hotkey_pause = self.key_pause.keySequence().toString()
         cfg.web = self.web.values()
+        for row in self.declared_rows.values():
+            setattr(getattr(cfg, row.section), row.name, row.value())
         return cfg
 
     def apply(self) -> bool:
@@ -496,6 +555,61 @@ class SettingsPane(QDialog):
         c = QColorDialog.getColor(QColor(self._color), self, "Subtitle colour")
         if c.isValid():
             self._set_color(c.name())
+
+
+class DeclaredRow:
+    """The widget of one setting made from its type and declaration."""
+
+    def __init__(self, section: str, name: str, tp: Any, spec: Spec) -> None:
+        self.section, self.name, self.spec = section, name, spec
+        self.widget: QWidget
+        if spec.choices is not None:
+            combo = QComboBox()
+            for value in spec.choices:
+                combo.addItem(str(value), value)
+            self.widget = combo
+        elif tp is bool:
+            self.widget = QCheckBox(spec.label)
+        elif tp is int and spec.range is not None:
+            box = QSpinBox()
+            box.setRange(int(spec.range[0]), int(spec.range[1]))
+            self.widget = box
+        elif tp is float and spec.range is not None:
+            dbox = QDoubleSpinBox()
+            lo, hi = spec.range
+            dbox.setRange(lo, hi)
+            dbox.setDecimals(2)
+            dbox.setSingleStep((hi - lo) / 100)
+            self.widget = dbox
+        elif tp is str:
+            self.widget = QLineEdit()
+        else:
+            raise TypeError(f"{section}.{name}: no widget for {tp} (give it a hand-made row)")
+        self.widget.setToolTip(spec.doc)
+
+    def load(self, value: Any) -> None:
+        w = self.widget
+        if isinstance(w, QComboBox):
+            w.setCurrentIndex(max(0, w.findData(value)))
+        elif isinstance(w, QCheckBox):
+            w.setChecked(bool(value))
+        elif isinstance(w, QSpinBox | QDoubleSpinBox):
+            w.setValue(value)
+        elif isinstance(w, QLineEdit):
+            w.setText(str(value))
+
+    def value(self) -> Any:
+        w = self.widget
+        if isinstance(w, QComboBox):
+            return w.currentData()
+        if isinstance(w, QCheckBox):
+            return w.isChecked()
+        if isinstance(w, QSpinBox):
+            return w.value()
+        if isinstance(w, QDoubleSpinBox):
+            return round(w.value(), 2)
+        assert isinstance(w, QLineEdit)
+        return w.text().strip()
 
 
 def _with_browse(edit: QWidget, browse: Callable[[], None]) -> QHBoxLayout:
