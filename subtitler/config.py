@@ -167,7 +167,7 @@ COMPUTE_TYPES = (
 PIXELS = (-1_000_000, 1_000_000)
 
 
-@dataclass
+@dataclass(frozen=True)
 class AudioConfig:
     """Where sound comes from."""
 
@@ -188,7 +188,7 @@ class AudioConfig:
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class AsrConfig:
     """Streaming speech recognition (faster-whisper)."""
 
@@ -240,7 +240,7 @@ class AsrConfig:
     )  # fmt: skip
 
 
-@dataclass
+@dataclass(frozen=True)
 class MtConfig:
     """Translation (llama.cpp + SSBD)."""
 
@@ -341,7 +341,7 @@ class MtConfig:
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class DisplayConfig:
     """The subtitle overlay."""
 
@@ -377,7 +377,7 @@ class DisplayConfig:
     hotkey_pause: str = setting("Ctrl+Shift+F10", "Start / pause", "hotkey", tab="hotkeys")
 
 
-@dataclass
+@dataclass(frozen=True)
 class WebConfig:
     """Subtitles as a web page (an OBS browser source, a second screen); off by default."""
 
@@ -398,7 +398,7 @@ class WebConfig:
     token: str = setting("", "Access key", 'for "network": made on first use, kept until renewed')
 
 
-@dataclass
+@dataclass(frozen=True)
 class AppConfig:
     audio: AudioConfig = field(default_factory=AudioConfig)
     asr: AsrConfig = field(default_factory=AsrConfig)

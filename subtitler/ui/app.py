@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import sys
 import time
@@ -29,7 +30,7 @@ from subtitler.resources import asset_path
 from subtitler.session import Overrides, Session, input_devices, prepare
 from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
-from subtitler.ui.hotkeys import GlobalHotkeys, replace_old_defaults
+from subtitler.ui.hotkeys import OLD_DEFAULTS, GlobalHotkeys, replace_old_defaults
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
 from subtitler.ui.single_instance import SingleInstance
@@ -83,12 +84,13 @@ class SubtitlerApp(QObject):
         self._stopped_by: str = ""  # the fatal error that ended this run, kept on screen
         self.hotkeys = hotkeys or GlobalHotkeys()
         self.hotkey_problems: dict[str, str] = {}
-        if replace_old_defaults(config.display):
+        if (display := replace_old_defaults(config.display)) is not None:
+            self.set_display(**{k: getattr(display, k) for k in OLD_DEFAULTS})
             self._save()
         self._wire()
         for name, reason in self.hotkey_problems.items():
             if reason and self.hotkeys.available:  # (Wayland's reason is in the tab alone)
-                seq = getattr(config.display, name)
+                seq = getattr(self.config.display, name)
                 notice += f" Hotkey {seq}: {reason} (Settings → Hotkeys)."
         notice = notice.strip()
         if notice:
@@ -235,16 +237,23 @@ class SubtitlerApp(QObject):
         if problem := self.session.apply(cfg):  # saved, and the pipeline reconfigured
             self.show_problem(problem)
 
+    def set_display(self, **changes: Any) -> None:
+        """Display settings changed by the overlay or the tray (not the pane); the overlay
+        keeps drawing with the same settings object as the app."""
+        cfg = self.config
+        self.config = dataclasses.replace(cfg, display=dataclasses.replace(cfg.display, **changes))
+        self.overlay.display = self.config.display
+
     def set_click_through(self, on: bool) -> None:
-        self.config.display.click_through = on
+        self.set_display(click_through=on)
         self.overlay.set_click_through(on)
         self.tray.set_click_through(on)
         self._save()
 
     def remember_geometry(self, screen: str, rect: QRect) -> None:
-        d = self.config.display
-        d.geometry[screen] = [rect.x(), rect.y(), rect.width(), rect.height()]
-        d.screen = screen
+        geometry = {**self.config.display.geometry}
+        geometry[screen] = [rect.x(), rect.y(), rect.width(), rect.height()]
+        self.set_display(geometry=geometry, screen=screen)
         self._save()
 
     def _save(self) -> None:
@@ -289,7 +298,9 @@ class SubtitlerApp(QObject):
         if web.share not in ("local", "network"):
             return
         if web.share == "network" and not web.token:
-            web.token = new_token()  # kept in the settings, so a saved address keeps working
+            # Kept in the settings, so a saved address keeps working.
+            web = dataclasses.replace(web, token=new_token())
+            self.config = dataclasses.replace(self.config, web=web)
             self._save()
         server = WebSubtitles(copy.deepcopy(web), self.config.display)
         try:

@@ -11,6 +11,7 @@ slider and choice takes its limits from the declaration, and values are validate
 from __future__ import annotations
 
 import copy
+import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ from subtitler.config import (
     Spec,
     pane_fields,
     spec_of,
+    with_settings,
 )
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
@@ -468,47 +470,47 @@ class SettingsPane(QDialog):
             row.load(getattr(getattr(cfg, row.section), row.name))
 
     def values(self) -> AppConfig:
-        cfg = copy.deepcopy(self._cfg)
-        mt, d, asr = cfg.mt, cfg.display, cfg.asr
-        asr.language = self.src_lang.currentData()
-        if asr.language:
-            mt.src_lang = asr.language
-        mt.tgt_lang = self.tgt_lang.currentData()
-        mt.method = self.mode.currentData()
-        mt.beta = self.beta.value() / 100
-        d.mask_k = self.mask_k.value()
-        mt.model_path = _combo_value(self.mt_model)
-        mt.template = self.template.currentData()
-        mt.threads = self.mt_threads.value()
-        mt.gpu_layers = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
-        mt.context_sentences = self.context.value()
-        cfg.audio.device = self.device.currentData()
-        asr.model = _combo_value(self.asr_model)
-        asr.device = self.asr_device.currentData()
-        asr.threads = self.asr_threads.value()
-        asr.silence_end_s = round(self.silence.value(), 2)
-        d.font_family = self.font_family.currentFont().family()
-        d.font_size = self.font_size.value()
-        d.text_color = self._color
-        d.outline = self.outline.isChecked()
-        d.background_opacity = self.opacity.value() / 100
-        d.lines = self.lines.value()
-        d.bilingual = self.bilingual.isChecked()
-        d.click_through = self.click_through.isChecked()
-        mt.lookahead = self.lookahead.value()
-        mt.resync = self.resync.isChecked()
-        mt.verify = self.verify.currentData()
-        mt.top_b = self.top_b.value()
-        mt.tau = round(self.tau.value(), 2)
-        mt.draft_model_path = self.draft_model.text().strip()
-        mt.draft_tokens = self.draft_tokens.value()
-        mt.adaptive_guessing = self.adaptive.isChecked()
-        d.hotkey_click_through = self.key_click.keySequence().toString()
-        d.hotkey_pause = self.key_pause.keySequence().toString()
-        cfg.web = self.web.values()
-        for row in self.declared_rows.values():
-            setattr(getattr(cfg, row.section), row.name, row.value())
-        return cfg
+        v: dict[str, Any] = {}  # "section.field" -> what the widgets say
+        language = self.src_lang.currentData()
+        v["asr.language"] = language
+        if language:
+            v["mt.src_lang"] = language
+        v["mt.tgt_lang"] = self.tgt_lang.currentData()
+        v["mt.method"] = self.mode.currentData()
+        v["mt.beta"] = self.beta.value() / 100
+        v["display.mask_k"] = self.mask_k.value()
+        v["mt.model_path"] = _combo_value(self.mt_model)
+        v["mt.template"] = self.template.currentData()
+        v["mt.threads"] = self.mt_threads.value()
+        v["mt.gpu_layers"] = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
+        v["mt.context_sentences"] = self.context.value()
+        v["audio.device"] = self.device.currentData()
+        v["asr.model"] = _combo_value(self.asr_model)
+        v["asr.device"] = self.asr_device.currentData()
+        v["asr.threads"] = self.asr_threads.value()
+        v["asr.silence_end_s"] = round(self.silence.value(), 2)
+        v["display.font_family"] = self.font_family.currentFont().family()
+        v["display.font_size"] = self.font_size.value()
+        v["display.text_color"] = self._color
+        v["display.outline"] = self.outline.isChecked()
+        v["display.background_opacity"] = self.opacity.value() / 100
+        v["display.lines"] = self.lines.value()
+        v["display.bilingual"] = self.bilingual.isChecked()
+        v["display.click_through"] = self.click_through.isChecked()
+        v["mt.lookahead"] = self.lookahead.value()
+        v["mt.resync"] = self.resync.isChecked()
+        v["mt.verify"] = self.verify.currentData()
+        v["mt.top_b"] = self.top_b.value()
+        v["mt.tau"] = round(self.tau.value(), 2)
+        v["mt.draft_model_path"] = self.draft_model.text().strip()
+        v["mt.draft_tokens"] = self.draft_tokens.value()
+        v["mt.adaptive_guessing"] = self.adaptive.isChecked()
+        v["display.hotkey_click_through"] = self.key_click.keySequence().toString()
+        v["display.hotkey_pause"] = self.key_pause.keySequence().toString()
+        for key, row in self.declared_rows.items():
+            v[key] = row.value()
+        cfg = with_settings(copy.deepcopy(self._cfg), v)
+        return dataclasses.replace(cfg, web=self.web.values())
 
     def apply(self) -> bool:
         cfg = self.values()

@@ -17,7 +17,7 @@ import pytest
 
 from subtitler.asr.backend import AsrError
 from subtitler.asr.faster_whisper import WhisperSettings
-from subtitler.config import AppConfig, MtConfig
+from subtitler.config import AppConfig, AsrConfig, MtConfig
 from subtitler.pipeline.engines import ModelCrashed, WorkerEngine, WorkerWhisper
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Pipeline, replace_mt
@@ -117,9 +117,9 @@ def test_replay_with_a_model_that_aborts_llama_cpp_runs_to_the_end(
 def _pipeline(tmp_path: Path, model: Path) -> tuple[Pipeline, Events]:
     words = tmp_path / "w.tsv"
     words.write_text((DATA / "ljspeech_talk.words.tsv").read_text())
-    cfg = AppConfig()
-    cfg.mt = MtConfig(model_path=str(model), max_new_tokens=24)
-    cfg.asr.language = "en"
+    cfg = AppConfig(
+        mt=MtConfig(model_path=str(model), max_new_tokens=24), asr=AsrConfig(language="en")
+    )
     ev = Events()
     factories = oracle_factories(looped_words(words))
     p = Pipeline(cfg, ev, factories, speed=6.0, transcript_path=tmp_path / "t.jsonl")

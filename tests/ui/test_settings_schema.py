@@ -25,7 +25,7 @@ from subtitler.config import (
 from subtitler.ui.settings_pane import HANDMADE, SettingsPane
 
 
-@dataclass
+@dataclass(frozen=True)
 class MtWithHint(MtConfig):
     """MtConfig and one field more, declared the way every setting is."""
 

@@ -79,8 +79,7 @@ def test_session_builds_reconfigures_and_stops_the_pipeline(tmp_path: Path) -> N
         recognizer=lambda a: ScriptedRecognizer(script),
         model=loader,
     )
-    cfg = AppConfig()
-    cfg.mt = MtConfig(model_path="one.gguf")
+    cfg = AppConfig(mt=MtConfig(model_path="one.gguf"))
     ev = Events()
     path = tmp_path / "config.toml"
     s = Session(cfg, factories, ev, config_path=path)
