@@ -159,7 +159,8 @@ def make_audio(cfg: AudioConfig, clock: Callable[[], float], parts: RealParts) -
         return PacedFileSource(stream, clock, realtime=cfg.realtime, block_ms=cfg.block_ms)
     from subtitler.audio.capture import MicrophoneCapture
 
-    return MeteredMicrophone(MicrophoneCapture(cfg, sd=parts.sounddevice))
+    # One stream clock: the microphone times a re-opened input on the pipeline's clock.
+    return MeteredMicrophone(MicrophoneCapture(cfg, sd=parts.sounddevice, clock=clock))
 
 
 def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:

@@ -13,7 +13,7 @@ from pathlib import Path
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
 from subtitler.mt.engine import as_engine
 from subtitler.pipeline.clock import StreamClock
-from subtitler.pipeline.events import ErrorEvent, Event, StatusEvent
+from subtitler.pipeline.events import ErrorEvent, Event, PipelineState, StatusEvent
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
 from subtitler.pipeline.stages import (
@@ -71,7 +71,9 @@ class Pipeline:
         )
         self._boot: threading.Thread | None = None
         self._loaders: list[threading.Thread] = []
-        self.state = "stopped"
+        # The lifecycle: ``state`` changes only in _set_state (and to FINISHED when the replay
+        # ends), under ``_life`` for start-up's last step, pause, resume and stop.
+        self.state = PipelineState.STOPPED
         self.finished = threading.Event()
         self._load_lock = threading.Lock()
         self._life = threading.Lock()  # start-up's last step vs pause / resume / stop
@@ -87,7 +89,7 @@ class Pipeline:
         """Load models in the background, then start audio; returns at once."""
         if self._boot is not None:
             raise RuntimeError("a pipeline starts once")
-        self._set_state("loading", "loading models")
+        self._set_state(PipelineState.LOADING, "loading models")
         self._boot = threading.Thread(target=self._bootstrap, name="pipeline-start", daemon=True)
         self._boot.start()
 
@@ -132,7 +134,7 @@ class Pipeline:
             self._asr = asr
             self._mt.start()
             asr.start()
-            self._set_state("running")
+            self._set_state(PipelineState.RUNNING)
         # Input or speech settings applied while this was starting up.
         now = self.config
         if now.audio != cfg.audio or now.asr != cfg.asr:
@@ -142,13 +144,13 @@ class Pipeline:
         """A part could not start: tell the user, and stop (the app stays up)."""
         log.info("start failed (%s): %s", where, e)
         self.emit(ErrorEvent(where, str(e), fatal=True))
-        self._set_state("stopped", str(e))
+        self._set_state(PipelineState.STOPPED, str(e))
         self.finished.set()
 
     def _emit_and_watch(self, ev: Event) -> None:
         self.emit(ev)
-        if isinstance(ev, StatusEvent) and ev.state == "finished":
-            self.state = "finished"
+        if isinstance(ev, StatusEvent) and ev.state == PipelineState.FINISHED:
+            self.state = PipelineState.FINISHED
             self.finished.set()
 
     def _next_load(self) -> int:
@@ -178,7 +180,7 @@ class Pipeline:
 
     def pause(self) -> None:
         with self._life:
-            if self.state != "running" or self._asr is None:
+            if self.state != PipelineState.RUNNING or self._asr is None:
                 return
             self._asr.pause()
             if self._asr.source.live:
@@ -186,11 +188,11 @@ class Pipeline:
                 # join it to whatever is said after the pause.
                 self._asr.close_segment()
             self.clock.pause()
-            self._set_state("paused")
+            self._set_state(PipelineState.PAUSED)
 
     def resume(self) -> None:
         with self._life:
-            if self.state != "paused" or self._asr is None or self._stop.is_set():
+            if self.state != PipelineState.PAUSED or self._asr is None or self._stop.is_set():
                 return
             try:
                 self._asr.resume()
@@ -199,7 +201,7 @@ class Pipeline:
                 self.emit(ErrorEvent("audio", f"cannot resume: {e}"))
                 return
             self.clock.resume()
-            self._set_state("running")
+            self._set_state(PipelineState.RUNNING)
 
     def stop(self, timeout: float = 2.0) -> bool:
         """Stop every thread; True when all joined within ``timeout`` seconds."""
@@ -227,7 +229,7 @@ class Pipeline:
             self._mt.close()
         if self._transcript is not None:
             self._transcript.close()
-        self._set_state("stopped")
+        self._set_state(PipelineState.STOPPED)
         self.finished.set()
         return ok
 
@@ -264,7 +266,7 @@ class Pipeline:
         self._loaders = [x for x in self._loaders if x.is_alive()] + [t]
         t.start()
 
-    def _set_state(self, state: str, message: str = "") -> None:
+    def _set_state(self, state: PipelineState, message: str = "") -> None:
         self.state = state
         self.emit(StatusEvent(state, message))
 
