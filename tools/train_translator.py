@@ -352,6 +352,7 @@ def _names(model: Any) -> dict[str, str]:
 def export_gguf(
     model: Any, tok: Any, out: Path, *, qtype: str = "q8_0", name: str = "subtitler-translator"
 ) -> Path:
+    sys.path.insert(0, str(ROOT))  # subtitler_research runs from the checkout (not installed)
     from subtitler_research.bench.gguf_llama import (
         BpeVocab,
         Shape,
