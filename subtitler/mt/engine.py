@@ -13,12 +13,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
-from subtitler.mt.drafting import DraftModel, GuessGate
+from subtitler.mt.drafting import DraftModel
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import MAX_K, display_text
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder
-from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.mt.translator import StreamTranslator, decode_options
 from subtitler.types import UpdateStats
 
 
@@ -95,6 +94,7 @@ class LocalEngine:
         self.model = model
         self.name = name
         self._tr: StreamTranslator | None = None
+        self._settings: tuple[str, MtConfig] | None = None  # what the translator has
 
     @property
     def lm(self) -> LanguageModel:
@@ -105,37 +105,19 @@ class LocalEngine:
         return self.model.notice
 
     def _configure(self, src_lang: str, mt: MtConfig) -> StreamTranslator:
+        """The translator, told the settings when they changed (it owns the mapping)."""
         m = self.model
-        prompts = PromptBuilder(m.template, src_lang, mt.tgt_lang, m.formatter)
-        opts = DecodeOptions(
-            method=Method(mt.method),
-            beta=mt.beta,
-            max_new_tokens=mt.max_new_tokens,
-            verify=mt.verify,
-            top_b=mt.top_b,
-            tau=mt.tau,
-            lookahead=mt.draft_tokens if m.draft is not None else mt.lookahead,
-            resync=mt.resync,
-        )
         tr = self._tr
         if tr is None:
             tr = self._tr = StreamTranslator(
                 m.lm,
-                prompts,
-                opts,
-                cap=LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens),
+                PromptBuilder(m.template, src_lang, mt.tgt_lang, m.formatter),
+                decode_options(mt, draft_model=m.draft is not None),
                 draft_model=m.draft,
             )
-        else:
-            tr.prompts, tr.options = prompts, opts
-            tr.cap = LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens)
-        if not mt.adaptive_guessing:
-            tr.gate = None
-        elif tr.gate is None:
-            tr.gate = GuessGate()
-        tr.context_sentences = mt.context_sentences
-        if mt.context_sentences == 0:
-            tr.context = ""
+        if self._settings != (src_lang, mt):
+            tr.reconfigure(mt, src_lang)
+            self._settings = (src_lang, mt)
         return tr
 
     def translate(

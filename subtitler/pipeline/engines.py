@@ -263,8 +263,7 @@ def probe_model(path: Path, template: str = "auto") -> None:
         finally:
             whisper.close()
         return
-    mt = MtConfig(model_path=str(path), template=template, n_ctx=256, threads=1)
-    mt.max_new_tokens = 8
+    mt = MtConfig(model_path=str(path), template=template, n_ctx=256, threads=1, max_new_tokens=8)
     engine = WorkerEngine(mt, path)
     try:
         engine.translate(0, "Good morning.", True, mt.src_lang, mt)

@@ -1,17 +1,21 @@
 """The settings pane: language pair, SSBD beta and k, decoding mode, audio, models, looks.
 
-Built from the config dataclasses (one widget per setting): every spin box, slider and choice
-takes its limits from the field's declaration in :mod:`subtitler.config`, and values are
-validated by the same ``settings_store.validate`` that guards the file, then applied live
-through ``applied``.
+Built from the config declarations: a setting appears on the tab its declaration in
+:mod:`subtitler.config` names (``tab=``). The settings in :data:`HANDMADE` have widgets made by
+hand (language lists, sliders, file choosers, key recorders); every other declared one gets a
+row made from its type and declaration (check box, spin box, choice, text). Every spin box,
+slider and choice takes its limits from the declaration, and values are validated by the same
+``settings_store.validate`` that guards the file, then applied live through ``applied``.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, get_type_hints
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QKeySequence, QPixmap
@@ -38,7 +42,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, Spec, spec_of
+from subtitler.config import (
+    SECTIONS,
+    AppConfig,
+    AsrConfig,
+    DisplayConfig,
+    MtConfig,
+    Spec,
+    pane_fields,
+    spec_of,
+    with_settings,
+)
 from subtitler.mt.completions import address_problem
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
@@ -48,6 +62,29 @@ HOTKEYS_WORK = (
     "These keys work while any app has focus, also when clicks pass through the subtitles. "
     "The tray menu does the same."
 )
+# The settings whose rows are made by hand below, by tab (tests/ui check they match the
+# declarations); any other setting declared with a tab gets a row made from its declaration.
+HANDMADE: dict[str, tuple[str, ...]] = {
+    "translation": (
+        "asr.language", "mt.tgt_lang", "mt.method", "mt.beta", "display.mask_k",
+        "mt.model_path", "mt.template", "mt.threads", "mt.gpu_layers", "mt.context_sentences",
+        "mt.backend", "mt.server_url", "mt.server_model", "mt.server_api_key",
+        "mt.server_timeout_s",
+    ),
+    "audio": ("audio.device",),
+    "speech": ("asr.model", "asr.device", "asr.threads", "asr.silence_end_s"),
+    "appearance": (
+        "display.font_family", "display.font_size", "display.text_color", "display.outline",
+        "display.background_opacity", "display.lines", "display.bilingual",
+        "display.click_through",
+    ),
+    "hotkeys": ("display.hotkey_click_through", "display.hotkey_pause"),
+    "advanced": (
+        "mt.lookahead", "mt.resync", "mt.draft_model_path", "mt.draft_tokens",
+        "mt.adaptive_guessing", "mt.verify", "mt.top_b", "mt.tau",
+    ),
+    "browser": ("web.share", "web.port"),
+}  # fmt: skip
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
 
 
@@ -102,14 +139,20 @@ class SettingsPane(QDialog):
         self._cfg = copy.deepcopy(config)
         self._color = config.display.text_color
         tabs = QTabWidget()
-        tabs.addTab(self._translation_tab(), "Translation")
-        tabs.addTab(self._audio_tab(), "Audio")
-        tabs.addTab(self._speech_tab(), "Speech")
-        tabs.addTab(self._look_tab(), "Appearance")
-        tabs.addTab(self._keys_tab(), "Hotkeys")
-        tabs.addTab(self._advanced_tab(), "Advanced")
+        self.declared_rows: dict[str, DeclaredRow] = {}  # "section.field" -> its row
+        pages = [
+            ("translation", "Translation", self._translation_tab()),
+            ("audio", "Audio", self._audio_tab()),
+            ("speech", "Speech", self._speech_tab()),
+            ("appearance", "Appearance", self._look_tab()),
+            ("hotkeys", "Hotkeys", self._keys_tab()),
+            ("advanced", "Advanced", self._advanced_tab()),
+        ]
         self.web = WebSettings(lambda: self.choices.web_status())
-        tabs.addTab(self.web, "Browser")
+        pages.append(("browser", "Browser", self.web))
+        for key, title, page in pages:
+            self._add_declared_rows(key, page)
+            tabs.addTab(page, title)
         self.tabs = tabs
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828")
@@ -131,6 +174,22 @@ class SettingsPane(QDialog):
         self.load(config)
 
     # -- tabs ------------------------------------------------------------------------------
+    def _add_declared_rows(self, tab: str, page: QWidget) -> None:
+        """A row for each setting declared on ``tab`` that has no hand-made widget."""
+        form = page.layout()
+        assert isinstance(form, QFormLayout), f"the {tab} tab is not a form"
+        made = HANDMADE.get(tab, ())
+        for section, f, spec in pane_fields(tab):
+            key = f"{section}.{f.name}"
+            if key in made:
+                continue
+            row = DeclaredRow(section, f.name, get_type_hints(SECTIONS[section])[f.name], spec)
+            self.declared_rows[key] = row
+            if isinstance(row.widget, QCheckBox):
+                form.addRow("", row.widget)
+            else:
+                form.addRow(spec.label, row.widget)
+
     def _lang_combo(self, with_auto: bool) -> QComboBox:
         c = QComboBox()
         if with_auto:
@@ -154,11 +213,6 @@ class SettingsPane(QDialog):
             },
         )
         self.beta = _percent_slider(MtConfig, "beta")
-        self.beta.setToolTip(
-            "How strongly the previous translation is kept. 0: every update is translated "
-            "afresh (most accurate, most rewriting); 0.2 (default): small changes are "
-            "ignored; 0.5 and more: nothing already shown is ever rewritten"
-        )
         self.beta_label = QLabel()
         self.beta.valueChanged.connect(lambda v: self.beta_label.setText(f"{v / 100:.2f}"))
         self.mode.currentIndexChanged.connect(
@@ -168,38 +222,32 @@ class SettingsPane(QDialog):
         beta_row.addWidget(self.beta)
         beta_row.addWidget(self.beta_label)
         self.mask_k = _spin(DisplayConfig, "mask_k")
-        self.mask_k.setToolTip("Hide the last k tokens of an unfinished line (display only)")
         self.mt_model = QComboBox()
         self.mt_model.setEditable(True)
         for label, path in self.choices.translation_models:
             self.mt_model.addItem(label, path)
         model_row = _with_browse(self.mt_model, self._browse_gguf)
-        self.template = _choice_combo(MtConfig, "template")
+        self.template = _choice_combo(MtConfig, "template", {"auto": "As the model file says"})
         self.mt_threads = _spin(MtConfig, "threads")
         self.gpu_layers = _spin(MtConfig, "gpu_layers")
         self.gpu_layers.setSpecialValueText("auto")  # shown at -1: all layers if the build offloads
-        self.gpu_layers.setToolTip(
-            "Layers of the translation model on the GPU (Metal/CUDA builds): auto puts all "
-            "there; lower it when the model does not fit the GPU's memory, 0 for CPU only"
-        )
         self.context = _spin(MtConfig, "context_sentences")
-        self.context.setToolTip("Show the model this many previous sentences as context")
         self._server_rows(model_row)
-        f.addRow("Speech language", self.src_lang)
-        f.addRow("Translate into", self.tgt_lang)
-        f.addRow("Decoding", self.mode)
-        f.addRow("Bias β", beta_row)
-        f.addRow("Hide last k tokens", self.mask_k)
-        f.addRow("Translate with", self.backend)
-        f.addRow("Translation model", model_row)
-        f.addRow("Server address", self.server_url)
-        f.addRow("Server model", self.server_model)
-        f.addRow("Server API key", self.server_key)
-        f.addRow("Server timeout", self.server_timeout)
-        f.addRow("Prompt template", self.template)
-        f.addRow("Translation threads", self.mt_threads)
-        f.addRow("GPU layers", self.gpu_layers)
-        f.addRow("Previous sentences as context", self.context)
+        _row(f, AsrConfig, "language", self.src_lang)
+        _row(f, MtConfig, "tgt_lang", self.tgt_lang)
+        _row(f, MtConfig, "method", self.mode)
+        _row(f, MtConfig, "beta", beta_row, self.beta)
+        _row(f, DisplayConfig, "mask_k", self.mask_k)
+        _row(f, MtConfig, "backend", self.backend)
+        _row(f, MtConfig, "model_path", model_row, self.mt_model)
+        _row(f, MtConfig, "server_url", self.server_url)
+        _row(f, MtConfig, "server_model", self.server_model)
+        _row(f, MtConfig, "server_api_key", self.server_key)
+        _row(f, MtConfig, "server_timeout_s", self.server_timeout)
+        _row(f, MtConfig, "template", self.template)
+        _row(f, MtConfig, "threads", self.mt_threads)
+        _row(f, MtConfig, "gpu_layers", self.gpu_layers)
+        _row(f, MtConfig, "context_sentences", self.context)
         return w
 
     def _server_rows(self, model_row: QHBoxLayout) -> None:
@@ -212,14 +260,11 @@ class SettingsPane(QDialog):
         )
         self.server_url = QLineEdit()
         self.server_url.setPlaceholderText("http://gpu-box:8000/v1")
-        self.server_url.setToolTip(spec_of(MtConfig, "server_url").doc)
         self.server_model = QLineEdit()
         self.server_model.setPlaceholderText("the first model it serves")
-        self.server_model.setToolTip(spec_of(MtConfig, "server_model").doc)
         self.server_key = QLineEdit()
         self.server_key.setEchoMode(QLineEdit.EchoMode.Password)  # shared screens, screenshots
         self.server_key.setPlaceholderText("none")
-        self.server_key.setToolTip(spec_of(MtConfig, "server_api_key").doc)
         self.server_timeout = _double_spin(MtConfig, "server_timeout_s", 1.0)
         self.server_timeout.setDecimals(1)
         self.server_timeout.setSuffix(" s")
@@ -275,14 +320,18 @@ class SettingsPane(QDialog):
         self.asr_model.setEditable(True)
         for label, value in self.choices.asr_models:
             self.asr_model.addItem(label, value)
-        self.asr_device = _choice_combo(AsrConfig, "device")
+        self.asr_device = _choice_combo(
+            AsrConfig,
+            "device",
+            {"auto": "Automatic", "cpu": "The processor (CPU)", "cuda": "NVIDIA graphics card"},
+        )
         self.asr_threads = _spin(AsrConfig, "threads")
         self.silence = _double_spin(AsrConfig, "silence_end_s", 0.1)
         self.silence.setSuffix(" s")
-        f.addRow("Whisper model", self.asr_model)
-        f.addRow("Compute device", self.asr_device)
-        f.addRow("Speech threads", self.asr_threads)
-        f.addRow("Silence ends a line after", self.silence)
+        _row(f, AsrConfig, "model", self.asr_model)
+        _row(f, AsrConfig, "device", self.asr_device)
+        _row(f, AsrConfig, "threads", self.asr_threads)
+        _row(f, AsrConfig, "silence_end_s", self.silence)
         if self.choices.hardware:
             f.addRow("Hardware", QLabel(self.choices.hardware))
         return w
@@ -358,13 +407,11 @@ class SettingsPane(QDialog):
         )
         note.setWordWrap(True)
         self.lookahead = _spin(MtConfig, "lookahead")
-        self.lookahead.setToolTip(
-            "Guess this many tokens past the previous translation from "
-            "phrases already translated in this meeting (0: off)"
-        )
         self.resync = QCheckBox("After a change, try the rest of the previous translation again")
         self.verify = _choice_combo(
-            MtConfig, "verify", {"biased": "SSBD bias β", "specdec": "SpecDec: top-b within τ"}
+            MtConfig,
+            "verify",
+            {"biased": "By stability (SSBD's β)", "specdec": "Among the most likely (SpecDec)"},
         )
         self.top_b = _spin(MtConfig, "top_b")
         self.tau = _double_spin(MtConfig, "tau", 0.1)
@@ -378,13 +425,8 @@ class SettingsPane(QDialog):
         specdec_fields()
         self.draft_model = QLineEdit()
         self.draft_model.setPlaceholderText("none")
-        self.draft_model.setToolTip(
-            "A smaller GGUF with the same vocabulary as the translation model; it guesses "
-            "the next tokens and the translation model checks them in one pass"
-        )
         draft_row = _with_browse(self.draft_model, self._browse_draft)
         self.draft_tokens = _spin(MtConfig, "draft_tokens")
-        self.draft_tokens.setToolTip("Tokens the draft model guesses per pass")
 
         def draft_fields(_t: str = "") -> None:
             on = bool(self.draft_model.text().strip())
@@ -398,15 +440,16 @@ class SettingsPane(QDialog):
             "Compares decoding speed with and without guesses as the meeting goes and keeps "
             "the faster"
         )
+        self.resync.setToolTip(spec_of(MtConfig, "resync").tooltip)
         f.addRow(note)
-        f.addRow("N-gram lookahead", self.lookahead)
+        _row(f, MtConfig, "lookahead", self.lookahead)
         f.addRow("", self.resync)
-        f.addRow("Draft model", draft_row)
-        f.addRow("Draft model tokens", self.draft_tokens)
+        _row(f, MtConfig, "draft_model_path", draft_row, self.draft_model)
+        _row(f, MtConfig, "draft_tokens", self.draft_tokens)
         f.addRow("", self.adaptive)
-        f.addRow("Verification rule", self.verify)
-        f.addRow("SpecDec top-b", self.top_b)
-        f.addRow("SpecDec τ", self.tau)
+        _row(f, MtConfig, "verify", self.verify)
+        _row(f, MtConfig, "top_b", self.top_b)
+        _row(f, MtConfig, "tau", self.tau)
         return w
 
     # -- values ----------------------------------------------------------------------------
@@ -461,58 +504,62 @@ class SettingsPane(QDialog):
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
         self.web.load(cfg.web)
+        for row in self.declared_rows.values():
+            row.load(getattr(getattr(cfg, row.section), row.name))
 
     def values(self) -> AppConfig:
-        cfg = copy.deepcopy(self._cfg)
-        mt, d, asr = cfg.mt, cfg.display, cfg.asr
-        asr.language = self.src_lang.currentData()
-        if asr.language:
-            mt.src_lang = asr.language
-        mt.tgt_lang = self.tgt_lang.currentData()
-        mt.method = self.mode.currentData()
-        mt.beta = self.beta.value() / 100
-        d.mask_k = self.mask_k.value()
-        mt.model_path = _combo_value(self.mt_model)
-        mt.template = self.template.currentData()
-        mt.threads = self.mt_threads.value()
-        mt.gpu_layers = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
-        mt.context_sentences = self.context.value()
-        mt.backend = self.backend.currentData()
-        mt.server_url = self.server_url.text().strip()
-        mt.server_model = self.server_model.text().strip()
-        mt.server_api_key = self.server_key.text().strip()
-        mt.server_timeout_s = round(self.server_timeout.value(), 1)
-        cfg.audio.device = self.device.currentData()
-        asr.model = _combo_value(self.asr_model)
-        asr.device = self.asr_device.currentData()
-        asr.threads = self.asr_threads.value()
-        asr.silence_end_s = round(self.silence.value(), 2)
-        d.font_family = self.font_family.currentFont().family()
-        d.font_size = self.font_size.value()
-        d.text_color = self._color
-        d.outline = self.outline.isChecked()
-        d.background_opacity = self.opacity.value() / 100
-        d.lines = self.lines.value()
-        d.bilingual = self.bilingual.isChecked()
-        d.click_through = self.click_through.isChecked()
-        mt.lookahead = self.lookahead.value()
-        mt.resync = self.resync.isChecked()
-        mt.verify = self.verify.currentData()
-        mt.top_b = self.top_b.value()
-        mt.tau = round(self.tau.value(), 2)
-        mt.draft_model_path = self.draft_model.text().strip()
-        mt.draft_tokens = self.draft_tokens.value()
-        mt.adaptive_guessing = self.adaptive.isChecked()
-        d.hotkey_click_through = self.key_click.keySequence().toString()
-        d.hotkey_pause = self.key_pause.keySequence().toString()
-        cfg.web = self.web.values()
-        return cfg
+        v: dict[str, Any] = {}  # "section.field" -> what the widgets say
+        language = self.src_lang.currentData()
+        v["asr.language"] = language
+        if language:
+            v["mt.src_lang"] = language
+        v["mt.tgt_lang"] = self.tgt_lang.currentData()
+        v["mt.method"] = self.mode.currentData()
+        v["mt.beta"] = self.beta.value() / 100
+        v["display.mask_k"] = self.mask_k.value()
+        v["mt.model_path"] = _combo_value(self.mt_model)
+        v["mt.template"] = self.template.currentData()
+        v["mt.threads"] = self.mt_threads.value()
+        v["mt.gpu_layers"] = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
+        v["mt.context_sentences"] = self.context.value()
+        v["mt.backend"] = self.backend.currentData()
+        v["mt.server_url"] = self.server_url.text().strip()
+        v["mt.server_model"] = self.server_model.text().strip()
+        v["mt.server_api_key"] = self.server_key.text().strip()
+        v["mt.server_timeout_s"] = round(self.server_timeout.value(), 1)
+        v["audio.device"] = self.device.currentData()
+        v["asr.model"] = _combo_value(self.asr_model)
+        v["asr.device"] = self.asr_device.currentData()
+        v["asr.threads"] = self.asr_threads.value()
+        v["asr.silence_end_s"] = round(self.silence.value(), 2)
+        v["display.font_family"] = self.font_family.currentFont().family()
+        v["display.font_size"] = self.font_size.value()
+        v["display.text_color"] = self._color
+        v["display.outline"] = self.outline.isChecked()
+        v["display.background_opacity"] = self.opacity.value() / 100
+        v["display.lines"] = self.lines.value()
+        v["display.bilingual"] = self.bilingual.isChecked()
+        v["display.click_through"] = self.click_through.isChecked()
+        v["mt.lookahead"] = self.lookahead.value()
+        v["mt.resync"] = self.resync.isChecked()
+        v["mt.verify"] = self.verify.currentData()
+        v["mt.top_b"] = self.top_b.value()
+        v["mt.tau"] = round(self.tau.value(), 2)
+        v["mt.draft_model_path"] = self.draft_model.text().strip()
+        v["mt.draft_tokens"] = self.draft_tokens.value()
+        v["mt.adaptive_guessing"] = self.adaptive.isChecked()
+        v["display.hotkey_click_through"] = self.key_click.keySequence().toString()
+        v["display.hotkey_pause"] = self.key_pause.keySequence().toString()
+        for key, row in self.declared_rows.items():
+            v[key] = row.value()
+        cfg = with_settings(copy.deepcopy(self._cfg), v)
+        return dataclasses.replace(cfg, web=self.web.values())
 
     def apply(self) -> bool:
         cfg = self.values()
         errs = validate(cfg)
         if not cfg.asr.model:
-            errs.append("choose a Whisper model")
+            errs.append("choose a speech model")
         if cfg.mt.uses_server:
             if not cfg.mt.server_url:
                 errs.append("give the translation server's address (or use a model file)")
@@ -560,6 +607,75 @@ class SettingsPane(QDialog):
             self._set_color(c.name())
 
 
+def _row(
+    form: QFormLayout, cls: type, name: str, field: QWidget | QHBoxLayout, widget: Any = None
+) -> None:
+    """A hand-made row labelled in the schema's plain words; the exact term and what it does
+    in the tooltip (of ``widget`` when ``field`` is a layout around it)."""
+    spec = spec_of(cls, name)
+    label = QLabel(spec.label)
+    label.setToolTip(spec.tooltip)
+    target = widget if widget is not None else field
+    if isinstance(target, QWidget):
+        target.setToolTip(spec.tooltip)
+    form.addRow(label, field)
+
+
+class DeclaredRow:
+    """The widget of one setting made from its type and declaration."""
+
+    def __init__(self, section: str, name: str, tp: Any, spec: Spec) -> None:
+        self.section, self.name, self.spec = section, name, spec
+        self.widget: QWidget
+        if spec.choices is not None:
+            combo = QComboBox()
+            for value in spec.choices:
+                combo.addItem(str(value), value)
+            self.widget = combo
+        elif tp is bool:
+            self.widget = QCheckBox(spec.label)
+        elif tp is int and spec.range is not None:
+            box = QSpinBox()
+            box.setRange(int(spec.range[0]), int(spec.range[1]))
+            self.widget = box
+        elif tp is float and spec.range is not None:
+            dbox = QDoubleSpinBox()
+            lo, hi = spec.range
+            dbox.setRange(lo, hi)
+            dbox.setDecimals(2)
+            dbox.setSingleStep((hi - lo) / 100)
+            self.widget = dbox
+        elif tp is str:
+            self.widget = QLineEdit()
+        else:
+            raise TypeError(f"{section}.{name}: no widget for {tp} (give it a hand-made row)")
+        self.widget.setToolTip(spec.tooltip)
+
+    def load(self, value: Any) -> None:
+        w = self.widget
+        if isinstance(w, QComboBox):
+            w.setCurrentIndex(max(0, w.findData(value)))
+        elif isinstance(w, QCheckBox):
+            w.setChecked(bool(value))
+        elif isinstance(w, QSpinBox | QDoubleSpinBox):
+            w.setValue(value)
+        elif isinstance(w, QLineEdit):
+            w.setText(str(value))
+
+    def value(self) -> Any:
+        w = self.widget
+        if isinstance(w, QComboBox):
+            return w.currentData()
+        if isinstance(w, QCheckBox):
+            return w.isChecked()
+        if isinstance(w, QSpinBox):
+            return w.value()
+        if isinstance(w, QDoubleSpinBox):
+            return round(w.value(), 2)
+        assert isinstance(w, QLineEdit)
+        return w.text().strip()
+
+
 def _with_browse(edit: QWidget, browse: Callable[[], None]) -> QHBoxLayout:
     """A path field with a "Choose file…" button after it."""
     button = QPushButton("Choose file…")
@@ -581,7 +697,7 @@ def _spin(cls: type, name: str) -> QSpinBox:
     spec, lo, hi = _declared(cls, name)
     box = QSpinBox()
     box.setRange(int(lo), int(hi))
-    box.setToolTip(spec.doc)
+    box.setToolTip(spec.tooltip)
     return box
 
 
@@ -590,7 +706,7 @@ def _double_spin(cls: type, name: str, step: float) -> QDoubleSpinBox:
     box = QDoubleSpinBox()
     box.setRange(lo, hi)
     box.setSingleStep(step)
-    box.setToolTip(spec.doc)
+    box.setToolTip(spec.tooltip)
     return box
 
 
@@ -599,7 +715,7 @@ def _percent_slider(cls: type, name: str) -> QSlider:
     spec, lo, hi = _declared(cls, name)
     slider = QSlider(Qt.Orientation.Horizontal)
     slider.setRange(round(lo * 100), round(hi * 100))
-    slider.setToolTip(spec.doc)
+    slider.setToolTip(spec.tooltip)
     return slider
 
 

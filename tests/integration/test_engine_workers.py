@@ -17,12 +17,12 @@ import pytest
 
 from subtitler.asr.backend import AsrError
 from subtitler.asr.faster_whisper import WhisperSettings
-from subtitler.config import AppConfig, MtConfig
+from subtitler.config import AppConfig, AsrConfig, MtConfig
 from subtitler.pipeline.engines import ModelCrashed, WorkerEngine, WorkerWhisper
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
-from subtitler.pipeline.factories import RealParts, real_factories
 from subtitler.pipeline.pipeline import Pipeline, replace_mt
 from subtitler.pipeline.transcript import read_transcript
+from subtitler_research.pipeline.oracle import looped_words, oracle_factories
 from tests.helpers import gguf_edit
 from tests.unit.test_pipeline import Events, wait_for
 
@@ -100,7 +100,7 @@ def test_replay_with_a_model_that_aborts_llama_cpp_runs_to_the_end(
     bad = bad_models["duplicate-token"]
     argv = ["--oracle", str(words), "--mt-model", str(bad), "--speed", "10", "--quiet"]
     done = subprocess.run(
-        [sys.executable, "-m", "subtitler.pipeline.replay", *argv, "--json", str(out)],
+        [sys.executable, "-m", "subtitler_research.pipeline.replay", *argv, "--json", str(out)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -117,12 +117,12 @@ def test_replay_with_a_model_that_aborts_llama_cpp_runs_to_the_end(
 def _pipeline(tmp_path: Path, model: Path) -> tuple[Pipeline, Events]:
     words = tmp_path / "w.tsv"
     words.write_text((DATA / "ljspeech_talk.words.tsv").read_text())
-    cfg = AppConfig()
-    cfg.mt = MtConfig(model_path=str(model), max_new_tokens=24)
-    cfg.asr.language = "en"
+    cfg = AppConfig(
+        mt=MtConfig(model_path=str(model), max_new_tokens=24), asr=AsrConfig(language="en")
+    )
     ev = Events()
-    parts = RealParts(oracle_words=words)
-    p = Pipeline(cfg, ev, real_factories(parts), speed=6.0, transcript_path=tmp_path / "t.jsonl")
+    factories = oracle_factories(looped_words(words))
+    p = Pipeline(cfg, ev, factories, speed=6.0, transcript_path=tmp_path / "t.jsonl")
     return p, ev
 
 
@@ -223,7 +223,7 @@ def test_the_engines_own_log_reaches_logging(
 
 @pytest.fixture(scope="module")
 def tiny_whisper(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from subtitler.asr.tiny_model import build_tiny_whisper
+    from subtitler_research.asr.tiny_model import build_tiny_whisper
 
     return build_tiny_whisper(tmp_path_factory.mktemp("whisper") / "tiny")
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from subtitler.bench.streams import prefixes
-from subtitler.bench.targets import main
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler_research.bench.streams import prefixes
+from subtitler_research.bench.targets import main
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "translator" / "model.gguf"

@@ -9,6 +9,7 @@ transcript, the user gets one line, and later sentences are translated again.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -94,8 +95,7 @@ def run(
     during: Callable[[Events, GatedSource], None],
     gate_at: float | None = None,
 ) -> tuple[Events, list[Any]]:
-    cfg = AppConfig()
-    cfg.mt = mt_for(url)
+    cfg = dataclasses.replace(AppConfig(), mt=mt_for(url))
     ev = Events()
     source = GatedSource(seconds, gate_at)
     f = Factories(

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from subtitler.bench.streams import prefixes
 from subtitler.config import MtConfig
 from subtitler.mt.completions import CompletionsClient, ServerError, ServerSettings
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
@@ -20,6 +19,7 @@ from subtitler.mt.prompts import PromptBuilder, TemplateError
 from subtitler.mt.remote import RemoteEngine, RemoteTranslator
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler_research.bench.streams import prefixes
 from tests.helpers.completion_server import API_KEY, FIXTURE, FaultyProxy, LlamaServer, free_port
 
 pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] (the dev extra)")
@@ -244,9 +244,10 @@ def test_a_server_without_prompt_logprobs_translates_with_rt_and_says_so(
 def test_bench_on_the_server_prints_the_local_table_with_the_local_outputs(
     server: LlamaServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``python -m subtitler.bench --server URL``: the same runs and tables as ``--model``; RT
-    and beta = 0 give the local RT outputs, beta = 0.5 and CD the local CD outputs."""
-    from subtitler.bench.cli import main
+    """``python -m subtitler_research.bench --server URL``: the same runs and tables as
+    ``--model``; RT and beta = 0 give the local RT outputs, beta = 0.5 and CD the local CD
+    outputs."""
+    from subtitler_research.bench.cli import main
 
     pairs = [line.split("\t") for line in sentences_file().splitlines()]
     src, ref = tmp_path / "src.en", tmp_path / "ref.de"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QGuiApplication
 
 from subtitler import settings_store
-from subtitler.config import AppConfig, MtConfig
+from subtitler.config import AppConfig, DisplayConfig, MtConfig
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui.app import SubtitlerApp
 from subtitler.ui.overlay import SubtitleOverlay
@@ -39,8 +40,7 @@ def test_geometry_is_remembered_per_screen(qtbot, tmp_path: Path) -> None:  # ty
     again.place()
     assert again.geometry() == QRect(40, 50, 600, 110)
     # An unknown (unplugged) screen falls back to the primary one.
-    saved.display.screen = "gone"
-    third = SubtitleOverlay(saved.display)
+    third = SubtitleOverlay(dataclasses.replace(saved.display, screen="gone"))
     qtbot.addWidget(third)
     third.place()
     assert QGuiApplication.primaryScreen().availableGeometry().intersects(third.geometry())
@@ -52,8 +52,7 @@ def test_run_replay_and_live_settings(qtbot, tmp_path: Path) -> None:  # type: i
     assert "could not be read" in app.overlay.alert  # the corrupt-config notice is visible
     app.start()
     qtbot.waitUntil(lambda: any(ln.translation for ln in app.overlay.lines()), timeout=10_000)
-    cfg = AppConfig(mt=MtConfig(model_path="x", beta=0.5))
-    cfg.display.mask_k = 7
+    cfg = AppConfig(mt=MtConfig(model_path="x", beta=0.5), display=DisplayConfig(mask_k=7))
     app.apply_settings(cfg)
     assert app.overlay.display.mask_k == 7
     assert settings_store.load(tmp_path / "config.toml").config.mt.beta == 0.5

@@ -1,5 +1,5 @@
-"""``python -m subtitler.bench.targets``: update latency of several target languages at once on
-one loaded model (issue 19 point 4), against one target.
+"""``python -m subtitler_research.bench.targets``: update latency of several target languages
+at once on one loaded model (issue 19 point 4), against one target.
 
 Every streaming update (the source revealed ``--step`` words at a time) is translated into each
 target in turn, as one translation stage would; an update's latency is the time until all its
@@ -18,14 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from subtitler.bench.streams import prefixes
 from subtitler.mt.languages import normalize_code
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.prompts import PromptBuilder, resolve_template
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler_research.bench.streams import prefixes
 
-log = logging.getLogger("subtitler.bench.targets")
+log = logging.getLogger("subtitler_research.bench.targets")
 
 
 def replay(
@@ -68,7 +68,9 @@ def summary(ms: list[float]) -> dict[str, float]:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m subtitler.bench.targets", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m subtitler_research.bench.targets", description=__doc__
+    )
     ap.add_argument("--model", type=Path, required=True, help="GGUF translation model")
     ap.add_argument("--source", type=Path, required=True, help="source sentences, one per line")
     ap.add_argument("--src-lang", default="en")
