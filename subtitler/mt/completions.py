@@ -336,9 +336,12 @@ class CompletionsClient:
         if self.settings.api_key:
             headers["Authorization"] = f"Bearer {self.settings.api_key}"
 
+        # Taken here, not on the call's thread: a call given up (aborted, stalled) must never
+        # share a connection with the next one, whose request would meet the old one's state.
+        conn = self._connection()
+
         def run() -> None:
             try:
-                conn = self._connection()
                 conn.request(method, path, body=data, headers=headers)
                 resp = conn.getresponse()
                 call.answered = True
@@ -354,7 +357,10 @@ class CompletionsClient:
                     self._drop_connection(conn)
             except BaseException as e:  # reported to the waiting caller
                 call.error = e
-                self._drop_connection()
+                # Only this call's connection: after an abort or a stall the caller may have
+                # opened a new one for its next request already (closing that one too broke
+                # it mid-request: ResponseNotReady).
+                self._drop_connection(conn)
             finally:
                 call.done.set()
 

@@ -94,7 +94,8 @@ Fault = Callable[[str, dict[str, Any]], str]  # (path, request body) -> mode
 class FaultyProxy:
     """Forwards to ``upstream`` unless ``fault(path, body)`` names a mode:
 
-    "garbage": 200 with an HTML body; "stall": headers never come (until closed); "reset":
+    "garbage": 200 with an HTML body; "stall": headers never come (until closed); "stall-mid":
+    the first part of the real answer, then nothing (until closed); "reset":
     the connection is closed before any answer;
     "drop": the first part of the real answer, then the connection is cut; "http500": an
     error answer; "no-logprobs": the real answer without its log-probabilities.
@@ -149,6 +150,16 @@ class FaultyProxy:
                     for choice in got.get("choices", []):
                         choice["logprobs"] = None
                     data = json.dumps(got).encode()
+                if mode == "stall-mid":  # part of the answer, then nothing more
+                    self.send_response(resp.status)
+                    self.send_header("Content-Type", resp.getheader("Content-Type", ""))
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[: max(1, len(data) // 3)])
+                    self.wfile.flush()
+                    proxy.released.wait(60)
+                    self.close_connection = True
+                    return
                 if mode == "drop":
                     self.send_response(resp.status)
                     self.send_header("Content-Type", resp.getheader("Content-Type", ""))

@@ -36,7 +36,8 @@ SCRIPT = [
     Step(1.2, 1, ["two", "young", "men"]),
     Step(1.6, 1, ["two", "young", "men", "are", "playing"]),
     Step(2.0, 1, ["two", "young", "men", "are", "playing", FAULTY + "."], final=True),
-    Step(4.5, 2, ["a", "little", "girl", "is", "running."], final=True),
+    # Late enough that the pause after a fault (1 s) is over on a loaded machine too.
+    Step(5.5, 2, ["a", "little", "girl", "is", "running."], final=True),
 ]
 
 
@@ -136,6 +137,7 @@ FAULTS = {
     "garbage": (lambda path, body: bool(body.get("echo")), "not JSON ('<html><body>upstream"),
     "stall": (lambda path, body: bool(body.get("echo")), "did not answer for 1 s"),
     "drop": (lambda path, body: bool(body.get("stream")), "127.0.0.1"),
+    "stall-mid": (lambda path, body: bool(body.get("stream")), "did not answer for 1 s"),
     "http500": (lambda path, body: bool(body.get("stream")), "HTTP 500: CUDA out of memory"),
 }
 
@@ -157,7 +159,7 @@ def test_a_misbehaving_server_costs_one_line_and_keeps_the_last_good_line(
             wait_for_partial(1, ev)  # a good line to keep, however loaded the machine is
             source.gate.set()
 
-        ev, records = run(tmp_path, proxy.url, SCRIPT, 6.0, during, gate_at=1.9)
+        ev, records = run(tmp_path, proxy.url, SCRIPT, 7.0, during, gate_at=1.9)
     finally:
         proxy.close()
     assert any(m == mode for _p, m in proxy.seen)  # the fault really happened
@@ -195,7 +197,7 @@ def test_a_server_that_stops_returning_prompt_logprobs_says_so_once_and_goes_on_
             gone = True
             source.gate.set()
 
-        ev, records = run(tmp_path, proxy.url, SCRIPT, 6.0, during, gate_at=1.9)
+        ev, records = run(tmp_path, proxy.url, SCRIPT, 7.0, during, gate_at=1.9)
     finally:
         proxy.close()
     assert any(m == "no-logprobs" for _p, m in proxy.seen)
