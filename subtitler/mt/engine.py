@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
+from subtitler.glossary import Glossary
 from subtitler.mt.drafting import DraftModel, GuessGate
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import MAX_K, display_text
@@ -69,6 +70,10 @@ class Engine(Protocol):
         should_abort: Callable[[], bool] | None = None,
     ) -> EngineResult: ...
 
+    def set_glossary(self, glossary: Glossary) -> None:
+        """Fixed translations from the next update on (no model is loaded again)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -84,6 +89,10 @@ class LocalEngine:
         self.model = model
         self.name = name
         self._tr: StreamTranslator | None = None
+        self.glossary = Glossary()
+
+    def set_glossary(self, glossary: Glossary) -> None:
+        self.glossary = glossary
 
     @property
     def lm(self) -> LanguageModel:
@@ -95,7 +104,8 @@ class LocalEngine:
 
     def _configure(self, src_lang: str, mt: MtConfig) -> StreamTranslator:
         m = self.model
-        prompts = PromptBuilder(m.template, src_lang, mt.tgt_lang, m.formatter)
+        terms = self.glossary.translations(src_lang, mt.tgt_lang)
+        prompts = PromptBuilder(m.template, src_lang, mt.tgt_lang, m.formatter, terms)
         opts = DecodeOptions(
             method=Method(mt.method),
             beta=mt.beta,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
+from subtitler.glossary import Glossary
 from subtitler.mt.engine import Engine, EngineGone, as_engine
 from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
 from subtitler.mt.languages import LANGUAGES
@@ -320,12 +321,19 @@ class TranslationStage(threading.Thread):
         self._inflight: AsrUpdate | None = None
         self._sealed = False
         self.model_lost = False  # the model was set aside (crashed, or failing every time)
+        self._glossary = Glossary()
+        self._glossary_given: Glossary | None = None  # what the current model was given
 
     # -- settings, from any thread ---------------------------------------------------------
     def set_mt(self, mt: MtConfig) -> None:
         """New beta / method / languages: used from the next update on."""
         with self._lock:
             self._mt = mt
+
+    def set_glossary(self, glossary: Glossary) -> None:
+        """Fixed translations: used from the next update on, by this model and the next."""
+        with self._lock:
+            self._glossary = glossary
 
     def set_model(self, model: LoadedModel | Engine) -> None:
         """A freshly loaded model: swapped in between two updates; the old one is closed."""
@@ -339,11 +347,16 @@ class TranslationStage(threading.Thread):
     def _engine(self) -> tuple[Engine | None, MtConfig]:
         with self._lock:
             mt, nxt, self._next_model = self._mt, self._next_model, None
+            glossary = self._glossary
         if nxt is not None:
             old, self._model = self._model, nxt
+            self._glossary_given = None
             self._failures = 0
             if old is not None:
                 old.close()
+        if self._model is not None and self._glossary_given is not glossary:
+            self._model.set_glossary(glossary)
+            self._glossary_given = glossary
         return self._model, mt
 
     def _drop_model(self, message: str) -> None:

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QRect, QTimer, QUrl
 from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from subtitler import settings_store
+from subtitler import glossary, settings_store
 from subtitler.audio.loopback import HOSTAPIS as LOOPBACK_APIS_BY_OS
 from subtitler.config import AppConfig
 from subtitler.pipeline.events import (
@@ -31,6 +31,7 @@ from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
 from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
+from subtitler.ui.glossary_dialog import GlossaryDialog
 from subtitler.ui.history import HistoryDialog
 from subtitler.ui.hotkeys import GlobalHotkeys, replace_old_defaults
 from subtitler.ui.models_dialog import ModelsDialog
@@ -87,6 +88,13 @@ class SubtitlerApp(QObject):
         self.settings: SettingsPane | None = None
         self.history: HistoryDialog | None = None
         self.models: ModelsDialog | None = None
+        self.glossary_dialog: GlossaryDialog | None = None
+        # The glossary lives next to the settings file (none for a run with overrides).
+        self.glossary_path = config_path.with_name(glossary.FILENAME) if config_path else None
+        loaded = glossary.load(self.glossary_path) if self.glossary_path else None
+        self.glossary = loaded.glossary if loaded else glossary.Glossary()
+        if loaded and loaded.notice:
+            notice += " " + loaded.notice
         self.pipeline: Pipeline | None = None
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
@@ -119,6 +127,7 @@ class SubtitlerApp(QObject):
         t.export_transcript.connect(self.export_dialog)
         t.show_history.connect(self.open_history)
         t.show_models.connect(self.open_models)
+        t.show_glossary.connect(self.open_glossary)
         t.click_through.connect(self.set_click_through)
         t.quit.connect(self.quit)
         self._bind_hotkeys()
@@ -165,6 +174,7 @@ class SubtitlerApp(QObject):
             speed=self.speed,
             transcript_path=self.transcript_path,
         )
+        self.pipeline.set_glossary(self.glossary)
         self.pipeline.start()
         self.overlay.show()
 
@@ -300,6 +310,32 @@ class SubtitlerApp(QObject):
         self.apply_settings(cfg)
         if self.settings is not None:  # an open pane shows the model now in use
             self.settings.load(cfg)
+
+    def open_glossary(self) -> None:
+        if self.glossary_dialog is None:
+            c = self.config
+            self.glossary_dialog = GlossaryDialog(
+                self.glossary, c.asr.language or c.mt.src_lang, c.mt.tgt_lang
+            )
+            self.glossary_dialog.applied.connect(self.apply_glossary)
+        self.glossary_dialog.show()
+        self.glossary_dialog.raise_()
+        self.glossary_dialog.activateWindow()
+
+    def apply_glossary(self, new: glossary.Glossary) -> None:
+        """In use at once (no model is loaded again); saved next to the settings."""
+        self.glossary = new
+        if self.pipeline is not None:
+            self.pipeline.set_glossary(new)
+        if self.glossary_path is None:
+            return
+        try:
+            glossary.save(new, self.glossary_path)
+        except OSError as e:
+            text = f"Glossary not saved ({e.strerror or e}); it is in use until you quit."
+            if self.glossary_dialog is not None:
+                self.glossary_dialog.show_problem(text)
+            self.show_problem(text)
 
     def open_history(self) -> None:
         if self.history is None:
