@@ -17,7 +17,7 @@ from subtitler.glossary import Glossary
 from subtitler.mt.engine import LocalEngine
 from subtitler.mt.lm import common_prefix_len
 from subtitler.mt.prompts import PromptBuilder
-from subtitler.mt.terms import TermBiasedLM, present, words_before
+from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
 from subtitler.pipeline.engines import WorkerEngine
 from subtitler.pipeline.events import SubtitleEvent
 from subtitler.pipeline.factories import load_translator
@@ -199,3 +199,17 @@ def test_the_pipeline_applies_a_glossary_change_from_the_next_line(tmp_path: Pat
         assert finals()[1].translation == "Tom ging gestern in Subiaco."
     finally:
         p.stop()
+
+
+def test_a_finished_term_is_a_whole_word_except_where_words_are_not_spaced(
+    engine: LocalEngine,
+) -> None:
+    lm = engine.lm
+    glued = glued_tokens(lm)
+
+    def first(text: str) -> int:
+        return lm.tokenize(text, special=False)[0]
+
+    assert glued[first("ch")] and glued[first("9")]  # "Mozilla" + "ch"
+    assert not glued[first(" Haus")] and not glued[first(".")] and not glued[first(",")]
+    assert not glued[first("的")] and not glued[first("です")]  # zh / ja go on unspaced
