@@ -66,6 +66,7 @@ class SubtitlerApp(QObject):
         speed: float = 1.0,
         notice: str = "",
         hotkeys: GlobalHotkeys | None = None,
+        glossary_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.config = config
@@ -89,8 +90,11 @@ class SubtitlerApp(QObject):
         self.history: HistoryDialog | None = None
         self.models: ModelsDialog | None = None
         self.glossary_dialog: GlossaryDialog | None = None
-        # The glossary lives next to the settings file (none for a run with overrides).
-        self.glossary_path = config_path.with_name(glossary.FILENAME) if config_path else None
+        # The glossary lives next to the settings file (also in a run whose settings are
+        # overridden on the command line: they do not touch it).
+        if glossary_path is None and config_path is not None:
+            glossary_path = config_path.with_name(glossary.FILENAME)
+        self.glossary_path = glossary_path
         loaded = glossary.load(self.glossary_path) if self.glossary_path else None
         self.glossary = loaded.glossary if loaded else glossary.Glossary()
         if loaded and loaded.notice:
@@ -520,6 +524,7 @@ def run_app(args: Any, data_dir: Path) -> int:
         choices=choices,
         speed=args.speed,
         notice=" ".join(notices),
+        glossary_path=Path(config_path).with_name(glossary.FILENAME),
     )
     guard.activated.connect(app.bring_forward)
     guard.command.connect(app.toggle)
