@@ -87,6 +87,7 @@ class TermBiasedLM:
                 variants.append(tuple(lm.tokenize(x, special=False)))
             made.append(_Target(x, tuple(v for v in dict.fromkeys(variants) if v), at))
         self.targets = tuple(t for t in made if t.variants)
+        self._won: dict[int, bool] = {}  # output index -> the bias began a translation there
 
     # -- LanguageModel, passed through ---------------------------------------------------
     @property
@@ -130,9 +131,13 @@ class TermBiasedLM:
         pending = [t for t in self.targets if t.text.casefold() not in folded]
         top = float(row.max())
         if self.glued is not None and any(
-            tuple(out[-len(v) :]) == v for t in self.targets for v in t.variants if out
+            tuple(out[-len(v) :]) == v and self._won.get(len(out) - len(v), False)
+            for t in self.targets
+            for v in t.variants
+            if out
         ):
-            # A fixed translation just finished is a whole word: "Mozilla", not "Mozillach".
+            # A fixed translation the bias put there is a whole word: "Mozilla", not
+            # "Mozillach". (One the model chose itself may go on: "Schnee" + "kleidung".)
             row[self.glued[: len(row)]] -= _FORCE
         if not pending:
             return
@@ -143,12 +148,17 @@ class TermBiasedLM:
                         row[v[m]] = top + _FORCE
                         return
         words = len(text.split())
+        firsts = []
+        best = int(np.argmax(row))
         for t in pending:
             late = words - t.at_word
             if late < 0:
                 continue  # not where the term's translation would come yet
             for v in t.variants[: 2 if not out else 1]:  # no space only to begin the output
                 row[v[0]] += self.bias + _GROWTH * late
+                firsts.append(v[0])
+        # Whether the bias, not the model, starts a fixed translation here.
+        self._won[len(out)] = best not in firsts and int(np.argmax(row)) in firsts
 
 
 def glued_tokens(lm: LanguageModel) -> npt.NDArray[np.bool_]:

@@ -213,3 +213,15 @@ def test_a_finished_term_is_a_whole_word_except_where_words_are_not_spaced(
     assert glued[first("ch")] and glued[first("9")]  # "Mozilla" + "ch"
     assert not glued[first(" Haus")] and not glued[first(".")] and not glued[first(",")]
     assert not glued[first("的")] and not glued[first("です")]  # zh / ja go on unspaced
+
+
+def test_a_term_the_model_chose_itself_may_go_on_as_a_compound(engine: LocalEngine) -> None:
+    """Only a fixed translation the bias put there is ended as a word ("Mozilla", not
+    "Mozillach"); German compounds of the model's own choosing stay ("Schneeanzug")."""
+    mt = _mt()
+    source = "A child in a snow suit plays in the snow."
+    engine.set_glossary(Glossary())
+    plain = _stream(engine, 500, source, mt)
+    assert plain == "Ein Kind im Schneeanzug spielt im Schnee."
+    engine.set_glossary(Glossary().with_pair("en", "de", [("snow", "Schnee")]))
+    assert _stream(engine, 501, source, mt) == plain
