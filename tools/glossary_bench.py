@@ -83,6 +83,10 @@ def cmd_mt(a: argparse.Namespace) -> int:
     from subtitler.mt.terms import present
     from subtitler.pipeline.factories import load_translator
 
+    if a.bias is not None:
+        from subtitler.mt import terms as term_module
+
+        term_module.TERM_BIAS = a.bias
     rows = read_import(a.glossary) if a.glossary else MT_TERMS
     glossary = Glossary().with_pair(a.src_lang, a.tgt_lang, rows)
     terms = glossary.translations(a.src_lang, a.tgt_lang)
@@ -257,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--limit", type=int, default=1000)
     m.add_argument("--threads", type=int, default=2)
     m.add_argument("--examples", type=int, default=8)
+    m.add_argument("--bias", type=float, help="TERM_BIAS instead of subtitler.mt.terms'")
     m.add_argument("--json", type=Path)
     s = sub.add_parser("asr-score")
     s.add_argument("--out", type=Path, required=True)

@@ -74,11 +74,11 @@ class TermBiasedLM:
         prompt_len: int,
         targets: Sequence[tuple[str, int]],
         glued: npt.NDArray[np.bool_] | None = None,
-        bias: float = TERM_BIAS,
+        bias: float | None = None,
     ) -> None:
         self.lm = lm
         self.prompt_len = prompt_len
-        self.bias = bias
+        self.bias = TERM_BIAS if bias is None else bias
         self.glued = glued
         made = []
         for x, at in dict.fromkeys(targets):
