@@ -10,6 +10,14 @@ from pathlib import Path
 from typing import NoReturn
 
 from subtitler import __version__
+from subtitler.config import (
+    SECTIONS,
+    SETTING_DEST,
+    add_setting_flags,
+    flag_of,
+    given_settings,
+    spec_of,
+)
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -19,6 +27,13 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+SHORT_FLAGS = {
+    "asr.model": "--asr-model",
+    "mt.model_path": "--mt-model",
+    "mt.tgt_lang": "--tgt-lang",
+}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -36,9 +51,6 @@ def parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--speed", type=float, default=1.0, help="replay speed")
     ap.add_argument("--config", type=Path, default=None, help="settings file (default: user's)")
-    ap.add_argument("--asr-model", default=None, help="Whisper size or model folder (this run)")
-    ap.add_argument("--mt-model", default=None, help="GGUF translation model (this run)")
-    ap.add_argument("--tgt-lang", default=None, help="target language code (this run)")
     ap.add_argument("--data-dir", type=Path, default=None, help="where transcripts are kept")
     ap.add_argument(
         "--toggle",
@@ -58,6 +70,8 @@ def parser() -> argparse.ArgumentParser:
         choices=LOG_LEVELS,
         help="detail of subtitler.log: %(choices)s (default: %(default)s)",
     )
+    # Every setting, from its declaration in subtitler.config (a few keep their short names).
+    add_setting_flags(ap.add_argument_group("settings for this run (not saved)"), names=SHORT_FLAGS)
     return ap
 
 
@@ -108,14 +122,17 @@ def main(argv: list[str] | None = None) -> int:
     if a.speed <= 0:
         print("error: --speed must be positive", file=sys.stderr)
         return 2
-    if a.tgt_lang is not None:
-        from subtitler.mt.languages import UnknownLanguageError, normalize_code
+    from subtitler.mt.languages import UnknownLanguageError, normalize_code
 
-        try:
-            a.tgt_lang = normalize_code(a.tgt_lang)
-        except UnknownLanguageError as e:
-            print(f"error: --tgt-lang: {e}", file=sys.stderr)
-            return 2
+    for key, value in given_settings(a).items():
+        section, name = key.split(".", 1)
+        if spec_of(SECTIONS[section], name).language:
+            try:
+                setattr(a, SETTING_DEST + key, normalize_code(value))
+            except UnknownLanguageError as e:
+                flag = SHORT_FLAGS.get(key, flag_of(section, name))
+                print(f"error: {flag}: {e}", file=sys.stderr)
+                return 2
     from subtitler.ui.app import run_app
 
     return run_app(a, data_dir)

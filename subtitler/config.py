@@ -1,18 +1,22 @@
 """Settings as documented dataclasses: one place for every tunable, its default and meaning.
 
-Each field is declared once with :func:`setting`: its default, a label, one line of doc and what
-it accepts (a range or a list of choices). Validation of the settings file
-(:mod:`subtitler.settings_store`), the settings pane's limits and the command line's checks are
-all derived from these declarations, so the three can never disagree.
+Each field is declared once with :func:`setting`: its default, a label, one line of doc, what
+it accepts (a range or a list of choices), whether a change needs its model loaded again
+(``reload``) and where the settings pane shows it (``tab``). Validation of the settings file
+(:mod:`subtitler.settings_store`), the settings pane's rows and limits, the command-line flags
+(:func:`add_setting_flags`) and the pipeline's reload decision (:func:`reload_fields`) are all
+derived from these declarations, so they can never disagree.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
-from collections.abc import Callable, Iterator
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,8 @@ class Spec:
     # for optional fields); for a table of lists, of every number in it
     choices: tuple[Any, ...] | None = None  # the only values allowed
     language: bool = False  # a language code (checked against the languages Whisper knows)
+    reload: bool = False  # a change needs the model loaded again (else it applies live)
+    tab: str = ""  # the settings pane's tab that shows it ("": not in the pane)
 
     def describe(self) -> str:
         """What is accepted, for messages: '1..64' or 'one of SSBD, RT, CD'."""
@@ -114,9 +120,11 @@ def setting(
     range: tuple[float, float] | None = None,
     choices: tuple[Any, ...] | None = None,
     language: bool = False,
+    reload: bool = False,
+    tab: str = "",
 ) -> Any:
     """A dataclass field with its :class:`Spec` in ``metadata["spec"]``."""
-    return field(default=default, metadata=about(label, doc, range, choices, language))
+    return field(default=default, metadata=about(label, doc, range, choices, language, reload, tab))
 
 
 def about(
@@ -125,10 +133,12 @@ def about(
     range: tuple[float, float] | None = None,
     choices: tuple[Any, ...] | None = None,
     language: bool = False,
+    reload: bool = False,
+    tab: str = "",
 ) -> dict[str, Spec]:
     """The metadata of a setting whose default needs a factory: ``field(default_factory=...,
     metadata=about(...))``."""
-    return {"spec": Spec(label, doc, range, choices, language)}
+    return {"spec": Spec(label, doc, range, choices, language, reload, tab)}
 
 
 def spec_of(cls: type, name: str) -> Spec:
@@ -157,13 +167,13 @@ COMPUTE_TYPES = (
 PIXELS = (-1_000_000, 1_000_000)
 
 
-@dataclass
+@dataclass(frozen=True)
 class AudioConfig:
     """Where sound comes from."""
 
     source: str = setting("microphone", "Audio source", choices=("microphone", "file"))
     device: str | int | None = setting(
-        None, "Input", "input device name or index; None = system default"
+        None, "Input", "input device name or index; None = system default", tab="audio"
     )
     file_path: str = setting("", "Audio file", "audio file for source == 'file' (or --replay)")
     realtime: bool = setting(True, "Real time", "replay files at 1x (False: as fast as possible)")
@@ -178,20 +188,23 @@ class AudioConfig:
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class AsrConfig:
     """Streaming speech recognition (faster-whisper)."""
 
     model: str = setting(
-        "small", "Whisper model", "catalog size name or a local CTranslate2 model directory"
+        "small",
+        "Whisper model",
+        "catalog size name or a local CTranslate2 model directory",
+        tab="speech",
     )
-    device: str = setting("auto", "Compute device", choices=("auto", "cpu", "cuda"))
+    device: str = setting("auto", "Compute device", choices=("auto", "cpu", "cuda"), tab="speech")
     compute_type: str = setting(
         "auto", "Compute type", "'auto': int8 on CPU, float16 on CUDA", choices=COMPUTE_TYPES
     )
     language: str | None = setting(
         None, "Speech language", "source language code; None = detect once per utterance",
-        language=True,
+        language=True, tab="translation",
     )  # fmt: skip
     min_chunk_s: float = setting(
         0.5, "Update interval", "shortest cadence: new audio before the recogniser runs again (s)",
@@ -206,9 +219,15 @@ class AsrConfig:
     )  # fmt: skip
     vad: bool = setting(True, "Voice detection", "Silero VAD: skip silence, end utterances")
     silence_end_s: float = setting(
-        0.8, "Silence ends a line after", "silence that ends an utterance (s)", range=(0.2, 5.0)
+        0.8,
+        "Silence ends a line after",
+        "silence that ends an utterance (s)",
+        range=(0.2, 5.0),
+        tab="speech",
     )
-    threads: int = setting(1, "Speech threads", "CPU threads for CTranslate2", range=THREADS)
+    threads: int = setting(
+        1, "Speech threads", "CPU threads for CTranslate2", range=THREADS, tab="speech"
+    )
     beam_size: int = setting(
         5,
         "Beam size",
@@ -221,20 +240,28 @@ class AsrConfig:
     )  # fmt: skip
 
 
-@dataclass
+@dataclass(frozen=True)
 class MtConfig:
     """Translation (llama.cpp + SSBD)."""
 
-    model_path: str = setting("", "Translation model", "GGUF file or catalog id")
-    template: str = setting("auto", "Prompt template", choices=TEMPLATES)
+    model_path: str = setting(
+        "", "Translation model", "GGUF file or catalog id", reload=True, tab="translation"
+    )
+    template: str = setting(
+        "auto", "Prompt template", choices=TEMPLATES, reload=True, tab="translation"
+    )
     src_lang: str = setting(
         "en", "Source language", "used when ASR language is fixed or not yet detected",
         language=True,
     )  # fmt: skip
-    tgt_lang: str = setting("de", "Target language", language=True)
-    method: str = setting("SSBD", "Decoding mode", choices=("SSBD", "RT", "CD"))
+    tgt_lang: str = setting("de", "Target language", language=True, tab="translation")
+    method: str = setting("SSBD", "Decoding mode", choices=("SSBD", "RT", "CD"), tab="translation")
     beta: float = setting(
-        0.2, "Bias β", "SSBD bias towards the previous translation", range=(0.0, 1.0)
+        0.2,
+        "Bias β",
+        "SSBD bias towards the previous translation",
+        range=(0.0, 1.0),
+        tab="translation",
     )
     max_new_tokens: int = setting(
         256, "Longest translation", "hard cap on one translation's length (tokens)",
@@ -244,65 +271,100 @@ class MtConfig:
         3.0, "Length ratio", "cap relative to the source's token count", range=(0.5, 20.0)
     )
     threads: int = setting(
-        1, "Translation threads", "CPU threads for llama.cpp (ASR gets the rest)", range=THREADS
+        1,
+        "Translation threads",
+        "CPU threads for llama.cpp (ASR gets the rest)",
+        range=THREADS,
+        reload=True,
+        tab="translation",
     )
-    n_ctx: int = setting(2048, "Context length", "llama.cpp context (tokens)", range=(256, 32768))
-    n_ubatch: int = setting(512, "Micro-batch", "llama.cpp physical batch", range=(32, 4096))
-    flash_attn: bool = setting(True, "Flash attention")
+    n_ctx: int = setting(
+        2048, "Context length", "llama.cpp context (tokens)", range=(256, 32768), reload=True
+    )
+    n_ubatch: int = setting(
+        512, "Micro-batch", "llama.cpp physical batch", range=(32, 4096), reload=True
+    )
+    flash_attn: bool = setting(True, "Flash attention", reload=True)
     gpu_layers: int | None = setting(
         None, "GPU layers", "None or -1: all when the build offloads (Metal/CUDA), else 0",
-        range=(-1, 999),
+        range=(-1, 999), reload=True, tab="translation",
     )  # fmt: skip
     context_sentences: int = setting(
         0, "Previous sentences as context", "previous sentences given to the prompt",
-        range=(0, 3),
+        range=(0, 3), tab="translation",
     )  # fmt: skip
     # Advanced (issue 8; measured in docs/BENCHMARKS.md, off by default: they did not win)
     lookahead: int = setting(
         0, "N-gram lookahead", "tokens guessed past the draft from this meeting's n-grams",
-        range=(0, 16),
+        range=(0, 16), tab="advanced",
     )  # fmt: skip
-    resync: bool = setting(False, "Resync", "after a divergence, try the rest of the old draft")
+    resync: bool = setting(
+        False, "Resync", "after a divergence, try the rest of the old draft", tab="advanced"
+    )
     verify: str = setting(
         "biased", "Verification rule", "SSBD's beta, or SpecDec's top-b within tau",
-        choices=("biased", "specdec"),
+        choices=("biased", "specdec"), tab="advanced",
     )  # fmt: skip
     top_b: int = setting(
-        3, "SpecDec top-b", "draft token must be among the b most likely", range=(1, 20)
+        3,
+        "SpecDec top-b",
+        "draft token must be among the b most likely",
+        range=(1, 20),
+        tab="advanced",
     )
     tau: float = setting(
-        1.0, "SpecDec τ", "... and within this log-likelihood of the best", range=(0.0, 10.0)
+        1.0,
+        "SpecDec τ",
+        "... and within this log-likelihood of the best",
+        range=(0.0, 10.0),
+        tab="advanced",
     )
     draft_model_path: str = setting(
-        "", "Draft model", "a smaller GGUF with the same vocabulary ('': none)"
+        "",
+        "Draft model",
+        "a smaller GGUF with the same vocabulary ('': none)",
+        reload=True,
+        tab="advanced",
     )
     draft_tokens: int = setting(
-        4, "Draft model tokens", "tokens the draft model guesses per verify pass", range=(1, 16)
+        4,
+        "Draft model tokens",
+        "tokens the draft model guesses per verify pass",
+        range=(1, 16),
+        tab="advanced",
     )
     adaptive_guessing: bool = setting(
-        True, "Adaptive guessing", "guess only while it measurably speeds decoding up"
+        True,
+        "Adaptive guessing",
+        "guess only while it measurably speeds decoding up",
+        tab="advanced",
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class DisplayConfig:
     """The subtitle overlay."""
 
     mask_k: int = setting(
         3, "Hide last k tokens", "display-only mask-k: hidden tokens of an unfinished line",
-        range=(0, 10),
+        range=(0, 10), tab="translation",
     )  # fmt: skip
-    lines: int = setting(2, "Lines", "lines shown", range=(1, 6))
-    bilingual: bool = setting(False, "Bilingual", "source line small above the translation")
-    font_family: str = setting("Sans Serif", "Font")
-    font_size: int = setting(26, "Font size", range=(8, 120))
-    text_color: str = setting("#ffffff", "Colour")
-    outline: bool = setting(True, "Outline")
+    lines: int = setting(2, "Lines", "lines shown", range=(1, 6), tab="appearance")
+    bilingual: bool = setting(
+        False, "Bilingual", "source line small above the translation", tab="appearance"
+    )
+    font_family: str = setting("Sans Serif", "Font", tab="appearance")
+    font_size: int = setting(26, "Font size", range=(8, 120), tab="appearance")
+    text_color: str = setting("#ffffff", "Colour", tab="appearance")
+    outline: bool = setting(True, "Outline", tab="appearance")
     background_opacity: float = setting(
-        0.55, "Background opacity", "0 transparent .. 1 opaque", range=(0.0, 1.0)
+        0.55, "Background opacity", "0 transparent .. 1 opaque", range=(0.0, 1.0), tab="appearance"
     )
     click_through: bool = setting(
-        False, "Click-through", "mouse clicks pass through the overlay to the meeting"
+        False,
+        "Click-through",
+        "mouse clicks pass through the overlay to the meeting",
+        tab="appearance",
     )
     geometry: dict[str, list[int]] = field(
         default_factory=dict,
@@ -310,12 +372,12 @@ class DisplayConfig:
     )
     screen: str = setting("", "Screen", "name of the screen the overlay was last on")
     hotkey_click_through: str = setting(
-        "Ctrl+Shift+F9", "Toggle click-through", "hotkey (the tray menu does it too)"
+        "Ctrl+Shift+F9", "Toggle click-through", "hotkey (the tray menu does it too)", tab="hotkeys"
     )
-    hotkey_pause: str = setting("Ctrl+Shift+F10", "Start / pause", "hotkey")
+    hotkey_pause: str = setting("Ctrl+Shift+F10", "Start / pause", "hotkey", tab="hotkeys")
 
 
-@dataclass
+@dataclass(frozen=True)
 class WebConfig:
     """Subtitles as a web page (an OBS browser source, a second screen); off by default."""
 
@@ -324,17 +386,19 @@ class WebConfig:
         "Show subtitles in a browser",
         "off, local (this computer only) or network (the local network, token in the URL)",
         choices=("off", "local", "network"),
+        tab="browser",
     )
     port: int = setting(
         8642,
         "Browser page port",
         "TCP port of the page (the same on every start, so a saved address keeps working)",
         range=(1024, 65535),
+        tab="browser",
     )
     token: str = setting("", "Access key", 'for "network": made on first use, kept until renewed')
 
 
-@dataclass
+@dataclass(frozen=True)
 class AppConfig:
     audio: AudioConfig = field(default_factory=AudioConfig)
     asr: AsrConfig = field(default_factory=AsrConfig)
@@ -350,3 +414,134 @@ SECTIONS: dict[str, type] = {
     "display": DisplayConfig,
     "web": WebConfig,
 }
+
+
+def reload_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a section whose change needs its model loaded again."""
+    return tuple(f.name for f, spec in specs(cls) if spec.reload)
+
+
+def pane_fields(tab: str) -> list[tuple[str, Field[Any], Spec]]:
+    """(section, field, spec) of every setting the settings pane shows on ``tab``."""
+    return [
+        (section, f, spec)
+        for section, cls in SECTIONS.items()
+        for f, spec in specs(cls)
+        if spec.tab == tab
+    ]
+
+
+# -- the command line ----------------------------------------------------------------------
+def flag_of(section: str, name: str) -> str:
+    """A setting's own command-line flag: ``mt.tgt_lang`` -> ``--mt-tgt-lang``."""
+    return f"--{section}-{name.replace('_', '-')}"
+
+
+def _parse_bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"not true or false: {text!r}")
+
+
+def _int_or_text(text: str) -> int | str:
+    return int(text) if text.strip().lstrip("-").isdigit() else text
+
+
+def _converter(tp: Any) -> Callable[[str], Any] | None:
+    """How a command-line value becomes the field's type (None: not settable from there)."""
+    if get_origin(tp) in (Union, types.UnionType):
+        kinds = [a for a in get_args(tp) if a is not type(None)]
+        if set(kinds) == {str, int}:
+            return _int_or_text
+        return _converter(kinds[0]) if len(kinds) == 1 else None
+    if tp is bool:
+        return _parse_bool
+    if tp in (int, float, str):
+        return tp  # type: ignore[no-any-return]
+    return None  # tables (geometry) stay in the settings file
+
+
+def _arg_type(spec: Spec, convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    if convert in (int, float):
+        return spec.arg_type(convert)
+
+    def parse(text: str) -> Any:
+        value = convert(text)
+        if (why := spec.problem(value)) is not None:
+            raise argparse.ArgumentTypeError(why)
+        return value
+
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
+
+
+def _metavar(name: str, spec: Spec, convert: Callable[[str], Any]) -> str | None:
+    if spec.choices:
+        return None  # argparse lists them
+    return "true|false" if convert is _parse_bool else name.upper()
+
+
+SETTING_DEST = "setting:"  # argparse dest prefix of the flags made by add_setting_flags
+
+
+def add_setting_flags(
+    ap: argparse.ArgumentParser | argparse._ArgumentGroup,
+    *,
+    only: Iterable[str] | None = None,
+    names: Mapping[str, str] = {},
+) -> None:
+    """One flag per setting (``--section-field``; ``names`` gives some another name, "section.
+    field" -> "--flag"), its value converted and checked by the declaration like the settings
+    file's. Not given: None (the settings decide); read them back with :func:`given_settings`.
+    """
+    wanted = None if only is None else set(only)
+    for section, cls in SECTIONS.items():
+        hints = get_type_hints(cls)
+        for f, spec in specs(cls):
+            key = f"{section}.{f.name}"
+            if wanted is not None and key not in wanted:
+                continue
+            convert = _converter(hints[f.name])
+            if convert is None:
+                continue
+            flag = names.get(key, flag_of(section, f.name))
+            doc = spec.doc or spec.label
+            if spec.range is not None or spec.choices is not None:
+                doc += f" ({spec.describe()})"
+            ap.add_argument(
+                flag,
+                dest=SETTING_DEST + key,
+                type=_arg_type(spec, convert),
+                choices=spec.choices,
+                default=None,
+                metavar=None
+                if spec.choices
+                else "true|false"
+                if convert is _parse_bool
+                else f.name.upper(),
+                help=doc.replace("%", "%%"),
+            )
+
+
+def given_settings(ns: argparse.Namespace) -> dict[str, Any]:
+    """{"section.field": value} of the setting flags that were given."""
+    return {
+        k.removeprefix(SETTING_DEST): v
+        for k, v in vars(ns).items()
+        if k.startswith(SETTING_DEST) and v is not None
+    }
+
+
+def with_settings(cfg: AppConfig, values: Mapping[str, Any]) -> AppConfig:
+    """A copy of ``cfg`` with {"section.field": value} set."""
+    sections: dict[str, dict[str, Any]] = {}
+    for key, value in values.items():
+        section, name = key.split(".", 1)
+        sections.setdefault(section, {})[name] = value
+    return dataclasses.replace(
+        cfg,
+        **{sec: dataclasses.replace(getattr(cfg, sec), **kw) for sec, kw in sections.items()},
+    )

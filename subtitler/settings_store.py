@@ -87,7 +87,9 @@ def _build(cls: type, data: Any, where: str, notes: list[str]) -> Any:
             if not isinstance(value, dict):
                 notes.append(f"[{name}] should be a table, not {_short(value)}: defaults used")
                 continue
-            kwargs[key] = _build(type(default), value, name, notes)
+            # A section's class from SECTIONS (the schema), the same one AppConfig holds.
+            kind = SECTIONS.get(key, type(default)) if not where else type(default)
+            kwargs[key] = _build(kind, value, name, notes)
             continue
         # Checked against the field's declared type, so that fields whose default is None or
         # a table (language, device, geometry...) are checked too.

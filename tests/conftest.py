@@ -45,7 +45,7 @@ def speech_clips() -> list[tuple[Path, str]]:
 @pytest.fixture(scope="session")
 def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random 2-layer llama (Q8_0) with the real GPT-2 tokenizer, built from scratch."""
-    from subtitler.bench.random_model import PRESETS, build_random_llama
+    from subtitler_research.bench.random_model import PRESETS, build_random_llama
 
     out = tmp_path_factory.mktemp("models") / "tiny-q8_0.gguf"
     return build_random_llama(out, PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=1234)

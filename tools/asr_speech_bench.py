@@ -8,20 +8,20 @@ Research tooling (not shipped). Steps, each writing files into --out:
     python tools/asr_speech_bench.py peer --out DIR --model M --peer whisper_online.py
     python tools/asr_speech_bench.py score --out DIR RUN.json ...
 
-- talk: the LJSpeech clips joined with pauses (``subtitler.asr.talk``); the transcript is the
-  text reference.
+- talk: the LJSpeech clips joined with pauses (``subtitler_research.asr.talk``); the transcript
+  is the text reference.
 - reference: the same model transcribes the whole file offline (faster-whisper's own
   ``transcribe``, beam 5, word timestamps): its WER is the accuracy target, and its word times,
   aligned to the transcript, are the timing reference for both systems.
-- ours: ``python -m subtitler.asr.replay FILE --json`` (simulated 1x, or --realtime).
+- ours: ``python -m subtitler_research.asr.replay FILE --json`` (simulated 1x, or --realtime).
 - peer: whisper_streaming's ``whisper_online.py`` simulation (online mode: real time, wall
   clock) on the same file and model. Only its hard-coded device (CUDA, float16) is changed, to
   the CPU with int8 and the same thread count, in a copy made in a temporary folder.
 - score: WER, commit delay and display latency against the timing reference, RTF, lag.
 
 Per transcript word matched in a system's committed text (jiwer's alignment after the same
-normalisation, ``subtitler.asr.wer``): commit delay = when the system committed it - its end in
-the timing reference; display latency = when its text was first on screen (tentative text
+normalisation, ``subtitler_research.asr.wer``): commit delay = when the system committed it - its
+end in the timing reference; display latency = when its text was first on screen (tentative text
 included) - the same end. whisper_streaming shows only committed text, so there both are the
 same.
 """
@@ -45,8 +45,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from subtitler.asr.oracle import read_words_tsv  # noqa: E402
-from subtitler.asr.wer import align, normalize_word, word_error_rate  # noqa: E402
+from subtitler_research.asr.oracle import read_words_tsv  # noqa: E402
+from subtitler_research.asr.wer import align, normalize_word, word_error_rate  # noqa: E402
 
 
 @dataclass
@@ -87,7 +87,7 @@ def _pct(xs: list[float], q: float) -> float | None:
 
 
 def cmd_talk(a: argparse.Namespace) -> int:
-    from subtitler.asr import talk
+    from subtitler_research.asr import talk
 
     a.out.mkdir(parents=True, exist_ok=True)
     return talk.main(
@@ -147,8 +147,8 @@ def cmd_reference(a: argparse.Namespace) -> int:
 
 def ours_words(payload: dict[str, Any]) -> list[HypWord]:
     """Committed words of a replay JSON, with commit and first-shown times."""
-    from subtitler.asr.metrics import shown_words
     from subtitler.types import AsrUpdate, Word
+    from subtitler_research.asr.metrics import shown_words
 
     first: dict[tuple[int, int, str], float] = {}
     out: list[HypWord] = []
@@ -229,7 +229,8 @@ def score(
 
 def cmd_ours(a: argparse.Namespace, extra: list[str]) -> int:
     out = a.out / f"{a.name}.json"
-    cmd = [sys.executable, "-m", "subtitler.asr.replay", str(a.audio or a.out / "talk.wav"),
+    cmd = [sys.executable, "-m", "subtitler_research.asr.replay",
+           str(a.audio or a.out / "talk.wav"),
            "--model", a.model, "--threads", str(a.threads), "--language", "en", "--bench",
            "--json", str(out), *extra]  # fmt: skip
     print(" ".join(cmd), flush=True)

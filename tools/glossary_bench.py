@@ -167,7 +167,7 @@ def _plain(w: str) -> str:
 
 
 def cmd_asr_score(a: argparse.Namespace) -> int:
-    from subtitler.asr.oracle import read_words_tsv
+    from subtitler_research.asr.oracle import read_words_tsv
 
     b = _bench_module()
     terms = {_plain(t) for t in a.terms.split(",") if t.strip()}
@@ -187,7 +187,7 @@ def cmd_asr_score(a: argparse.Namespace) -> int:
         term_hyp = {m[i] for i, t in enumerate(is_term) if t and i in m}
         rest_ref = [r for r, t in zip(ref, is_term, strict=True) if not t]
         rest_hyp = [h for j, h in enumerate(hyp) if j not in term_hyp]
-        from subtitler.asr.wer import word_error_rate
+        from subtitler_research.asr.wer import word_error_rate
 
         w_all = word_error_rate(" ".join(ref), " ".join(hyp))
         w_rest = word_error_rate(" ".join(rest_ref), " ".join(rest_hyp))
@@ -218,8 +218,8 @@ def cmd_asr_cost(a: argparse.Namespace) -> int:
         WhisperSettings,
         decode_audio_file,
     )
-    from subtitler.asr.oracle import read_words_tsv
     from subtitler.asr.sentences import join_words
+    from subtitler_research.asr.oracle import read_words_tsv
 
     hotwords = (
         Glossary().with_pair("en", "de", [(t, "") for t in a.terms.split(",")]).hotwords("en")

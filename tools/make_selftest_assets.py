@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "assets" / "selftest")
     a = ap.parse_args(argv)
 
-    from subtitler.asr.tiny_model import build_tiny_whisper
-    from subtitler.bench.random_model import Shape, build_random_llama
+    from subtitler_research.asr.tiny_model import build_tiny_whisper
+    from subtitler_research.bench.random_model import Shape, build_random_llama
 
     out: Path = a.out
     out.mkdir(parents=True, exist_ok=True)

@@ -352,7 +352,14 @@ def _names(model: Any) -> dict[str, str]:
 def export_gguf(
     model: Any, tok: Any, out: Path, *, qtype: str = "q8_0", name: str = "subtitler-translator"
 ) -> Path:
-    from subtitler.bench.gguf_llama import BpeVocab, Shape, add_weight, finish, llama_writer
+    sys.path.insert(0, str(ROOT))  # subtitler_research runs from the checkout (not installed)
+    from subtitler_research.bench.gguf_llama import (
+        BpeVocab,
+        Shape,
+        add_weight,
+        finish,
+        llama_writer,
+    )
 
     cfg: Config = model.cfg
     tokens, types, merges = tokenizer_tables(tok)

@@ -202,8 +202,12 @@ def loopback_audio(sd: Any) -> LoopbackAudio | None:
     hostapi = HOSTAPIS.get(sys.platform)
     if hostapi is None:
         return None
-    import soundcard
-
+    try:
+        import soundcard
+    except AssertionError:
+        # soundcard connects to the sound server at import and asserts that it answered
+        # (soundcard/pulseaudio.py, 0.4.6): an empty AssertionError says nothing to a user.
+        raise RuntimeError("no PulseAudio or PipeWire sound server is running") from None
     return LoopbackAudio(sd, soundcard, hostapi)
 
 

@@ -14,7 +14,6 @@ import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 from urllib.parse import urlparse
 
 from subtitler.config import AppConfig, AsrConfig
@@ -32,23 +31,13 @@ from subtitler.models.hardware import (
     tier,
     whisper_run_cost,
 )
-from subtitler.models.validate import InvalidModelError, check_translator, check_whisper_dir
 
-Role = Literal["asr", "mt"]
-State = Literal["ready", "missing", "invalid"]
+# (the resolver lives in models.resolve; its names stay importable from here)
+from subtitler.models.resolve import ModelState as ModelState
+from subtitler.models.resolve import Role, asr_state, mt_state
+
 ROLE_NAMES: dict[Role, str] = {"asr": "speech model", "mt": "translation model"}
 NON_COMMERCIAL = "NC"
-
-
-@dataclass(frozen=True)
-class ModelState:
-    """Where one configured model stands."""
-
-    role: Role
-    state: State
-    path: Path | None  # what the backend would load, when known
-    entry: CatalogEntry | None  # the catalog entry it refers to, if any
-    reason: str  # one line for the user
 
 
 @dataclass(frozen=True)
@@ -68,61 +57,6 @@ class FirstRunPlan:
     @property
     def can_download(self) -> bool:
         return bool(self.offer) and self.network is not False
-
-
-def _looks_like_path(value: str) -> bool:
-    return any(c in value for c in ("/", "\\")) or value.startswith((".", "~"))
-
-
-def asr_state(value: str, catalog: Catalog, root: Path | None = None) -> ModelState:
-    """AsrConfig.model: a catalog size name ("small"), a catalog id, or a model folder."""
-    if not value:
-        return ModelState("asr", "missing", None, None, "no speech model chosen")
-    p = Path(value).expanduser()
-    if p.exists() or _looks_like_path(value):
-        try:
-            check_whisper_dir(p)
-        except InvalidModelError as e:
-            return ModelState("asr", "invalid", p, None, str(e))
-        return ModelState("asr", "ready", p, None, f"Whisper model folder {p.name}")
-    entry = catalog.by_size_name(value)
-    if entry is None:
-        return ModelState("asr", "invalid", None, None, f"unknown Whisper model {value!r}")
-    if dl.is_installed(entry, root):
-        return ModelState("asr", "ready", dl.model_path(entry, root), entry, entry.name)
-    cached = dl.hf_cache_path(entry)
-    if cached is not None:
-        try:
-            check_whisper_dir(cached)
-            return ModelState("asr", "ready", cached, entry, f"{entry.name} (Hugging Face cache)")
-        except InvalidModelError:
-            pass
-    return ModelState("asr", "missing", None, entry, f"{entry.name} is not downloaded")
-
-
-def mt_state(value: str, template: str, catalog: Catalog, root: Path | None = None) -> ModelState:
-    """MtConfig.model_path: a .gguf path or a catalog id."""
-    if not value:
-        return ModelState("mt", "missing", None, None, "no translation model chosen")
-    entry = None
-    if not _looks_like_path(value):
-        try:
-            entry = catalog.get(value)
-        except KeyError:
-            entry = None
-    if entry is not None and entry.kind == "mt":
-        if not dl.is_installed(entry, root):
-            return ModelState("mt", "missing", None, entry, f"{entry.name} is not downloaded")
-        p = dl.model_path(entry, root)
-        if template == "auto" and entry.template:
-            template = entry.template
-    else:
-        p = Path(value).expanduser()
-    try:
-        info = check_translator(p, template)
-    except InvalidModelError as e:
-        return ModelState("mt", "invalid", p, entry, str(e))
-    return ModelState("mt", "ready", p, entry, f"{p.name} (template {info.template})")
 
 
 def choose_defaults(

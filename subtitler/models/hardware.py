@@ -135,7 +135,7 @@ def detect(*, probe_backends: bool = True) -> HardwareInfo:
 # One streaming recogniser run on a 4 s window (encoder on the window plus padding, beam-5
 # decoding of 14 tokens, word alignment), seconds with 1 and 2 CTranslate2 threads, int8,
 # measured on the project's reference machine (x86-64, 2 vCPUs, AVX-512, CTranslate2 4.8.5)
-# with random weights of the real shapes: python -m subtitler.bench.asr_cost (figures and
+# with random weights of the real shapes: python -m subtitler_research.bench.asr_cost (figures and
 # command in docs/benchmarks/asr.md). Two threads were slower than one there (the two vCPUs
 # share a core), so the estimate never assumes a second thread helps.
 WHISPER_RUN_COST_S: dict[str, tuple[float, float]] = {

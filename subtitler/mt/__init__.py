@@ -1,1 +1,1 @@
-"""Machine translation: the language-model protocol, SSBD decoders, prompts, masking, metrics."""
+"""Machine translation: the language-model protocol, SSBD decoders, prompts, masking."""

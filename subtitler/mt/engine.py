@@ -14,12 +14,11 @@ from typing import Protocol
 
 from subtitler.config import MtConfig
 from subtitler.glossary import Glossary
-from subtitler.mt.drafting import DraftModel, GuessGate
+from subtitler.mt.drafting import DraftModel
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import MAX_K, display_text
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder
-from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.mt.translator import StreamTranslator, decode_options
 from subtitler.types import UpdateStats
 
 
@@ -89,6 +88,7 @@ class LocalEngine:
         self.model = model
         self.name = name
         self._tr: StreamTranslator | None = None
+        self._settings: tuple[str, MtConfig] | None = None  # what the translator has
         self.glossary = Glossary()
 
     def set_glossary(self, glossary: Glossary) -> None:
@@ -103,38 +103,22 @@ class LocalEngine:
         return self.model.notice
 
     def _configure(self, src_lang: str, mt: MtConfig) -> StreamTranslator:
+        """The translator, told the settings when they changed (it owns the mapping)."""
         m = self.model
-        terms = self.glossary.translations(src_lang, mt.tgt_lang)
-        prompts = PromptBuilder(m.template, src_lang, mt.tgt_lang, m.formatter, terms)
-        opts = DecodeOptions(
-            method=Method(mt.method),
-            beta=mt.beta,
-            max_new_tokens=mt.max_new_tokens,
-            verify=mt.verify,
-            top_b=mt.top_b,
-            tau=mt.tau,
-            lookahead=mt.draft_tokens if m.draft is not None else mt.lookahead,
-            resync=mt.resync,
-        )
         tr = self._tr
         if tr is None:
             tr = self._tr = StreamTranslator(
                 m.lm,
-                prompts,
-                opts,
-                cap=LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens),
+                PromptBuilder(m.template, src_lang, mt.tgt_lang, m.formatter),
+                decode_options(mt, draft_model=m.draft is not None),
                 draft_model=m.draft,
             )
-        else:
-            tr.prompts, tr.options = prompts, opts
-            tr.cap = LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens)
-        if not mt.adaptive_guessing:
-            tr.gate = None
-        elif tr.gate is None:
-            tr.gate = GuessGate()
-        tr.context_sentences = mt.context_sentences
-        if mt.context_sentences == 0:
-            tr.context = ""
+        if self._settings != (src_lang, mt):
+            tr.reconfigure(mt, src_lang)
+            self._settings = (src_lang, mt)
+        terms = self.glossary.translations(src_lang, mt.tgt_lang)
+        if tr.prompts.terms != terms:  # the glossary changed, or the language pair did
+            tr.prompts = dataclasses.replace(tr.prompts, terms=terms)
         return tr
 
     def translate(

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel, GuessGate, NgramTable, Proposer
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import complete_text, output_mask
 from subtitler.mt.prompts import PromptBuilder
-from subtitler.mt.ssbd import DecodeOptions, Decoder, DecodeResult
+from subtitler.mt.ssbd import DecodeOptions, Decoder, DecodeResult, Method
 from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
 from subtitler.types import Translation
 
@@ -31,6 +32,23 @@ class LengthCap:
 
     def for_source(self, n_source_tokens: int) -> int:
         return min(self.hard, math.ceil(self.ratio * n_source_tokens) + self.slack)
+
+
+def decode_options(mt: MtConfig, *, draft_model: bool, fuse_prompt: bool = True) -> DecodeOptions:
+    """How updates are decoded under the translation settings (the one mapping from MtConfig,
+    used by the app and the benchmark). With a draft model it guesses ``draft_tokens`` past
+    the draft, else the n-gram table guesses ``lookahead``."""
+    return DecodeOptions(
+        method=Method(mt.method),
+        beta=mt.beta,
+        max_new_tokens=mt.max_new_tokens,
+        fuse_prompt=fuse_prompt,
+        verify=mt.verify,
+        top_b=mt.top_b,
+        tau=mt.tau,
+        lookahead=mt.draft_tokens if draft_model else mt.lookahead,
+        resync=mt.resync,
+    )
 
 
 class StreamTranslator:
@@ -64,6 +82,20 @@ class StreamTranslator:
         self.context_sentences = 0  # how many finished sources become the next context
         self._history: list[str] = []
         self._glued: npt.NDArray[np.bool_] | None = None  # (mt/terms.py), made when needed
+
+    def reconfigure(self, mt: MtConfig, src_lang: str) -> None:
+        """Take the translation settings, from the next update on: the language pair (the
+        model's template stays), decoding, the length cap, guessing and context."""
+        self.prompts = dataclasses.replace(self.prompts, src_lang=src_lang, tgt_lang=mt.tgt_lang)
+        self.options = decode_options(mt, draft_model=self.draft_model is not None)
+        self.cap = LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens)
+        if not mt.adaptive_guessing:
+            self.gate = None
+        elif self.gate is None:
+            self.gate = GuessGate()
+        self.context_sentences = mt.context_sentences
+        if mt.context_sentences == 0:
+            self.context = ""
 
     def prompt_tokens(self, source: str) -> list[int]:
         text = self.prompts.build(source, self.context)

@@ -46,23 +46,35 @@ class ModelCrashed(EngineGone):
 
 
 class WorkerEngine:
-    """A translation model loaded in its own process (the translation stage's ``Engine``)."""
+    """A translation model loaded in its own process (the translation stage's ``Engine``).
+
+    A crash while translating costs that update: the model is loaded again in a fresh process
+    for the next one, up to ``RESTARTS`` times; a model that keeps crashing is given up."""
+
+    RESTARTS = 2
 
     def __init__(self, mt: MtConfig, path: Path) -> None:
         self.name = path.name
-        self._proc = WorkerProcess("translator")
+        self.crashes = 0
         self._sent: MtConfig | None = None
-        self._glossary = self._glossary_sent = Glossary()
+        self._glossary = Glossary()
+        self._glossary_sent: Glossary | None = None  # what the process has (None: a new one)
+        self._proc = self._load(mt)
+        self._sent = mt
+
+    def _load(self, mt: MtConfig) -> WorkerProcess:
+        proc = WorkerProcess("translator")
+        self._glossary_sent = None
         try:
-            info = self._proc.start(mt)
+            info = proc.start(mt)
         except WorkerCrashed as e:
-            self._proc.close()
+            proc.close()
             raise ModelCrashed(f"{self.name}: llama.cpp crashed loading it ({e.reason})") from None
         except RemoteError as e:
-            self._proc.close()
+            proc.close()
             raise RuntimeError(_naming(self.name, str(e))) from None
         self.notice: str = info["notice"]
-        self._sent = mt
+        return proc
 
     @property
     def pid(self) -> int | None:
@@ -103,10 +115,16 @@ class WorkerEngine:
             # Stopped, or superseded and the engine is still busy: no translation this time.
             return EngineResult("", (), (), UpdateStats(aborted=True))
         except WorkerCrashed as e:
-            raise ModelCrashed(f"{self.name}: llama.cpp crashed translating ({e.reason})") from None
+            self._proc.close()
+            self.crashes += 1
+            crashed = f"{self.name}: llama.cpp crashed translating ({e.reason})"
+            if self.crashes > self.RESTARTS:
+                raise ModelCrashed(f"{crashed}, {self.crashes} times") from None
+            self._proc = self._load(mt)  # (a load that crashes now gives the model up)
+            raise RuntimeError(f"{crashed}; loaded it again") from None
         finally:
             self._sent = mt
-            self._glossary_sent = glossary
+        self._glossary_sent = glossary  # (not after a crash: the new process gets it next time)
         return result
 
     def close(self) -> None:
@@ -285,8 +303,7 @@ def probe_model(path: Path, template: str = "auto") -> None:
         finally:
             whisper.close()
         return
-    mt = MtConfig(model_path=str(path), template=template, n_ctx=256, threads=1)
-    mt.max_new_tokens = 8
+    mt = MtConfig(model_path=str(path), template=template, n_ctx=256, threads=1, max_new_tokens=8)
     engine = WorkerEngine(mt, path)
     try:
         engine.translate(0, "Good morning.", True, mt.src_lang, mt)

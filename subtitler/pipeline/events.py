@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from subtitler.mt.masking import MAX_K as MAX_K  # display-only mask-k: 0..MAX_K
@@ -33,9 +34,20 @@ class AsrEvent:
     update: AsrUpdate
 
 
+class PipelineState(enum.StrEnum):
+    """Where a pipeline's life stands; it moves loading -> running <-> paused, and ends
+    stopped (asked, or a part failed to start) or finished (the replay came to its end)."""
+
+    LOADING = "loading"
+    RUNNING = "running"
+    PAUSED = "paused"
+    STOPPED = "stopped"
+    FINISHED = "finished"
+
+
 @dataclass(frozen=True)
 class StatusEvent:
-    state: str  # "loading" | "running" | "paused" | "stopped" | "finished"
+    state: str  # a PipelineState (a str: "loading", "running", ...)
     message: str = ""
 
 

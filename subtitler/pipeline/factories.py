@@ -1,4 +1,7 @@
-"""The real parts of the pipeline: sound card or file, faster-whisper or oracle, llama.cpp."""
+"""The real parts of the pipeline: sound card or file, faster-whisper, llama.cpp.
+
+Other parts (the research oracle) plug in by building their own :class:`Factories` around
+these (see ``subtitler_research.pipeline.oracle``)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from subtitler.mt.engine import Engine
 from subtitler.mt.lm import LanguageModel
 from subtitler.pipeline.pipeline import Factories
 from subtitler.pipeline.stages import AudioSource, LoadedModel, Recognizer
-from subtitler.types import AudioBlock, Word
+from subtitler.types import AudioBlock
 
 if TYPE_CHECKING:
     from subtitler.mt.llama_backend import LlamaLM
@@ -136,66 +139,39 @@ class MeteredMicrophone:
 
 @dataclass
 class RealParts:
-    """Options of the real factories (replay file, oracle transcript, injected modules)."""
+    """Options of the real factories (replay file, injected modules)."""
 
-    oracle_words: Path | None = None  # play this word-timestamped transcript instead of ASR
     sounddevice: Any = None  # injected module (tests)
-    loop: int = 1  # play the file or transcript this many times (long soak runs)
+    loop: int = 1  # play the file this many times (long soak runs)
     loop_gap_s: float = 1.0  # silence between repetitions
     # Native engines (llama.cpp, CTranslate2) in worker processes, where a crash on a bad
     # file or input is a message rather than the end of the app. False: in this process.
     isolate: bool = True
 
-    def words(self) -> list[Word]:
-        """The oracle transcript, repeated ``loop`` times on one timeline."""
-        from subtitler.asr.oracle import read_words_tsv
-
-        assert self.oracle_words is not None
-        words = read_words_tsv(self.oracle_words)
-        if not words or self.loop <= 1:
-            return words
-        period = words[-1].end + self.loop_gap_s
-        return [
-            dataclasses.replace(w, start=w.start + i * period, end=w.end + i * period)
-            for i in range(self.loop)
-            for w in words
-        ]
-
 
 def make_audio(cfg: AudioConfig, clock: Callable[[], float], parts: RealParts) -> AudioSource:
-    from subtitler.audio.sources import AudioStream, silence
+    from subtitler.audio.sources import AudioStream
 
     n = max(1, RATE * cfg.block_ms // 1000)
-    if parts.oracle_words is not None and cfg.source != "file":
-        words = parts.words()
-        seconds = (words[-1].end if words else 0.0) + 1.5
-        # The oracle needs a timeline, not sound: silence as long as the talk.
-        return PacedFileSource(
-            silence(int(seconds * RATE), n), clock, realtime=cfg.realtime, block_ms=cfg.block_ms
-        )
     if cfg.source == "file":
         # Decoded as it plays (memory flat in the file's length), ``loop`` times over.
         stream = AudioStream(cfg.file_path, n, loop=parts.loop, gap_s=parts.loop_gap_s)
         return PacedFileSource(stream, clock, realtime=cfg.realtime, block_ms=cfg.block_ms)
     from subtitler.audio.capture import MicrophoneCapture
 
-    return MeteredMicrophone(MicrophoneCapture(cfg, sd=parts.sounddevice))
+    # One stream clock: the microphone times a re-opened input on the pipeline's clock.
+    return MeteredMicrophone(MicrophoneCapture(cfg, sd=parts.sounddevice, clock=clock))
 
 
 def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
     from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 
     opts = StreamingOptions.from_config(cfg)
-    if parts.oracle_words is not None:
-        from subtitler.asr.oracle import OracleBackend, OracleVad
-
-        words = parts.words()
-        return StreamingRecognizer(OracleBackend(words), opts, vad=OracleVad(words))
     from subtitler.asr.backend import AsrBackend, AsrError
     from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
     from subtitler.asr.vad import SileroStream
     from subtitler.models.catalog import load_catalog
-    from subtitler.models.firstrun import asr_state
+    from subtitler.models.resolve import asr_state
 
     st = asr_state(cfg.model, load_catalog())
     if st.state == "invalid":
@@ -227,7 +203,7 @@ def resolve_translator(mt: MtConfig) -> tuple[Path, str]:
     """The file a catalog id or path names and the template asked for it, after the quick
     checks (present, complete GGUF, usable template); one-line reasons."""
     from subtitler.models.catalog import load_catalog
-    from subtitler.models.firstrun import mt_state
+    from subtitler.models.resolve import mt_state
 
     st = mt_state(mt.model_path, mt.template, load_catalog())
     if st.state == "missing" and st.entry is not None:

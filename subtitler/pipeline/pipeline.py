@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
-from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig
+from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
 from subtitler.glossary import Glossary
 from subtitler.mt.engine import as_engine
 from subtitler.pipeline.clock import StreamClock
-from subtitler.pipeline.events import ErrorEvent, Event, StatusEvent
+from subtitler.pipeline.events import ErrorEvent, Event, PipelineState, StatusEvent
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
 from subtitler.pipeline.stages import (
@@ -27,18 +29,10 @@ from subtitler.pipeline.stages import (
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-# Settings whose change needs the translation model loaded again.
-MODEL_FIELDS = (
-    "model_path",
-    "template",
-    "threads",
-    "n_ctx",
-    "n_ubatch",
-    "flash_attn",
-    "gpu_layers",
-    "draft_model_path",
-)
+# Settings whose change needs the translation model loaded again (declared with reload=True).
+MODEL_FIELDS = reload_fields(MtConfig)
 
 
 @dataclass
@@ -81,10 +75,19 @@ class Pipeline:
         )
         self._boot: threading.Thread | None = None
         self._loaders: list[threading.Thread] = []
-        self.state = "stopped"
+        # The lifecycle has one owner: the commands that change it (start-up's last step,
+        # pause, resume, stop's look at what runs) queue up for one thread and run there one
+        # after the other, whichever thread asked. ``state`` changes only in _set_state (and
+        # to FINISHED when the replay ends).
+        self.state = PipelineState.STOPPED
         self.finished = threading.Event()
         self._load_lock = threading.Lock()
-        self._life = threading.Lock()  # start-up's last step vs pause / resume / stop
+        self._commands: queue.SimpleQueue[tuple[Callable[[], Any], list[Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._owner = threading.Thread(target=self._run_commands, name="pipeline", daemon=True)
+        self._queue_lock = threading.Lock()  # nothing is queued after stop's last command
+        self._closed = False
         self._load_seq = 0  # the newest model load asked for; older ones are thrown away
         self.glossary = Glossary()
 
@@ -98,9 +101,39 @@ class Pipeline:
         """Load models in the background, then start audio; returns at once."""
         if self._boot is not None:
             raise RuntimeError("a pipeline starts once")
-        self._set_state("loading", "loading models")
+        self._set_state(PipelineState.LOADING, "loading models")
+        self._owner.start()
         self._boot = threading.Thread(target=self._bootstrap, name="pipeline-start", daemon=True)
         self._boot.start()
+
+    def _run_commands(self) -> None:
+        """The lifecycle's owner: runs each command in the order they came; ends after stop."""
+        while (item := self._commands.get()) is not None:
+            fn, box = item
+            try:
+                box.append(fn())
+            except BaseException as e:  # handed back to the caller
+                box.append(e)
+            finally:
+                done = box[0]
+                done.set()
+
+    def _command(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the lifecycle's thread after the commands before it, and wait."""
+        done = threading.Event()
+        box: list[Any] = [done]
+        with self._queue_lock:
+            queued = threading.current_thread() is not self._owner and (
+                self._owner.is_alive() and not self._closed
+            )
+            if queued:
+                self._commands.put((fn, box))
+        if not queued:
+            return fn()  # on the owner, or before start / after stop (nothing to race with)
+        done.wait()
+        if isinstance(box[1], BaseException):
+            raise box[1]
+        return box[1]  # type: ignore[no-any-return]
 
     def _bootstrap(self) -> None:
         cfg = self.config
@@ -127,40 +160,46 @@ class Pipeline:
             source = self.factories.audio(cfg.audio, self.clock)
         except Exception as e:
             return self._fail("audio", e)
-        # Held while the input opens: a stop() or pause() meanwhile waits for it, then finds
-        # the stage to act on (or, if it came first, nothing is started at all).
-        with self._life:
-            if self._stop.is_set():
-                return None
-            asr = AsrStage(
-                source, recognizer, self.mailbox, self.emit, self.clock, self.metrics, self._stop
-            )
-            self._mt.asr_done = asr.done
-            try:
-                self.clock.reset()
-                source.start()
-            except Exception as e:
-                return self._fail("audio", e)
-            self._asr = asr
-            self._mt.start()
-            asr.start()
-            self._set_state("running")
+        # A command: a stop() or pause() asked meanwhile comes after it and finds the stage
+        # to act on (or, if it came first, nothing is started at all).
+        if not self._command(lambda: self._open_input(source, recognizer)):
+            return None
         # Input or speech settings applied while this was starting up.
         now = self.config
         if now.audio != cfg.audio or now.asr != cfg.asr:
             self._swap_asr(now, now.audio != cfg.audio, now.asr != cfg.asr)
 
+    def _open_input(self, source: AudioSource, recognizer: Recognizer) -> bool:
+        """Start-up's last step (a command): the input opens, the stages start."""
+        if self._stop.is_set():
+            return False
+        asr = AsrStage(
+            source, recognizer, self.mailbox, self.emit, self.clock, self.metrics, self._stop
+        )
+        self._mt.asr_done = asr.done
+        try:
+            self.clock.reset()
+            source.start()
+        except Exception as e:
+            self._fail("audio", e)
+            return False
+        self._asr = asr
+        self._mt.start()
+        asr.start()
+        self._set_state(PipelineState.RUNNING)
+        return True
+
     def _fail(self, where: str, e: Exception) -> None:
         """A part could not start: tell the user, and stop (the app stays up)."""
         log.info("start failed (%s): %s", where, e)
         self.emit(ErrorEvent(where, str(e), fatal=True))
-        self._set_state("stopped", str(e))
+        self._set_state(PipelineState.STOPPED, str(e))
         self.finished.set()
 
     def _emit_and_watch(self, ev: Event) -> None:
         self.emit(ev)
-        if isinstance(ev, StatusEvent) and ev.state == "finished":
-            self.state = "finished"
+        if isinstance(ev, StatusEvent) and ev.state == PipelineState.FINISHED:
+            self.state = PipelineState.FINISHED
             self.finished.set()
 
     def _next_load(self) -> int:
@@ -189,37 +228,47 @@ class Pipeline:
         return True
 
     def pause(self) -> None:
-        with self._life:
-            if self.state != "running" or self._asr is None:
-                return
-            self._asr.pause()
-            if self._asr.source.live:
-                # The sentence being spoken is cut here: show it as final now rather than
-                # join it to whatever is said after the pause.
-                self._asr.close_segment()
-            self.clock.pause()
-            self._set_state("paused")
+        self._command(self._pause)
+
+    def _pause(self) -> None:
+        if self.state != PipelineState.RUNNING or self._asr is None:
+            return
+        self._asr.pause()
+        if self._asr.source.live:
+            # The sentence being spoken is cut here: show it as final now rather than
+            # join it to whatever is said after the pause.
+            self._asr.close_segment()
+        self.clock.pause()
+        self._set_state(PipelineState.PAUSED)
 
     def resume(self) -> None:
-        with self._life:
-            if self.state != "paused" or self._asr is None or self._stop.is_set():
-                return
-            try:
-                self._asr.resume()
-            except Exception as e:  # unplugged while paused: stay paused, say why
-                log.warning("resume failed: %s", e)
-                self.emit(ErrorEvent("audio", f"cannot resume: {e}"))
-                return
-            self.clock.resume()
-            self._set_state("running")
+        self._command(self._resume)
+
+    def _resume(self) -> None:
+        if self.state != PipelineState.PAUSED or self._asr is None or self._stop.is_set():
+            return
+        try:
+            self._asr.resume()
+        except Exception as e:  # unplugged while paused: stay paused, say why
+            log.warning("resume failed: %s", e)
+            self.emit(ErrorEvent("audio", f"cannot resume: {e}"))
+            return
+        self.clock.resume()
+        self._set_state(PipelineState.RUNNING)
 
     def stop(self, timeout: float = 2.0) -> bool:
         """Stop every thread; True when all joined within ``timeout`` seconds."""
         self._stop.set()
         self.mailbox.close()
-        with self._life:  # waits for an input that is being opened right now
-            asr = self._asr
+        # A command: waits for an input that is being opened right now.
+        asr = self._command(lambda: self._asr)
+        with self._queue_lock:
+            if not self._closed and self._owner.is_alive():
+                self._commands.put(None)  # the owner's last command
+            self._closed = True
         threads = [t for t in (self._boot, asr, self._mt, *self._loaders) if t is not None]
+        if self._owner.ident is not None:  # (started)
+            threads.append(self._owner)
         if asr is not None:
             try:
                 asr.pause()  # stops the input, and keeps a pending switch from starting one
@@ -239,7 +288,7 @@ class Pipeline:
             self._mt.close()
         if self._transcript is not None:
             self._transcript.close()
-        self._set_state("stopped")
+        self._set_state(PipelineState.STOPPED)
         self.finished.set()
         return ok
 
@@ -291,7 +340,7 @@ class Pipeline:
         self._loaders = [x for x in self._loaders if x.is_alive()] + [t]
         t.start()
 
-    def _set_state(self, state: str, message: str = "") -> None:
+    def _set_state(self, state: PipelineState, message: str = "") -> None:
         self.state = state
         self.emit(StatusEvent(state, message))
 

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QRect, QTimer, QUrl
+from PySide6.QtCore import QObject, QRect, QUrl
 from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from subtitler import glossary, settings_store
-from subtitler.audio.loopback import HOSTAPIS as LOOPBACK_APIS_BY_OS
-from subtitler.config import AppConfig
+from subtitler.config import AppConfig, given_settings
+from subtitler.glossary import FILENAME as GLOSSARY_FILE
+from subtitler.glossary import Glossary
 from subtitler.pipeline.events import (
     ErrorEvent,
     Event,
@@ -29,11 +29,12 @@ from subtitler.pipeline.fanout import Fanout
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
+from subtitler.session import Overrides, Session, input_devices, prepare
 from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
 from subtitler.ui.glossary_dialog import GlossaryDialog
 from subtitler.ui.history import HistoryDialog
-from subtitler.ui.hotkeys import GlobalHotkeys, replace_old_defaults
+from subtitler.ui.hotkeys import OLD_DEFAULTS, GlobalHotkeys, replace_old_defaults
 from subtitler.ui.models_dialog import ModelsDialog
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
@@ -43,7 +44,6 @@ from subtitler.web.access import new_token
 from subtitler.web.server import WebServerError, WebSubtitles
 
 log = logging.getLogger(__name__)
-LOOPBACK_APIS = frozenset(LOOPBACK_APIS_BY_OS.values())
 
 
 def app_icon() -> QIcon:
@@ -69,18 +69,28 @@ class SubtitlerApp(QObject):
         glossary_path: Path | None = None,
     ) -> None:
         super().__init__()
-        self.config = config
-        self.factories = factories
-        self.config_path = config_path
         self.data_dir = data_dir
         self.choices = choices or Choices()
         self.choices.web_status = self.web_status
-        self.speed = speed
         self.bridge = EventBridge()
         self.bridge.delivered.connect(self.on_event)
         # The pipeline's events go to the overlay (through the bridge) and, straight from the
         # pipeline's threads, to the browser page when it is on.
         self.fanout = Fanout(self.bridge.post)
+        # The settings and the pipeline live in the session; this class wires widgets to it.
+        # The glossary lives next to the settings file.
+        if glossary_path is None and config_path is not None:
+            glossary_path = config_path.with_name(GLOSSARY_FILE)
+        self.session = Session(
+            config,
+            factories,
+            self.fanout,
+            config_path=config_path,
+            speed=speed,
+            glossary_path=glossary_path,
+        )
+        if self.session.glossary_notice:
+            notice += " " + self.session.glossary_notice
         self.web: WebSubtitles | None = None
         self.web_problem = ""
         self.overlay = SubtitleOverlay(config.display)
@@ -90,33 +100,39 @@ class SubtitlerApp(QObject):
         self.history: HistoryDialog | None = None
         self.models: ModelsDialog | None = None
         self.glossary_dialog: GlossaryDialog | None = None
-        # The glossary lives next to the settings file (also in a run whose settings are
-        # overridden on the command line: they do not touch it).
-        if glossary_path is None and config_path is not None:
-            glossary_path = config_path.with_name(glossary.FILENAME)
-        self.glossary_path = glossary_path
-        loaded = glossary.load(self.glossary_path) if self.glossary_path else None
-        self.glossary = loaded.glossary if loaded else glossary.Glossary()
-        if loaded and loaded.notice:
-            notice += " " + loaded.notice
-        self.pipeline: Pipeline | None = None
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
         self._stopped_by: str = ""  # the fatal error that ended this run, kept on screen
-        self._shot_taken = False
         self.hotkeys = hotkeys or GlobalHotkeys()
         self.hotkey_problems: dict[str, str] = {}
-        if replace_old_defaults(config.display):
+        if (display := replace_old_defaults(config.display)) is not None:
+            self.set_display(**{k: getattr(display, k) for k in OLD_DEFAULTS})
             self._save()
         self._wire()
         for name, reason in self.hotkey_problems.items():
             if reason and self.hotkeys.available:  # (Wayland's reason is in the tab alone)
-                seq = getattr(config.display, name)
+                seq = getattr(self.config.display, name)
                 notice += f" Hotkey {seq}: {reason} (Settings → Hotkeys)."
         notice = notice.strip()
         if notice:
             self.show_problem(notice)
         self.start_web()
+
+    @property
+    def config(self) -> AppConfig:
+        return self.session.config
+
+    @config.setter
+    def config(self, cfg: AppConfig) -> None:
+        self.session.config = cfg
+
+    @property
+    def glossary(self) -> Glossary:
+        return self.session.glossary
+
+    @property
+    def pipeline(self) -> Pipeline | None:
+        return self.session.pipeline
 
     def _wire(self) -> None:
         o, t = self.overlay, self.tray
@@ -171,15 +187,7 @@ class SubtitlerApp(QObject):
         self.overlay.clear()
         if self.web is not None:
             self.web.clear()
-        self.pipeline = Pipeline(
-            copy.deepcopy(self.config),
-            self.fanout,
-            self.factories,
-            speed=self.speed,
-            transcript_path=self.transcript_path,
-        )
-        self.pipeline.set_glossary(self.glossary)
-        self.pipeline.start()
+        self.session.start(self.transcript_path)
         self.overlay.show()
 
     def toggle_run(self) -> None:
@@ -194,11 +202,6 @@ class SubtitlerApp(QObject):
     def on_event(self, ev: Event) -> None:
         if isinstance(ev, SubtitleEvent):
             self.overlay.on_subtitle(ev)
-            shot = os.environ.get("SUBTITLER_SCREENSHOT")
-            if shot and ev.translation and not self._shot_taken:
-                # For the end-to-end test: the overlay as drawn (with alpha), once text is up.
-                self._shot_taken = True
-                QTimer.singleShot(300, lambda: self.overlay.grab().save(shot))
         elif isinstance(ev, LevelEvent):
             if self.settings is not None and self.settings.isVisible():
                 self.settings.set_level(ev.rms)
@@ -250,7 +253,8 @@ class SubtitlerApp(QObject):
         self.settings.raise_()
 
     def apply_settings(self, cfg: AppConfig) -> None:
-        old_web, self.config = self.config.web, cfg
+        old_web = self.config.web
+        self.session.config = cfg
         self.overlay.apply_display(cfg.display)
         if cfg.web != old_web:
             self.start_web()
@@ -258,29 +262,33 @@ class SubtitlerApp(QObject):
             self.web.set_display(cfg.display)
         self.tray.set_click_through(cfg.display.click_through)
         self._bind_hotkeys()
-        self._save()
-        if self.pipeline is not None and self.pipeline.state in ("running", "paused", "loading"):
-            self.pipeline.apply_config(copy.deepcopy(cfg))
+        if problem := self.session.apply(cfg):  # saved, and the pipeline reconfigured
+            self.show_problem(problem)
+
+    def set_display(self, **changes: Any) -> None:
+        """Display settings changed by the overlay or the tray (not the pane); the overlay
+        keeps drawing with the same settings object as the app."""
+        cfg = self.config
+        self.config = dataclasses.replace(cfg, display=dataclasses.replace(cfg.display, **changes))
+        self.overlay.display = self.config.display
 
     def set_click_through(self, on: bool) -> None:
-        self.config.display.click_through = on
+        self.set_display(click_through=on)
         self.overlay.set_click_through(on)
         self.tray.set_click_through(on)
+        if self.settings is not None:  # an open pane would apply its stale box again
+            self.settings.click_through.setChecked(on)
         self._save()
 
     def remember_geometry(self, screen: str, rect: QRect) -> None:
-        d = self.config.display
-        d.geometry[screen] = [rect.x(), rect.y(), rect.width(), rect.height()]
-        d.screen = screen
+        geometry = {**self.config.display.geometry}
+        geometry[screen] = [rect.x(), rect.y(), rect.width(), rect.height()]
+        self.set_display(geometry=geometry, screen=screen)
         self._save()
 
     def _save(self) -> None:
-        if self.config_path is None:
-            return
-        try:
-            settings_store.save(self.config, self.config_path)
-        except (OSError, settings_store.ConfigError) as e:
-            self.show_problem(f"Settings not saved: {e}")
+        if problem := self.session.save():
+            self.show_problem(problem)
 
     # -- transcript ------------------------------------------------------------------------
     def open_transcript(self) -> None:
@@ -326,20 +334,12 @@ class SubtitlerApp(QObject):
         self.glossary_dialog.raise_()
         self.glossary_dialog.activateWindow()
 
-    def apply_glossary(self, new: glossary.Glossary) -> None:
+    def apply_glossary(self, new: Glossary) -> None:
         """In use at once (no model is loaded again); saved next to the settings."""
-        self.glossary = new
-        if self.pipeline is not None:
-            self.pipeline.set_glossary(new)
-        if self.glossary_path is None:
-            return
-        try:
-            glossary.save(new, self.glossary_path)
-        except OSError as e:
-            text = f"Glossary not saved ({e.strerror or e}); it is in use until you quit."
+        if problem := self.session.set_glossary(new):
             if self.glossary_dialog is not None:
-                self.glossary_dialog.show_problem(text)
-            self.show_problem(text)
+                self.glossary_dialog.show_problem(problem)
+            self.show_problem(problem)
 
     def open_history(self) -> None:
         if self.history is None:
@@ -379,7 +379,9 @@ class SubtitlerApp(QObject):
         if web.share not in ("local", "network"):
             return
         if web.share == "network" and not web.token:
-            web.token = new_token()  # kept in the settings, so a saved address keeps working
+            # Kept in the settings, so a saved address keeps working.
+            web = dataclasses.replace(web, token=new_token())
+            self.config = dataclasses.replace(self.config, web=web)
             self._save()
         server = WebSubtitles(copy.deepcopy(web), self.config.display)
         try:
@@ -403,47 +405,15 @@ class SubtitlerApp(QObject):
 
     def quit(self) -> None:
         self.stop_web()
-        if self.pipeline is not None:
-            self.pipeline.stop(2.0)
+        self.session.stop(2.0)
         self._save()
         self.hotkeys.close()
         QApplication.quit()
 
 
-def input_devices() -> tuple[list[tuple[str, str]], str]:
-    """(label, name) of every input, loopback sources marked; a notice when audio is broken."""
-    try:
-        import sounddevice as sd
-
-        from subtitler.audio.capture import list_input_devices
-        from subtitler.audio.loopback import with_loopback
-
-        devs = list_input_devices(with_loopback(sd))
-    except (OSError, ImportError) as e:  # no PortAudio, or no sound system at all
-        return [], f"Audio is unavailable ({e}); replaying files still works."
-    except Exception as e:
-        return [], f"Could not list audio devices: {e}"
-    out = []
-    for d in devs:
-        # soundcard's loopback inputs are named for what they record; PortAudio's show their API
-        # (Windows lists one microphone under MME, DirectSound and WASAPI).
-        label = d.name if d.hostapi in LOOPBACK_APIS else f"{d.name} ({d.hostapi})"
-        out.append((label + ("  · meeting audio" if d.loopback else ""), d.name))
-    return out, "" if out else "No input device found: connect a microphone or use --replay."
-
-
 def run_app(args: Any, data_dir: Path) -> int:
-    """Create the QApplication, load settings, handle the first run, start the pipeline."""
-    import dataclasses
-
-    from subtitler.models import hardware
-    from subtitler.models.catalog import load_catalog
-    from subtitler.models.firstrun import (
-        hardware_line,
-        model_choices,
-        plan_first_run,
-        with_runtime,
-    )
+    """Create the QApplication, prepare the session (settings, hardware, models), handle the
+    first run, start the pipeline."""
     from subtitler.pipeline.factories import real_factories
 
     existing = QApplication.instance()
@@ -468,63 +438,35 @@ def run_app(args: Any, data_dir: Path) -> int:
         # The folder cannot be written (not another instance): run without the lock, say why.
         notices.append(guard.problem)
         guard.listen()
-    config_path = args.config or settings_store.default_path()
-    loaded = settings_store.load(config_path)
-    cfg = loaded.config
-    if loaded.notice:
-        notices.append(loaded.notice)
-    hw = hardware.detect()
-    cfg = with_runtime(cfg, hardware.plan_runtime(hw))
-    overrides: dict[str, Any] = {}
-    if args.asr_model:
-        overrides["asr"] = dataclasses.replace(cfg.asr, model=args.asr_model)
-    if args.mt_model or args.tgt_lang:
-        overrides["mt"] = dataclasses.replace(
-            cfg.mt,
-            model_path=args.mt_model or cfg.mt.model_path,
-            tgt_lang=args.tgt_lang or cfg.mt.tgt_lang,
-        )
-    if args.replay:
-        overrides["audio"] = dataclasses.replace(
-            cfg.audio, source="file", file_path=str(args.replay), realtime=True
-        )
-    cfg = dataclasses.replace(cfg, **overrides)
-    audio_notice = "" if args.replay else input_devices()[1]
-    if audio_notice:
-        notices.append(audio_notice)
-    catalog = load_catalog()
+    given = given_settings(args)  # the setting flags on the command line
+    overrides = Overrides(given, replay=args.replay)
+    start = prepare(args.config, overrides)
+    notices += start.notices
     choices = Choices(
         # Listed again each time the settings open: a headset plugged in since shows up.
         input_devices=(lambda: []) if args.replay else (lambda: input_devices()[0]),
-        translation_models=model_choices(catalog, "mt"),
-        asr_models=model_choices(catalog, "asr"),
-        hardware=hardware_line(hw),
+        translation_models=start.translation_models,
+        asr_models=start.asr_models,
+        hardware=start.hardware_line,
     )
-    plan = plan_first_run(cfg, hw, catalog)
-    if not plan.ready and not (args.asr_model and args.mt_model):
+    if not start.plan.ready and not (given.get("asr.model") and given.get("mt.model_path")):
         from subtitler.models.firstrun import check_network
         from subtitler.ui.firstrun import FirstRunDialog
 
         checked = wait_off_gui_thread(lambda: check_network(timeout=2.0), 2.5)
-        ok = checked is not None and checked[0]
-        plan = plan_first_run(cfg, hw, catalog, network=ok)
-        dlg = FirstRunDialog(cfg, plan)
-        if dlg.exec():
-            cfg = dlg.result_config
-            if not overrides:
-                try:
-                    settings_store.save(cfg, config_path)
-                except (OSError, settings_store.ConfigError) as e:
-                    notices.append(f"Your choices could not be saved ({e}); they apply now only.")
+        plan = start.replan(network=checked is not None and checked[0])
+        dlg = FirstRunDialog(start.config, plan)
+        if dlg.exec() and (problem := start.choose(dlg.result_config)):
+            notices.append(problem)
     app = SubtitlerApp(
-        cfg,
+        start.config,
         real_factories(),
-        config_path=None if overrides else config_path,
+        config_path=start.save_path,
         data_dir=data_dir,
         choices=choices,
         speed=args.speed,
         notice=" ".join(notices),
-        glossary_path=Path(config_path).with_name(glossary.FILENAME),
+        glossary_path=start.glossary_path,
     )
     guard.activated.connect(app.bring_forward)
     guard.command.connect(app.toggle)

@@ -1,17 +1,21 @@
 """The settings pane: language pair, SSBD beta and k, decoding mode, audio, models, looks.
 
-Built from the config dataclasses (one widget per setting): every spin box, slider and choice
-takes its limits from the field's declaration in :mod:`subtitler.config`, and values are
-validated by the same ``settings_store.validate`` that guards the file, then applied live
-through ``applied``.
+Built from the config declarations: a setting appears on the tab its declaration in
+:mod:`subtitler.config` names (``tab=``). The settings in :data:`HANDMADE` have widgets made by
+hand (language lists, sliders, file choosers, key recorders); every other declared one gets a
+row made from its type and declaration (check box, spin box, choice, text). Every spin box,
+slider and choice takes its limits from the declaration, and values are validated by the same
+``settings_store.validate`` that guards the file, then applied live through ``applied``.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, get_type_hints
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QKeySequence, QPixmap
@@ -38,7 +42,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, Spec, spec_of
+from subtitler.config import (
+    SECTIONS,
+    AppConfig,
+    AsrConfig,
+    DisplayConfig,
+    MtConfig,
+    Spec,
+    pane_fields,
+    spec_of,
+    with_settings,
+)
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
 from subtitler.ui.web_settings import WebSettings
@@ -47,6 +61,27 @@ HOTKEYS_WORK = (
     "These keys work while any app has focus, also when clicks pass through the subtitles. "
     "The tray menu does the same."
 )
+# The settings whose rows are made by hand below, by tab (tests/ui check they match the
+# declarations); any other setting declared with a tab gets a row made from its declaration.
+HANDMADE: dict[str, tuple[str, ...]] = {
+    "translation": (
+        "asr.language", "mt.tgt_lang", "mt.method", "mt.beta", "display.mask_k",
+        "mt.model_path", "mt.template", "mt.threads", "mt.gpu_layers", "mt.context_sentences",
+    ),
+    "audio": ("audio.device",),
+    "speech": ("asr.model", "asr.device", "asr.threads", "asr.silence_end_s"),
+    "appearance": (
+        "display.font_family", "display.font_size", "display.text_color", "display.outline",
+        "display.background_opacity", "display.lines", "display.bilingual",
+        "display.click_through",
+    ),
+    "hotkeys": ("display.hotkey_click_through", "display.hotkey_pause"),
+    "advanced": (
+        "mt.lookahead", "mt.resync", "mt.draft_model_path", "mt.draft_tokens",
+        "mt.adaptive_guessing", "mt.verify", "mt.top_b", "mt.tau",
+    ),
+    "browser": ("web.share", "web.port"),
+}  # fmt: skip
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
 
 
@@ -101,14 +136,20 @@ class SettingsPane(QDialog):
         self._cfg = copy.deepcopy(config)
         self._color = config.display.text_color
         tabs = QTabWidget()
-        tabs.addTab(self._translation_tab(), "Translation")
-        tabs.addTab(self._audio_tab(), "Audio")
-        tabs.addTab(self._speech_tab(), "Speech")
-        tabs.addTab(self._look_tab(), "Appearance")
-        tabs.addTab(self._keys_tab(), "Hotkeys")
-        tabs.addTab(self._advanced_tab(), "Advanced")
+        self.declared_rows: dict[str, DeclaredRow] = {}  # "section.field" -> its row
+        pages = [
+            ("translation", "Translation", self._translation_tab()),
+            ("audio", "Audio", self._audio_tab()),
+            ("speech", "Speech", self._speech_tab()),
+            ("appearance", "Appearance", self._look_tab()),
+            ("hotkeys", "Hotkeys", self._keys_tab()),
+            ("advanced", "Advanced", self._advanced_tab()),
+        ]
         self.web = WebSettings(lambda: self.choices.web_status())
-        tabs.addTab(self.web, "Browser")
+        pages.append(("browser", "Browser", self.web))
+        for key, title, page in pages:
+            self._add_declared_rows(key, page)
+            tabs.addTab(page, title)
         self.tabs = tabs
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828")
@@ -130,6 +171,22 @@ class SettingsPane(QDialog):
         self.load(config)
 
     # -- tabs ------------------------------------------------------------------------------
+    def _add_declared_rows(self, tab: str, page: QWidget) -> None:
+        """A row for each setting declared on ``tab`` that has no hand-made widget."""
+        form = page.layout()
+        assert isinstance(form, QFormLayout), f"the {tab} tab is not a form"
+        made = HANDMADE.get(tab, ())
+        for section, f, spec in pane_fields(tab):
+            key = f"{section}.{f.name}"
+            if key in made:
+                continue
+            row = DeclaredRow(section, f.name, get_type_hints(SECTIONS[section])[f.name], spec)
+            self.declared_rows[key] = row
+            if isinstance(row.widget, QCheckBox):
+                form.addRow("", row.widget)
+            else:
+                form.addRow(spec.label, row.widget)
+
     def _lang_combo(self, with_auto: bool) -> QComboBox:
         c = QComboBox()
         if with_auto:
@@ -409,47 +466,51 @@ class SettingsPane(QDialog):
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
         self.web.load(cfg.web)
+        for row in self.declared_rows.values():
+            row.load(getattr(getattr(cfg, row.section), row.name))
 
     def values(self) -> AppConfig:
-        cfg = copy.deepcopy(self._cfg)
-        mt, d, asr = cfg.mt, cfg.display, cfg.asr
-        asr.language = self.src_lang.currentData()
-        if asr.language:
-            mt.src_lang = asr.language
-        mt.tgt_lang = self.tgt_lang.currentData()
-        mt.method = self.mode.currentData()
-        mt.beta = self.beta.value() / 100
-        d.mask_k = self.mask_k.value()
-        mt.model_path = _combo_value(self.mt_model)
-        mt.template = self.template.currentData()
-        mt.threads = self.mt_threads.value()
-        mt.gpu_layers = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
-        mt.context_sentences = self.context.value()
-        cfg.audio.device = self.device.currentData()
-        asr.model = _combo_value(self.asr_model)
-        asr.device = self.asr_device.currentData()
-        asr.threads = self.asr_threads.value()
-        asr.silence_end_s = round(self.silence.value(), 2)
-        d.font_family = self.font_family.currentFont().family()
-        d.font_size = self.font_size.value()
-        d.text_color = self._color
-        d.outline = self.outline.isChecked()
-        d.background_opacity = self.opacity.value() / 100
-        d.lines = self.lines.value()
-        d.bilingual = self.bilingual.isChecked()
-        d.click_through = self.click_through.isChecked()
-        mt.lookahead = self.lookahead.value()
-        mt.resync = self.resync.isChecked()
-        mt.verify = self.verify.currentData()
-        mt.top_b = self.top_b.value()
-        mt.tau = round(self.tau.value(), 2)
-        mt.draft_model_path = self.draft_model.text().strip()
-        mt.draft_tokens = self.draft_tokens.value()
-        mt.adaptive_guessing = self.adaptive.isChecked()
-        d.hotkey_click_through = self.key_click.keySequence().toString()
-        d.hotkey_pause = self.key_pause.keySequence().toString()
-        cfg.web = self.web.values()
-        return cfg
+        v: dict[str, Any] = {}  # "section.field" -> what the widgets say
+        language = self.src_lang.currentData()
+        v["asr.language"] = language
+        if language:
+            v["mt.src_lang"] = language
+        v["mt.tgt_lang"] = self.tgt_lang.currentData()
+        v["mt.method"] = self.mode.currentData()
+        v["mt.beta"] = self.beta.value() / 100
+        v["display.mask_k"] = self.mask_k.value()
+        v["mt.model_path"] = _combo_value(self.mt_model)
+        v["mt.template"] = self.template.currentData()
+        v["mt.threads"] = self.mt_threads.value()
+        v["mt.gpu_layers"] = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
+        v["mt.context_sentences"] = self.context.value()
+        v["audio.device"] = self.device.currentData()
+        v["asr.model"] = _combo_value(self.asr_model)
+        v["asr.device"] = self.asr_device.currentData()
+        v["asr.threads"] = self.asr_threads.value()
+        v["asr.silence_end_s"] = round(self.silence.value(), 2)
+        v["display.font_family"] = self.font_family.currentFont().family()
+        v["display.font_size"] = self.font_size.value()
+        v["display.text_color"] = self._color
+        v["display.outline"] = self.outline.isChecked()
+        v["display.background_opacity"] = self.opacity.value() / 100
+        v["display.lines"] = self.lines.value()
+        v["display.bilingual"] = self.bilingual.isChecked()
+        v["display.click_through"] = self.click_through.isChecked()
+        v["mt.lookahead"] = self.lookahead.value()
+        v["mt.resync"] = self.resync.isChecked()
+        v["mt.verify"] = self.verify.currentData()
+        v["mt.top_b"] = self.top_b.value()
+        v["mt.tau"] = round(self.tau.value(), 2)
+        v["mt.draft_model_path"] = self.draft_model.text().strip()
+        v["mt.draft_tokens"] = self.draft_tokens.value()
+        v["mt.adaptive_guessing"] = self.adaptive.isChecked()
+        v["display.hotkey_click_through"] = self.key_click.keySequence().toString()
+        v["display.hotkey_pause"] = self.key_pause.keySequence().toString()
+        for key, row in self.declared_rows.items():
+            v[key] = row.value()
+        cfg = with_settings(copy.deepcopy(self._cfg), v)
+        return dataclasses.replace(cfg, web=self.web.values())
 
     def apply(self) -> bool:
         cfg = self.values()
@@ -496,6 +557,61 @@ class SettingsPane(QDialog):
         c = QColorDialog.getColor(QColor(self._color), self, "Subtitle colour")
         if c.isValid():
             self._set_color(c.name())
+
+
+class DeclaredRow:
+    """The widget of one setting made from its type and declaration."""
+
+    def __init__(self, section: str, name: str, tp: Any, spec: Spec) -> None:
+        self.section, self.name, self.spec = section, name, spec
+        self.widget: QWidget
+        if spec.choices is not None:
+            combo = QComboBox()
+            for value in spec.choices:
+                combo.addItem(str(value), value)
+            self.widget = combo
+        elif tp is bool:
+            self.widget = QCheckBox(spec.label)
+        elif tp is int and spec.range is not None:
+            box = QSpinBox()
+            box.setRange(int(spec.range[0]), int(spec.range[1]))
+            self.widget = box
+        elif tp is float and spec.range is not None:
+            dbox = QDoubleSpinBox()
+            lo, hi = spec.range
+            dbox.setRange(lo, hi)
+            dbox.setDecimals(2)
+            dbox.setSingleStep((hi - lo) / 100)
+            self.widget = dbox
+        elif tp is str:
+            self.widget = QLineEdit()
+        else:
+            raise TypeError(f"{section}.{name}: no widget for {tp} (give it a hand-made row)")
+        self.widget.setToolTip(spec.doc)
+
+    def load(self, value: Any) -> None:
+        w = self.widget
+        if isinstance(w, QComboBox):
+            w.setCurrentIndex(max(0, w.findData(value)))
+        elif isinstance(w, QCheckBox):
+            w.setChecked(bool(value))
+        elif isinstance(w, QSpinBox | QDoubleSpinBox):
+            w.setValue(value)
+        elif isinstance(w, QLineEdit):
+            w.setText(str(value))
+
+    def value(self) -> Any:
+        w = self.widget
+        if isinstance(w, QComboBox):
+            return w.currentData()
+        if isinstance(w, QCheckBox):
+            return w.isChecked()
+        if isinstance(w, QSpinBox):
+            return w.value()
+        if isinstance(w, QDoubleSpinBox):
+            return round(w.value(), 2)
+        assert isinstance(w, QLineEdit)
+        return w.text().strip()
 
 
 def _with_browse(edit: QWidget, browse: Callable[[], None]) -> QHBoxLayout:

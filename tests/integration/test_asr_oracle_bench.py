@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from subtitler.asr.replay import main
+from subtitler_research.asr.replay import main
 
 TALK = Path(__file__).resolve().parents[1] / "data" / "ljspeech_talk.words.tsv"
 

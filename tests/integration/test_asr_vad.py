@@ -9,9 +9,9 @@ import pytest
 
 from subtitler.asr.backend import Hypothesis, Samples
 from subtitler.asr.faster_whisper import decode_audio_file, silero_session
-from subtitler.asr.replay import blocks_of
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SileroStream, find_utterances
+from subtitler_research.asr.replay import blocks_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CLIPS = [DATA / f"{n}.flac" for n in ("LJ001-0002", "LJ001-0008", "LJ001-0013")]

@@ -244,3 +244,37 @@ def test_what_was_captured_before_a_pause_is_not_thrown_away(clip: np.ndarray) -
     np.testing.assert_array_equal(got[: len(clip)], clip)  # nothing lost across the pause
     np.testing.assert_array_equal(got[n : n + len(clip)], clip)  # then what came after it
     assert [b.t0 for b in blocks] == [pytest.approx(k * 0.1) for k in range(len(blocks))]
+
+
+def test_the_microphone_runs_on_the_pipelines_stream_clock(clip: np.ndarray) -> None:
+    """One stream clock: the input the real factories make times a re-opened device on the
+    pipeline's clock, so the gap the recogniser sees is the pipeline's time away."""
+    from subtitler.pipeline.clock import StreamClock
+    from subtitler.pipeline.factories import RealParts, make_audio
+
+    sd = FakeSoundDevice(clip)
+    sd.vanish_at_block = 5
+    now = [100.0]
+    clock = StreamClock(base=lambda: now[0])
+    source = make_audio(AudioConfig(device="USB Mic"), clock, RealParts(sounddevice=sd))
+    cap = source.capture  # type: ignore[attr-defined]
+    cap.reopen_s = 1.0
+    clock.reset()
+    source.start()
+    first = read_all(cap, lambda: sd.streams[0].done.is_set() and cap._queue.qsize() == 0)
+    assert len(first) == 5
+    for _ in range(100):
+        if cap.state == "lost":
+            break
+        cap.read(timeout=0.01)
+    assert cap.state == "lost" and source.problem
+    sd.plug_back()
+    sd.vanish_at_block = -1
+    now[0] += 3.0  # away 3 s of the pipeline's time
+    rest = read_all(
+        cap,
+        lambda: len(sd.streams) == 2 and sd.streams[1].done.is_set() and cap._queue.qsize() == 0,
+    )
+    assert cap.state == "running"
+    assert rest[0].t0 == pytest.approx(3.0) == pytest.approx(clock())
+    source.stop()

@@ -1,4 +1,4 @@
-"""``python -m subtitler.bench`` end to end on a model built from scratch."""
+"""``python -m subtitler_research.bench`` end to end on a model built from scratch."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from subtitler.bench.cli import main
+from subtitler_research.bench.cli import main
 
 SRC = [
     "The meeting starts at nine tomorrow morning.",
@@ -147,7 +147,7 @@ def test_bench_user_errors_exit_2_with_one_line(
     else:
         vocab12k = Path(__file__).resolve().parents[2] / "fixtures" / "translator" / "model.gguf"
         extra = ["--draft-model", str(vocab12k)]
-    cmd = [sys.executable, "-m", "subtitler.bench", *args(model, src, ref), *extra]
+    cmd = [sys.executable, "-m", "subtitler_research.bench", *args(model, src, ref), *extra]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()

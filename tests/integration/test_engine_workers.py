@@ -17,12 +17,12 @@ import pytest
 
 from subtitler.asr.backend import AsrError
 from subtitler.asr.faster_whisper import WhisperSettings
-from subtitler.config import AppConfig, MtConfig
+from subtitler.config import AppConfig, AsrConfig, MtConfig
 from subtitler.pipeline.engines import ModelCrashed, WorkerEngine, WorkerWhisper
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
-from subtitler.pipeline.factories import RealParts, real_factories
 from subtitler.pipeline.pipeline import Pipeline, replace_mt
 from subtitler.pipeline.transcript import read_transcript
+from subtitler_research.pipeline.oracle import looped_words, oracle_factories
 from tests.helpers import gguf_edit
 from tests.unit.test_pipeline import Events, wait_for
 
@@ -100,7 +100,7 @@ def test_replay_with_a_model_that_aborts_llama_cpp_runs_to_the_end(
     bad = bad_models["duplicate-token"]
     argv = ["--oracle", str(words), "--mt-model", str(bad), "--speed", "10", "--quiet"]
     done = subprocess.run(
-        [sys.executable, "-m", "subtitler.pipeline.replay", *argv, "--json", str(out)],
+        [sys.executable, "-m", "subtitler_research.pipeline.replay", *argv, "--json", str(out)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -117,12 +117,12 @@ def test_replay_with_a_model_that_aborts_llama_cpp_runs_to_the_end(
 def _pipeline(tmp_path: Path, model: Path) -> tuple[Pipeline, Events]:
     words = tmp_path / "w.tsv"
     words.write_text((DATA / "ljspeech_talk.words.tsv").read_text())
-    cfg = AppConfig()
-    cfg.mt = MtConfig(model_path=str(model), max_new_tokens=24)
-    cfg.asr.language = "en"
+    cfg = AppConfig(
+        mt=MtConfig(model_path=str(model), max_new_tokens=24), asr=AsrConfig(language="en")
+    )
     ev = Events()
-    parts = RealParts(oracle_words=words)
-    p = Pipeline(cfg, ev, real_factories(parts), speed=6.0, transcript_path=tmp_path / "t.jsonl")
+    factories = oracle_factories(looped_words(words))
+    p = Pipeline(cfg, ev, factories, speed=6.0, transcript_path=tmp_path / "t.jsonl")
     return p, ev
 
 
@@ -148,20 +148,36 @@ def test_choosing_a_crashing_model_keeps_the_running_one(
         assert p.stop()
 
 
-def test_a_translator_killed_mid_meeting_costs_the_model_not_the_meeting(
+def test_a_translator_killed_mid_meeting_is_loaded_again_then_given_up(
     tmp_path: Path,
 ) -> None:
+    """A crash costs the update it happened in: the model is loaded again and translates the
+    next lines; one that keeps crashing is given up and the meeting goes on untranslated."""
     p, ev = _pipeline(tmp_path, FIXTURE)
     p.start()
     try:
         assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
         engine = p._mt._model
         assert isinstance(engine, WorkerEngine) and engine.pid is not None
-        os.kill(engine.pid, signal.SIGKILL)  # as a native abort during a decode would
-        assert wait_for(lambda: any("crashed" in e.message for e in ev.of(ErrorEvent)), 60)
-        (err,) = [e for e in ev.of(ErrorEvent) if "crashed" in e.message]
-        assert err.message.startswith(f"{FIXTURE.name}: llama.cpp crashed translating (")
-        assert "SIGKILL" in err.message and not err.fatal
+        for k in range(1, WorkerEngine.RESTARTS + 1):
+            pid = engine.pid
+            os.kill(pid, signal.SIGKILL)  # as a native abort during a decode would
+            assert wait_for(lambda k=k: engine.crashes == k, 60)  # type: ignore[misc]
+            n = len(ev.of(SubtitleEvent))
+            assert wait_for(lambda n=n: _translated_after(ev, n), timeout=60)  # type: ignore[misc]
+            assert engine.pid not in (None, pid) and p._mt._model is engine
+        said = [e for e in ev.of(ErrorEvent) if "crashed" in e.message]
+        assert said and all(
+            e.message.startswith(f"translation failed: {FIXTURE.name}: llama.cpp crashed ")
+            and e.message.endswith("; loaded it again")
+            and not e.fatal
+            for e in said
+        ), [e.message for e in said]
+        os.kill(engine.pid, signal.SIGKILL)  # once more than it is loaded again
+        assert wait_for(lambda: p._mt._model is None, 60)
+        (gone,) = [e for e in ev.of(ErrorEvent) if "times" in e.message]
+        assert gone.message.startswith(f"{FIXTURE.name}: llama.cpp crashed translating (")
+        assert "SIGKILL" in gone.message and not gone.fatal
         n = len(ev.of(SubtitleEvent))
         # Lines go on, as said; the finished ones reach the transcript.
         assert wait_for(lambda: any(e.final for e in ev.of(SubtitleEvent)[n:]), timeout=60)
@@ -207,7 +223,7 @@ def test_the_engines_own_log_reaches_logging(
 
 @pytest.fixture(scope="module")
 def tiny_whisper(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from subtitler.asr.tiny_model import build_tiny_whisper
+    from subtitler_research.asr.tiny_model import build_tiny_whisper
 
     return build_tiny_whisper(tmp_path_factory.mktemp("whisper") / "tiny")
 

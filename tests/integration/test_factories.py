@@ -47,10 +47,10 @@ def test_truncated_gguf_is_refused_before_llama_cpp(tiny_gguf: Path, tmp_path: P
 def test_models_that_do_not_fit_are_refused_before_loading(
     tiny_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from subtitler.asr.tiny_model import build_tiny_whisper
     from subtitler.config import AsrConfig
     from subtitler.models import hardware
     from subtitler.pipeline.factories import RealParts, make_recognizer
+    from subtitler_research.asr.tiny_model import build_tiny_whisper
 
     small = hardware.HardwareInfo("Linux", "x86_64", 2, 64 * 2**20, 16 * 2**20, False, False, 0)
     monkeypatch.setattr(hardware, "detect", lambda probe_backends=True: small)

@@ -262,7 +262,14 @@ def test_fuzzed_translators_are_refused_or_run_in_one_line_each(
     refused = {p for p, k in outcome.items() if k != "ok"}
 
     def replay(p: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
-        argv = ["-m", "subtitler.pipeline.replay", "--oracle", str(words), "--mt-model", str(p)]
+        argv = [
+            "-m",
+            "subtitler_research.pipeline.replay",
+            "--oracle",
+            str(words),
+            "--mt-model",
+            str(p),
+        ]
         argv += ["--speed", "20", "--timeout", "60", "--quiet", "--json", str(p) + ".json"]
         return p, run(argv, timeout=120)
 
@@ -279,7 +286,7 @@ def test_fuzzed_translators_are_refused_or_run_in_one_line_each(
 
 @pytest.fixture(scope="module")
 def whisper_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from subtitler.asr.tiny_model import build_tiny_whisper
+    from subtitler_research.asr.tiny_model import build_tiny_whisper
 
     return build_tiny_whisper(tmp_path_factory.mktemp("whisper") / "tiny")
 
@@ -300,7 +307,7 @@ def test_fuzzed_whisper_folders_are_refused_or_run_in_one_line_each(
     assert any("config-empty-object: cannot recognise with it" in ln for ln in lines)
 
     def replay(d: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
-        argv = ["-m", "subtitler.pipeline.replay", str(DATA / "LJ001-0002.flac")]
+        argv = ["-m", "subtitler_research.pipeline.replay", str(DATA / "LJ001-0002.flac")]
         argv += ["--asr-model", str(d), "--speed", "4", "--timeout", "60", "--quiet"]
         return d, run(argv, timeout=120)
 

@@ -21,13 +21,13 @@ from subtitler.asr.faster_whisper import (
     decode_audio_file,
     silero_session,
 )
-from subtitler.asr.replay import blocks_of, simulate
 from subtitler.asr.sentences import join_words
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SileroStream
-from subtitler.asr.wer import word_error_rate
 from subtitler.glossary import Glossary
 from subtitler.pipeline.engines import WorkerWhisper
+from subtitler_research.asr.replay import blocks_of, simulate
+from subtitler_research.asr.wer import word_error_rate
 from tests.conftest import speech_clips
 from tests.integration.test_asr_real_speech import committed_text, steady_clock
 

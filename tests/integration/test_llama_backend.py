@@ -115,7 +115,7 @@ def test_output_never_overflows_the_context(tiny_gguf: Path) -> None:
 def test_long_token_pieces_are_not_lost(tmp_path: Path) -> None:
     """A vocabulary with a token longer than 32 bytes (llama-cpp-python's own detokenizer
     returns b"" for it) still detokenizes to the right bytes."""
-    from subtitler.bench.random_model import PRESETS, build_random_llama
+    from subtitler_research.bench.random_model import PRESETS, build_random_llama
 
     long_piece = "非常に長い日本語の単語です"  # 13 characters, 39 bytes
     p = build_random_llama(tmp_path / "m.gguf", PRESETS["tiny"], seed=3, extra_tokens=[long_piece])

@@ -83,3 +83,28 @@ def test_meeting_audio_is_recorded_from_a_pulseaudio_monitor(
     assert m >= 0.9 * len(ref), f"only {m / len(ref):.0%} of the clip was recorded (lag {lag})"
     r = float(np.corrcoef(a[:m], b[:m])[0, 1])
     assert r > 0.95, f"the recording matches the clip only with r = {r:.3f} (lag {lag})"
+
+
+def test_no_sound_server_is_said_in_words(tmp_path: Path) -> None:
+    """Without a PulseAudio/PipeWire server soundcard's import fails with an empty
+    AssertionError: the self-test line and the log name the cause instead."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sounddevice\n"
+        "from subtitler.selftest import check_meeting_audio\n"
+        "print(check_meeting_audio(sounddevice))\n"
+    )
+    script = tmp_path / "check.py"
+    script.write_text(code)
+    env = dict(os.environ, PULSE_SERVER=f"unix:{tmp_path / 'nobody-listens'}")
+    out = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (
+        "meeting audio unavailable (RuntimeError: no PulseAudio or PipeWire sound server is "
+        "running)"
+    )

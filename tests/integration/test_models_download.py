@@ -324,7 +324,7 @@ LAYOUTS = {
 @pytest.fixture(scope="module")
 def shaped_whispers(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
     """Random-weight Whispers (only their shape matters here) with 80 and 128 Mel bins."""
-    from subtitler.asr.tiny_model import WhisperShape, build_random_whisper
+    from subtitler_research.asr.tiny_model import WhisperShape, build_random_whisper
 
     root = tmp_path_factory.mktemp("shapes")
     return {

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from subtitler.bench.padded_model import main, pad_llama
 from subtitler.models.validate import read_gguf
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+from subtitler_research.bench.padded_model import main, pad_llama
 
 
 def _lm(path: Path) -> LlamaLM:

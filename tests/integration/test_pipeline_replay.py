@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from subtitler.asr.oracle import read_words_tsv
-from subtitler.pipeline.replay import main
+from subtitler_research.asr.oracle import read_words_tsv
+from subtitler_research.pipeline.replay import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -93,7 +93,7 @@ def test_memory_column_never_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     import math
     import sys
 
-    from subtitler.pipeline import replay
+    from subtitler_research.pipeline import replay
 
     assert replay.rss_mb() > 1  # here: /proc
     real_open = builtins.open
@@ -118,8 +118,8 @@ def test_real_speech_through_the_whole_pipeline_to_translated_lines(
     import numpy as np
 
     from subtitler.asr.faster_whisper import decode_audio_file
-    from subtitler.asr.talk import write_wav
-    from subtitler.asr.wer import word_error_rate
+    from subtitler_research.asr.talk import write_wav
+    from subtitler_research.asr.wer import word_error_rate
     from tests.conftest import speech_clips
 
     clips = speech_clips()[2:5]  # "Printing, then, ..." "it is of the first ..." "than in ..."

@@ -15,8 +15,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from subtitler.bench.runner import RunSpec, run_all
-from subtitler.bench.streams import prefixes
 from subtitler.mt.drafting import (
     DraftModel,
     GuessGate,
@@ -28,6 +26,8 @@ from subtitler.mt.masking import display_text
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler_research.bench.runner import RunSpec, run_all
+from subtitler_research.bench.streams import prefixes
 
 WORDS = (
     "the a meeting we will start with budget review next quarter sales grew by ten percent "
@@ -227,8 +227,8 @@ def test_lookahead_and_resync_keep_beta0_equal_to_rt(
 @pytest.fixture(scope="module")
 def other_tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Another random tiny llama with the same tokenizer: a (bad) draft model."""
-    from subtitler.bench.random_model import PRESETS, build_random_llama
     from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+    from subtitler_research.bench.random_model import PRESETS, build_random_llama
 
     out = tmp_path_factory.mktemp("draft") / "other.gguf"
     build_random_llama(out, PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken", seed=99)

@@ -210,12 +210,12 @@ def test_draft_model_shares_the_vocabulary_and_guesses_well(fixture_lm: Any) -> 
     """The 1.9M-parameter draft translates too: it has the translator's vocabulary, and with
     exact decoding (RT + draft model) the output is the translator's own while most of the
     draft model's guesses are kept."""
-    from subtitler.bench.streams import prefixes
     from subtitler.mt.drafting import DraftModel, check_same_vocabulary
     from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
     from subtitler.mt.prompts import PromptBuilder
     from subtitler.mt.ssbd import DecodeOptions, Method
     from subtitler.mt.translator import StreamTranslator
+    from subtitler_research.bench.streams import prefixes
 
     draft = LlamaLM(LlamaSettings(str(DRAFT), n_ctx=512, n_ubatch=32, n_threads=1))
     try:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QGuiApplication
 
 from subtitler import settings_store
-from subtitler.config import AppConfig, MtConfig
+from subtitler.config import AppConfig, DisplayConfig, MtConfig
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui.app import SubtitlerApp
 from subtitler.ui.overlay import SubtitleOverlay
@@ -39,8 +40,7 @@ def test_geometry_is_remembered_per_screen(qtbot, tmp_path: Path) -> None:  # ty
     again.place()
     assert again.geometry() == QRect(40, 50, 600, 110)
     # An unknown (unplugged) screen falls back to the primary one.
-    saved.display.screen = "gone"
-    third = SubtitleOverlay(saved.display)
+    third = SubtitleOverlay(dataclasses.replace(saved.display, screen="gone"))
     qtbot.addWidget(third)
     third.place()
     assert QGuiApplication.primaryScreen().availableGeometry().intersects(third.geometry())
@@ -52,8 +52,7 @@ def test_run_replay_and_live_settings(qtbot, tmp_path: Path) -> None:  # type: i
     assert "could not be read" in app.overlay.alert  # the corrupt-config notice is visible
     app.start()
     qtbot.waitUntil(lambda: any(ln.translation for ln in app.overlay.lines()), timeout=10_000)
-    cfg = AppConfig(mt=MtConfig(model_path="x", beta=0.5))
-    cfg.display.mask_k = 7
+    cfg = AppConfig(mt=MtConfig(model_path="x", beta=0.5), display=DisplayConfig(mask_k=7))
     app.apply_settings(cfg)
     assert app.overlay.display.mask_k == 7
     assert settings_store.load(tmp_path / "config.toml").config.mt.beta == 0.5
@@ -126,3 +125,21 @@ def test_notices_for_a_lost_input_and_a_fatal_stop(qtbot, tmp_path: Path) -> Non
         qtbot.waitUntil(lambda: app.overlay.alert == "", timeout=2000)
     finally:
         overlay.ALERT_S = 12
+
+
+def test_click_through_from_a_hotkey_is_kept_when_open_settings_are_applied(
+    qtbot, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """With Settings open, a hotkey (or the tray) turns click-through on; applying the pane
+    afterwards must not turn it off again with the box it showed before."""
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.open_settings()
+    assert app.settings is not None
+    qtbot.addWidget(app.settings)
+    assert not app.settings.click_through.isChecked()
+    app.toggle("click-through")
+    assert app.overlay.click_through
+    assert app.settings.apply()
+    assert app.overlay.click_through and app.config.display.click_through
+    assert settings_store.load(tmp_path / "config.toml").config.display.click_through

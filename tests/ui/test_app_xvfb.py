@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QColor, QImage
 
-from subtitler.bench.random_model import PRESETS, build_random_llama
+from subtitler_research.bench.random_model import PRESETS, build_random_llama
 from tests.helpers import pulse
 from tests.helpers.system import needs_programs
 
@@ -48,11 +48,12 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path, tiny_en: Path) -> N
         **os.environ,
         "DISPLAY": xvfb,
         "QT_QPA_PLATFORM": "xcb",
-        "SUBTITLER_SCREENSHOT": str(shot),
     }
     cmd = [
         sys.executable,
-        str(ROOT / "main.py"),
+        "-m",
+        "tests.helpers.shot_app",  # main.py that saves the overlay's picture
+        str(shot),
         "--replay",
         str(CLIP),
         "--asr-model",
@@ -67,7 +68,7 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path, tiny_en: Path) -> N
         "2",
     ]
     proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT
     )
     try:
         deadline = time.monotonic() + 90
@@ -82,7 +83,13 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path, tiny_en: Path) -> N
             pytest.fail("no subtitles within 90 s")
         # Started again (same data folder): the running app is brought forward instead.
         again = subprocess.run(
-            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60
+            cmd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
         )
         assert again.returncode == 0, again.stdout
         log = tmp_path / "data" / "subtitler.log"

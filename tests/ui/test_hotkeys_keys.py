@@ -79,15 +79,16 @@ def test_macos_key_codes_follow_the_layout() -> None:
 
 def test_settings_with_both_old_defaults_move_to_the_new_ones() -> None:
     d = DisplayConfig(hotkey_click_through="Ctrl+Shift+T", hotkey_pause="Ctrl+Shift+P")
-    assert replace_old_defaults(d)
+    moved = replace_old_defaults(d)
+    assert moved is not None
     new = DisplayConfig()
-    assert (d.hotkey_click_through, d.hotkey_pause) == (
+    assert (moved.hotkey_click_through, moved.hotkey_pause) == (
         new.hotkey_click_through,
         new.hotkey_pause,
     )
     assert "T" not in new.hotkey_click_through and "P" not in new.hotkey_pause
     chosen = DisplayConfig(hotkey_click_through="Ctrl+Shift+T", hotkey_pause="Ctrl+Alt+F8")
-    assert not replace_old_defaults(chosen)  # one was changed: the user chose both
+    assert replace_old_defaults(chosen) is None  # one was changed: the user chose both
     assert chosen.hotkey_click_through == "Ctrl+Shift+T"
 
 

@@ -9,7 +9,7 @@ import ctypes
 from pathlib import Path
 from typing import Any
 
-from subtitler.config import AppConfig, MtConfig
+from subtitler.config import AppConfig, DisplayConfig, MtConfig
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui import app as app_module
 from subtitler.ui.app import SubtitlerApp
@@ -171,8 +171,7 @@ def test_app_rebinds_reports_and_gives_keys_back_at_quit(
     qtbot, tmp_path: Path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
     carbon = Carbon(held_elsewhere={(KVK_F10, CMD_KEY | SHIFT_KEY)})
-    cfg = AppConfig(mt=MtConfig(model_path="x"))
-    cfg.display.click_through = True
+    cfg = AppConfig(mt=MtConfig(model_path="x"), display=DisplayConfig(click_through=True))
     f = Factories(
         lambda a, c: FakeSource(2.0, speed=5.0),
         lambda a: ScriptedRecognizer([Step(0.5, 0, ["hi."], True)]),

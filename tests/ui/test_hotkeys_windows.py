@@ -8,7 +8,7 @@ import ctypes
 from ctypes import wintypes
 from pathlib import Path
 
-from subtitler.config import AppConfig, MtConfig
+from subtitler.config import AppConfig, DisplayConfig, MtConfig
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui import app as app_module
 from subtitler.ui.app import SubtitlerApp
@@ -101,8 +101,7 @@ def test_app_rebinds_reports_and_gives_keys_back_at_quit(
 ) -> None:  # type: ignore[no-untyped-def]
     user32 = User32(held_elsewhere={(MOD_CONTROL | MOD_SHIFT, VK_F10)})
     backend = WindowsHotkeys(user32, last_error=lambda: user32.error)
-    cfg = AppConfig(mt=MtConfig(model_path="x"))
-    cfg.display.click_through = True
+    cfg = AppConfig(mt=MtConfig(model_path="x"), display=DisplayConfig(click_through=True))
     f = Factories(
         lambda a, c: FakeSource(2.0, speed=5.0),
         lambda a: ScriptedRecognizer([Step(0.5, 0, ["hi."], True)]),

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from subtitler import settings_store
-from subtitler.asr.tiny_model import build_tiny_whisper
-from subtitler.bench.random_model import PRESETS, build_random_llama
-from subtitler.config import AppConfig, MtConfig
+from subtitler.config import AppConfig, DisplayConfig, MtConfig, with_settings
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui.app import SubtitlerApp
 from subtitler.ui.hotkeys import XWAYLAND_NOTE, GlobalHotkeys, platform_backend
 from subtitler.ui.hotkeys.chord import TAKEN
 from subtitler.ui.hotkeys.x11 import X11Hotkeys
+from subtitler_research.asr.tiny_model import build_tiny_whisper
+from subtitler_research.bench.random_model import PRESETS, build_random_llama
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
 from tests.helpers.system import SYSTEM_CHECKED_ENV, needs_programs
 from tests.helpers.x11_client import OtherApp, xvfb
@@ -115,8 +115,7 @@ def test_app_hotkeys_switch_click_through_and_show_a_refusal_in_the_tab(
     qtbot, display: str, other_app: OtherApp, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     assert other_app.grab(CTRL_SHIFT, "F10") == "ok"  # another app holds the pause default
-    cfg = AppConfig(mt=MtConfig(model_path="x"))
-    cfg.display.click_through = True
+    cfg = AppConfig(mt=MtConfig(model_path="x"), display=DisplayConfig(click_through=True))
     f = Factories(
         lambda a, c: FakeSource(2.0, speed=5.0),
         lambda a: ScriptedRecognizer([Step(0.5, 0, ["hi."], True)]),
@@ -161,10 +160,16 @@ def test_real_app_turns_click_through_off_by_hotkey(display: str, tmp_path: Path
     whisper = build_tiny_whisper(tmp_path / "whisper")
     gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
     config = tmp_path / "config.toml"
-    cfg = AppConfig()
-    cfg.asr.model, cfg.mt.model_path = str(whisper), str(gguf)
-    cfg.audio.source, cfg.audio.file_path = "file", str(CLIP)
-    cfg.display.click_through = True
+    cfg = with_settings(
+        AppConfig(),
+        {
+            "asr.model": str(whisper),
+            "mt.model_path": str(gguf),
+            "audio.source": "file",
+            "audio.file_path": str(CLIP),
+            "display.click_through": True,
+        },
+    )
     settings_store.save(cfg, config)
     data = tmp_path / "data"
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}

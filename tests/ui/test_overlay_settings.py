@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 
-from subtitler.config import AppConfig, DisplayConfig
+from subtitler.config import AppConfig, DisplayConfig, with_settings
 from subtitler.pipeline.events import SubtitleEvent
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
@@ -157,12 +157,22 @@ def test_drag_moves_and_edge_resizes(overlay, qtbot) -> None:  # type: ignore[no
 
 
 def test_settings_round_trip(qtbot) -> None:  # type: ignore[no-untyped-def]
-    cfg = AppConfig()
-    cfg.mt.tgt_lang, cfg.mt.beta, cfg.mt.method = "ja", 0.35, "SSBD"
-    cfg.mt.model_path = "/models/x.gguf"
-    cfg.asr.language, cfg.asr.model = "en", "base"
-    cfg.display.mask_k, cfg.display.lines, cfg.display.bilingual = 5, 3, True
-    cfg.display.text_color, cfg.display.background_opacity = "#ffcc00", 0.4
+    cfg = with_settings(
+        AppConfig(),
+        {
+            "mt.tgt_lang": "ja",
+            "mt.beta": 0.35,
+            "mt.method": "SSBD",
+            "mt.model_path": "/models/x.gguf",
+            "asr.language": "en",
+            "asr.model": "base",
+            "display.mask_k": 5,
+            "display.lines": 3,
+            "display.bilingual": True,
+            "display.text_color": "#ffcc00",
+            "display.background_opacity": 0.4,
+        },
+    )
     pane = SettingsPane(cfg, Choices(input_devices=lambda: [("Mic A", "Mic A")]))
     qtbot.addWidget(pane)
     out = pane.values()
@@ -292,9 +302,7 @@ def test_pane_limits_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-un
             continue
         assert spec.range is not None, (section, name)
         for bound in spec.range:
-            cfg = AppConfig()
-            setattr(getattr(cfg, section), name, bound)
-            pane.load(cfg)
+            pane.load(with_settings(AppConfig(), {f"{section}.{name}": bound}))
             got = getattr(getattr(pane.values(), section), name)
             want = None if (section, name) == ("mt", "gpu_layers") and bound == -1 else bound
             assert got == want, (attr, bound, got)
@@ -334,16 +342,13 @@ def test_gpu_layers_auto_is_none(qtbot) -> None:  # type: ignore[no-untyped-def]
     assert pane.gpu_layers.text() == "auto" and pane.values().mt.gpu_layers is None
     pane.gpu_layers.setValue(0)
     assert pane.values().mt.gpu_layers == 0  # CPU only
-    cfg = AppConfig()
-    cfg.mt.gpu_layers = 12
-    pane.load(cfg)
+    pane.load(with_settings(AppConfig(), {"mt.gpu_layers": 12}))
     assert pane.gpu_layers.value() == 12 and pane.values().mt.gpu_layers == 12
 
 
 def test_device_list_is_fresh_and_an_unplugged_choice_is_kept(qtbot) -> None:  # type: ignore[no-untyped-def]
     present = [("Mic A (ALSA)", "Mic A")]
-    cfg = AppConfig()
-    cfg.audio.device = "USB Headset"
+    cfg = with_settings(AppConfig(), {"audio.device": "USB Headset"})
     pane = SettingsPane(cfg, Choices(input_devices=lambda: list(present)))
     qtbot.addWidget(pane)
     items = [(pane.device.itemText(i), pane.device.itemData(i)) for i in range(pane.device.count())]
@@ -362,8 +367,7 @@ def test_device_list_is_fresh_and_an_unplugged_choice_is_kept(qtbot) -> None:  #
         "USB Headset (ALSA)",
     ]
     assert pane.device.currentText() == "USB Headset (ALSA)"
-    cfg.audio.device = None
-    pane.load(cfg)
+    pane.load(with_settings(cfg, {"audio.device": None}))
     assert pane.device.currentIndex() == 0 and pane.values().audio.device is None
 
 
@@ -402,8 +406,8 @@ def test_wrap_keeps_every_row_inside_and_loses_nothing(overlay, text: str) -> No
 
 
 def test_text_colour_shows_as_a_swatch_on_a_normal_button(qtbot) -> None:  # type: ignore[no-untyped-def]
-    cfg = AppConfig()
-    cfg.display.text_color = "#1a1a1a"  # dark: text drawn on it would not be readable
+    # dark: text drawn on it would not be readable
+    cfg = with_settings(AppConfig(), {"display.text_color": "#1a1a1a"})
     pane = SettingsPane(cfg)
     qtbot.addWidget(pane)
     btn = pane.color_btn
@@ -414,9 +418,10 @@ def test_text_colour_shows_as_a_swatch_on_a_normal_button(qtbot) -> None:  # typ
 
 
 def test_models_show_by_name_and_save_their_value(qtbot) -> None:  # type: ignore[no-untyped-def]
-    cfg = AppConfig()
-    cfg.mt.model_path = "/models/qwen3-4b/Qwen3-4B-Q4_K_M.gguf"  # written by the first run
-    cfg.asr.model = "small"
+    cfg = with_settings(
+        AppConfig(),
+        {"mt.model_path": "/models/qwen3-4b/Qwen3-4B-Q4_K_M.gguf", "asr.model": "small"},
+    )  # (as the first run writes them)
     choices = Choices(
         translation_models=[
             ("Qwen3 4B (Q4_K_M) · 2.5 GB", "/models/qwen3-4b/Qwen3-4B-Q4_K_M.gguf"),

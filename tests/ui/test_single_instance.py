@@ -183,8 +183,8 @@ def test_a_full_data_folder_is_not_another_instance(qtbot, tmp_path: Path) -> No
 def test_the_app_starts_on_a_read_only_data_folder(tmp_path: Path) -> None:
     """The real app: one line saying why, and it runs (it said 'already running but does
     not answer' in a modal box and exited)."""
-    from subtitler.asr.tiny_model import build_tiny_whisper
-    from subtitler.bench.random_model import PRESETS, build_random_llama
+    from subtitler_research.asr.tiny_model import build_tiny_whisper
+    from subtitler_research.bench.random_model import PRESETS, build_random_llama
 
     whisper = build_tiny_whisper(tmp_path / "whisper")
     gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)

@@ -11,7 +11,7 @@ from pathlib import Path
 from PySide6.QtGui import QGuiApplication
 
 from subtitler import settings_store
-from subtitler.config import AppConfig, DisplayConfig, MtConfig, WebConfig
+from subtitler.config import AppConfig, DisplayConfig, MtConfig, WebConfig, with_settings
 from subtitler.pipeline.events import SubtitleEvent
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui.app import SubtitlerApp
@@ -116,13 +116,9 @@ def test_app_serves_the_pipeline_lines_and_shows_the_address(  # type: ignore[no
         assert app.settings is not None
         assert app.settings.web.url.text() == f"http://127.0.0.1:{port}/"
         # New looks reach the page without a restart; turning it off closes the port.
-        cfg = app.settings.values()
-        cfg.display.lines = 4
-        app.apply_settings(cfg)
+        app.apply_settings(with_settings(app.settings.values(), {"display.lines": 4}))
         assert json.loads(http_get(port, "/lines")[2])["style"]["lines"] == 4
-        cfg = app.settings.values()
-        cfg.web.share = "off"
-        app.apply_settings(cfg)
+        app.apply_settings(with_settings(app.settings.values(), {"web.share": "off"}))
         assert app.web is None and app.web_status() == ("", "")
         with socket.socket() as s:  # nothing listens there any more
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (closed ones linger)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from subtitler.asr.metrics import commit_delays, summarize
 from subtitler.asr.streaming import RunInfo
 from subtitler.types import AsrUpdate, Word
+from subtitler_research.asr.metrics import commit_delays, summarize
 
 A, B, C = Word(" a", 0.0, 0.5), Word(" b", 0.6, 1.0), Word(" c.", 1.1, 1.5)
 

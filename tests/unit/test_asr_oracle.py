@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from subtitler.asr.backend import AsrError
-from subtitler.asr.oracle import OracleBackend, OracleVad, read_words_tsv
 from subtitler.types import Word
+from subtitler_research.asr.oracle import OracleBackend, OracleVad, read_words_tsv
 
 WORDS = [
     Word(" And", 0.30, 0.50),

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from subtitler.asr.backend import Hypothesis, Samples
-from subtitler.asr.oracle import OracleVad
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer, common_prefix
 from subtitler.types import AsrUpdate, AudioBlock, Word
+from subtitler_research.asr.oracle import OracleVad
 
 SR = 16000
 

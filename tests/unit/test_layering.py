@@ -38,9 +38,121 @@ def test_no_qt_outside_ui() -> None:
 
 def test_engine_import_loads_no_qt_and_no_llama() -> None:
     code = (
-        "import sys, subtitler.mt.ssbd, subtitler.mt.translator, subtitler.bench.runner;"
+        "import sys, subtitler.mt.ssbd, subtitler.mt.translator, subtitler_research.bench.runner;"
         "bad=[m for m in sys.modules if m.split('.')[0] in "
         "('PySide6','shiboken6','llama_cpp','faster_whisper')];print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+ROOT = PKG.parent
+RESEARCH = ROOT / "subtitler_research"
+# Layers, lowest first: a module imports only from its own layer or lower ones, and the
+# modules of one layer import each other without a loop. The entry points (the command lines
+# and the self-test) sit on top with the UI.
+LAYERS: list[tuple[str, ...]] = [
+    ("subtitler", "subtitler.types", "subtitler.config", "subtitler.paths", "subtitler.resources"),
+    ("subtitler.audio", "subtitler.asr", "subtitler.mt", "subtitler.models"),
+    ("subtitler.settings_store",),
+    ("subtitler.pipeline",),
+    ("subtitler.session",),
+    ("subtitler.web",),
+    (
+        "subtitler.ui",
+        "subtitler.app",
+        "subtitler.selftest",
+        "subtitler.models.cli",  # `subtitler models ...` (verify loads a file in a worker)
+        "subtitler.models.__main__",
+    ),
+    ("subtitler_research",),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_edges() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (absolute and relative, lazy ones too)."""
+    edges: dict[str, set[str]] = {}
+    for top in (PKG, RESEARCH):
+        for f in top.rglob("*.py"):
+            name = module_name(f)
+            package = name if f.name == "__init__.py" else name.rpartition(".")[0]
+            found = edges.setdefault(name, set())
+            for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    found.update(a.name for a in node.names)
+                elif isinstance(node, ast.ImportFrom):
+                    if node.level:
+                        base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                        mod = ".".join([*base, *([node.module] if node.module else [])])
+                    else:
+                        mod = node.module or ""
+                    found.add(mod)
+                    found.update(f"{mod}.{a.name}" for a in node.names)  # `from pkg import mod`
+            edges[name] = {
+                m for m in found if m.split(".")[0] in ("subtitler", "subtitler_research")
+            }
+    known = set(edges)
+    return {a: {b for b in bs if b in known and b != a} for a, bs in edges.items()}
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(rank, group): the longest matching prefix in LAYERS."""
+    best = (-1, "", "")
+    for rank, group in enumerate(LAYERS):
+        for prefix in group:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best[2]):
+                best = (rank, prefix, prefix)
+    assert best[0] >= 0, f"{module} is in no layer"
+    return best[0], best[1]
+
+
+def test_imports_run_down_the_layers() -> None:
+    edges = import_edges()
+    assert len(edges) > 60  # the scan saw both packages
+    upward = [
+        f"{a} -> {b}" for a, bs in edges.items() for b in bs if layer_of(b)[0] > layer_of(a)[0]
+    ]
+    assert upward == []
+
+
+def test_the_product_never_imports_research() -> None:
+    edges = import_edges()
+    bad = [
+        f"{a} -> {b}"
+        for a, bs in edges.items()
+        if a.split(".")[0] == "subtitler"
+        for b in bs
+        if b.split(".")[0] == "subtitler_research"
+    ]
+    assert bad == []
+
+
+def test_no_import_loop_between_packages() -> None:
+    """Between the groups of the layers (audio, asr, mt, models, pipeline, ...) the imports form
+    no cycle: each group can be understood (and tested) with only the ones below it."""
+    graph: dict[str, set[str]] = {}
+    for a, bs in import_edges().items():
+        ga = layer_of(a)[1]
+        graph.setdefault(ga, set()).update(g for b in bs if (g := layer_of(b)[1]) != ga)
+    state: dict[str, int] = {}
+    loops: list[str] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                loops.append(" -> ".join([*path[path.index(nxt) :], nxt]))
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n, [n])
+    assert loops == []
+    assert {"subtitler.asr", "subtitler.audio", "subtitler.pipeline"} <= set(graph)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from subtitler.bench.streams import CorpusError, prefixes, read_parallel
 from subtitler.mt.languages import UnknownLanguageError, language_name
 from subtitler.mt.masking import complete_text, display_text, output_mask
-from subtitler.mt.metrics import RunTotals, erasure, normalized_erasure, units
 from subtitler.mt.prompts import PromptBuilder, TemplateError, detect_template, resolve_template
 from subtitler.types import UpdateStats
+from subtitler_research.bench.streams import CorpusError, prefixes, read_parallel
+from subtitler_research.mt.metrics import RunTotals, erasure, normalized_erasure, units
 
 # Byte pieces of "猫が好き" as a byte-level BPE would split them: characters cut in the middle.
 CJK = "猫が好き".encode()

@@ -102,7 +102,7 @@ def test_check_fits_gives_one_line() -> None:
 
 
 def test_gguf_memory_estimate(tmp_path: Path) -> None:
-    from subtitler.bench.random_model import PRESETS, build_random_llama
+    from subtitler_research.bench.random_model import PRESETS, build_random_llama
 
     p = build_random_llama(tmp_path / "m.gguf", PRESETS["tiny"], tiktoken=DATA / "gpt2.tiktoken")
     need = hw_mod.gguf_memory_needed(p, n_ctx=1024)
@@ -154,7 +154,7 @@ def test_no_network_says_so_plainly(tmp_path: Path) -> None:
 
 
 def test_local_files_are_ready_and_invalid_ones_explained(tmp_path: Path) -> None:
-    from subtitler.bench.random_model import PRESETS, build_random_llama
+    from subtitler_research.bench.random_model import PRESETS, build_random_llama
 
     wdir = tmp_path / "whisper"
     wdir.mkdir()

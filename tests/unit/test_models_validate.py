@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from subtitler.bench.random_model import PRESETS, build_random_llama
 from subtitler.models.validate import (
     GGML_BLOCKS,
     InvalidModelError,
@@ -16,6 +15,7 @@ from subtitler.models.validate import (
     check_whisper_dir,
     read_gguf,
 )
+from subtitler_research.bench.random_model import PRESETS, build_random_llama
 from tests.helpers.fake_hub import fake_whisper_files
 
 DATA = Path(__file__).resolve().parents[1] / "data"

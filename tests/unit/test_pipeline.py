@@ -50,8 +50,7 @@ class Events:
 
 
 def make(tmp_path: Path, lm=None, source=None, script=SCRIPT, mt=None, loader=None):  # type: ignore[no-untyped-def]
-    cfg = AppConfig()
-    cfg.mt = mt or MtConfig(model_path="fake.gguf", max_new_tokens=16)
+    cfg = AppConfig(mt=mt or MtConfig(model_path="fake.gguf", max_new_tokens=16))
     ev = Events()
     src = source or FakeSource(3.5, speed=5.0)
     rec = ScriptedRecognizer(script)

@@ -5,11 +5,13 @@ case forces the timing window with a slow fake (model load, device open) instead
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import threading
 import time
 from pathlib import Path
 
 from subtitler.config import AppConfig, MtConfig
+from subtitler.pipeline.events import PipelineState, StatusEvent
 from subtitler.pipeline.pipeline import Factories, Pipeline, replace_mt
 from subtitler.pipeline.stages import LoadedModel
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm
@@ -155,3 +157,47 @@ def test_an_input_switched_while_paused_starts_on_resume(tmp_path: Path) -> None
     assert wait_for(lambda: second.i > n)  # and it is being read
     assert p.stop()
     assert not first.running and not second.running
+
+
+def test_pause_and_resume_from_many_threads_run_one_at_a_time_on_the_owner() -> None:
+    """The lifecycle's commands queue up for one thread: calls from any number of threads
+    leave a consistent state, each change announced once from that thread; after stop the
+    owner is gone and late calls change nothing."""
+    seen: list[tuple[str, str]] = []
+    ev = Events()
+
+    def on_event(e):  # type: ignore[no-untyped-def]
+        ev(e)
+        if isinstance(e, StatusEvent) and e.state in ("paused", "running"):
+            seen.append((e.state, threading.current_thread().name))
+
+    src = FakeSource(60.0, speed=1.0)
+    p = Pipeline(
+        AppConfig(mt=MtConfig(model_path="")),
+        on_event,
+        Factories(lambda a, c: src, lambda a: speech(), Models()),
+    )
+    p.start()
+    assert wait_for(lambda: p.state == PipelineState.RUNNING)
+    errors: list[BaseException] = []
+
+    def flip(n: int) -> None:
+        try:
+            for i in range(20):
+                p.pause() if (i + n) % 2 else p.resume()
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=flip, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert errors == [] and p.state in (PipelineState.RUNNING, PipelineState.PAUSED)
+    states = [s for s, _ in seen]
+    assert states[0] == "running" and all(a != b for a, b in itertools.pairwise(states))
+    assert {name for _, name in seen[1:]} == {"pipeline"}  # every change on the owner
+    assert p.stop(2.0)
+    assert not p._owner.is_alive()
+    p.resume()  # after stop: nothing happens, nothing waits
+    assert p.state == PipelineState.STOPPED

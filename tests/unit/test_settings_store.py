@@ -8,14 +8,20 @@ from typing import get_type_hints
 import pytest
 
 from subtitler import settings_store as store
-from subtitler.config import AppConfig
+from subtitler.config import AppConfig, with_settings
 
 
 def test_round_trip(tmp_path: Path) -> None:
-    cfg = AppConfig()
-    cfg.mt.beta, cfg.mt.tgt_lang, cfg.display.mask_k = 0.35, "ja", 5
-    cfg.asr.language = "en"
-    cfg.display.geometry = {"screen-A": [10, 20, 800, 120]}
+    cfg = with_settings(
+        AppConfig(),
+        {
+            "mt.beta": 0.35,
+            "mt.tgt_lang": "ja",
+            "display.mask_k": 5,
+            "asr.language": "en",
+            "display.geometry": {"screen-A": [10, 20, 800, 120]},
+        },
+    )
     p = store.save(cfg, tmp_path / "c" / "config.toml")
     res = store.load(p)
     assert res.config == cfg and res.notice == ""
@@ -135,17 +141,14 @@ def test_unknown_keys_are_ignored_and_ints_accepted_for_floats(tmp_path: Path) -
 
 
 def test_invalid_values_are_not_saved(tmp_path: Path) -> None:
-    cfg = AppConfig()
-    cfg.display.mask_k = 11
+    cfg = with_settings(AppConfig(), {"display.mask_k": 11})
     with pytest.raises(store.ConfigError, match=r"Hide last k tokens must be 0\.\.10 \(is 11\)"):
         store.save(cfg, tmp_path / "x.toml")
     assert not (tmp_path / "x.toml").exists()
-    cfg = AppConfig()
-    cfg.mt.draft_tokens = 0
+    cfg = with_settings(AppConfig(), {"mt.draft_tokens": 0})
     with pytest.raises(store.ConfigError, match=r"Draft model tokens must be 1\.\.16"):
         store.save(cfg, tmp_path / "x.toml")
-    cfg = AppConfig()
-    cfg.mt.gpu_layers = -2
+    cfg = with_settings(AppConfig(), {"mt.gpu_layers": -2})
     with pytest.raises(store.ConfigError, match="GPU layers"):
         store.save(cfg, tmp_path / "x.toml")
 
@@ -159,8 +162,7 @@ def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         raise OSError("disk full")
 
     monkeypatch.setattr(store.os, "replace", boom)
-    cfg = AppConfig()
-    cfg.mt.beta = 0.4
+    cfg = with_settings(AppConfig(), {"mt.beta": 0.4})
     with pytest.raises(OSError):
         store.save(cfg, p)
     assert p.read_text() == before
@@ -168,7 +170,8 @@ def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_command_line_uses_the_same_limits(capsys: pytest.CaptureFixture[str]) -> None:
-    from subtitler.pipeline import replay
+    from subtitler.config import given_settings
+    from subtitler_research.pipeline import replay
 
     for flag, bad, said in [
         ("--mt-threads", "2000", "Translation threads must be 1..64 (is 2000)"),
@@ -185,7 +188,7 @@ def test_command_line_uses_the_same_limits(capsys: pytest.CaptureFixture[str]) -
         err = capsys.readouterr().err.strip().splitlines()[-1]
         assert err.endswith(f"argument {flag}: {said}"), err
     a = replay.parser().parse_args(["x.wav", "--mt-threads", "64", "--beta", "1", "--k", "0"])
-    assert (a.mt_threads, a.beta, a.k) == (64, 1.0, 0)
+    assert given_settings(a) == {"mt.threads": 64, "mt.beta": 1.0, "display.mask_k": 0}
 
 
 def test_every_number_setting_declares_its_range() -> None:

@@ -11,6 +11,7 @@ macOS; pyqtkeybind and system-hotkey have no macOS side and are unmaintained.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sys
@@ -66,16 +67,14 @@ XWAYLAND_NOTE = (
 OLD_DEFAULTS = {"hotkey_click_through": "Ctrl+Shift+T", "hotkey_pause": "Ctrl+Shift+P"}
 
 
-def replace_old_defaults(display: DisplayConfig) -> bool:
-    """Settings saved with both old defaults get today's (True if so). Only the untouched
-    pair is replaced: one key changed means the user chose them."""
+def replace_old_defaults(display: DisplayConfig) -> DisplayConfig | None:
+    """Settings saved with both old defaults get today's (the new settings; None when they
+    stay). Only the untouched pair is replaced: one key changed means the user chose them."""
     if any(getattr(display, name) != old for name, old in OLD_DEFAULTS.items()):
-        return False
+        return None
     new = DisplayConfig()
-    for name in OLD_DEFAULTS:
-        setattr(display, name, getattr(new, name))
     log.info("hotkeys moved off the browsers' Ctrl+Shift+T / Ctrl+Shift+P")
-    return True
+    return dataclasses.replace(display, **{name: getattr(new, name) for name in OLD_DEFAULTS})
 
 
 def platform_backend(platform: str | None = None) -> Backend:

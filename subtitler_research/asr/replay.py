@@ -1,7 +1,7 @@
 """Replay a recording (or a word-timestamped transcript) through the streaming recogniser.
 
-    python -m subtitler.asr.replay FILE [--model small|DIR] [--json OUT.json] [--bench]
-    python -m subtitler.asr.replay --oracle WORDS.tsv [--json OUT.json] [--bench]
+    python -m subtitler_research.asr.replay FILE [--model small|DIR] [--json OUT.json] [--bench]
+    python -m subtitler_research.asr.replay --oracle WORDS.tsv [--json OUT.json] [--bench]
 
 By default the stream is simulated at 1x without waiting: audio "arrives" on its own clock,
 and every recogniser call advances that clock by its measured compute time, so the timings
@@ -25,14 +25,14 @@ import numpy as np
 
 from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, AsrError
 from subtitler.asr.faster_whisper import WhisperSettings
-from subtitler.asr.metrics import StreamReport, summarize
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SpeechProbabilities
 from subtitler.audio.capture import DropOldestQueue
 from subtitler.audio.sources import AudioFileError, FileSource
 from subtitler.types import AsrUpdate, AudioBlock
+from subtitler_research.asr.metrics import StreamReport, summarize
 
-log = logging.getLogger("subtitler.asr.replay")
+log = logging.getLogger("subtitler_research.asr.replay")
 
 
 @dataclass
@@ -114,7 +114,7 @@ def blocks_of(audio: np.ndarray[Any, Any], block_ms: int) -> list[AudioBlock]:
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m subtitler.asr.replay",
+        prog="python -m subtitler_research.asr.replay",
         description="Replay audio or a word-timestamped transcript through streaming ASR.",
     )
     src = ap.add_mutually_exclusive_group(required=True)
@@ -175,7 +175,7 @@ def parser() -> argparse.ArgumentParser:
 def _setup(a: argparse.Namespace) -> tuple[AsrBackend, SpeechProbabilities | None, Any]:
     """Backend, VAD and audio for the arguments; raises AsrError/AudioFileError."""
     if a.oracle is not None:
-        from subtitler.asr.oracle import OracleBackend, OracleVad, read_words_tsv
+        from subtitler_research.asr.oracle import OracleBackend, OracleVad, read_words_tsv
 
         words = read_words_tsv(a.oracle)
         oracle = OracleBackend(words, a.flicker_s, a.flicker_p, a.seed)

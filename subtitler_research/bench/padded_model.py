@@ -6,7 +6,7 @@ llama.cpp still does all of its work. That makes a "larger model" whose outputs 
 translations, to measure speed-ups that depend on the target's cost (a draft model's pay-off)
 on machines where no larger real model can be trained or downloaded.
 
-    python -m subtitler.bench.padded_model --model fixtures/translator/model.gguf \
+    python -m subtitler_research.bench.padded_model --model fixtures/translator/model.gguf \
         --extra-layers 28 --out /tmp/translator-slow.gguf
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from subtitler.bench.gguf_llama import finish
+from subtitler_research.bench.gguf_llama import finish
 
 # Per-layer tensors copied from layer 0 into each extra layer; the *_output / ffn_down ones
 # are replaced by zeros so the layer's contribution vanishes.
@@ -72,7 +72,7 @@ def pad_llama(src: Path, out: Path, extra_layers: int) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m subtitler.bench.padded_model",
+        prog="python -m subtitler_research.bench.padded_model",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,6 +1,6 @@
 """Per-run cost of the streaming recogniser for Whisper's real shapes (random weights).
 
-    python -m subtitler.bench.asr_cost --shapes tiny,base,small --threads 1,2 [--window 4]
+    python -m subtitler_research.bench.asr_cost --shapes tiny,base,small --threads 1,2 [--window 4]
         [--tokens 14] [--repeat 7] [--model DIR ...] [--cache DIR] [--json OUT.json]
 
 One run is what ``FasterWhisperBackend.transcribe`` does for a window of ``--window`` seconds:
@@ -52,7 +52,9 @@ def run_cost(model: Path, threads: int, window_s: float, tokens: int, repeat: in
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m subtitler.bench.asr_cost", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m subtitler_research.bench.asr_cost", description=__doc__
+    )
     ap.add_argument("--shapes", default="tiny,base,small")
     ap.add_argument("--model", action="append", default=[], help="a real model folder too")
     ap.add_argument("--threads", default="1,2")
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, help="keep the random models here")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
-    from subtitler.asr.tiny_model import SHAPES, build_random_whisper
+    from subtitler_research.asr.tiny_model import SHAPES, build_random_whisper
 
     cache = a.cache or Path(tempfile.mkdtemp(prefix="asr-cost-"))
     models: list[tuple[str, Path]] = []

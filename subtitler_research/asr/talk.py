@@ -4,7 +4,7 @@ No aligner is available offline, so word times are *derived*, not measured: Sile
 the speech regions of each clip, and the transcript's words are spread over them in proportion
 to their length in characters. Clips are joined with a fixed pause, as sentences of a talk.
 
-``python -m subtitler.asr.talk LJSPEECH_DIR --tsv OUT.tsv [--wav OUT.wav] [--gap 0.5]``
+``python -m subtitler_research.asr.talk LJSPEECH_DIR --tsv OUT.tsv [--wav OUT.wav] [--gap 0.5]``
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def write_words_tsv(path: Path, words: list[Word], header: str = "") -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m subtitler.asr.talk", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m subtitler_research.asr.talk", description=__doc__)
     ap.add_argument("ljspeech_dir", type=Path, help="folder with transcripts.txt and wavs/")
     ap.add_argument("--tsv", type=Path, required=True, help="word times out (start, end, word)")
     ap.add_argument("--wav", type=Path, help="the joined talk as a 16 kHz WAV")

@@ -1,4 +1,4 @@
-"""``python -m subtitler.bench``: RT vs SSBD vs CD on one GGUF and one parallel corpus."""
+"""``python -m subtitler_research.bench``: RT vs SSBD vs CD on one GGUF and one parallel corpus."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from subtitler.bench.report import cost_table, quality_table, score_runs
-from subtitler.bench.runner import draft_model_specs, run_all, standard_specs
-from subtitler.bench.streams import CorpusError, read_parallel
 from subtitler.mt.drafting import VocabularyMismatchError, check_same_vocabulary
 from subtitler.mt.languages import UnknownLanguageError, language_name, normalize_code
 from subtitler.mt.prompts import PromptBuilder, TemplateError, resolve_template
 from subtitler.mt.translator import LengthCap
+from subtitler_research.bench.report import cost_table, quality_table, score_runs
+from subtitler_research.bench.runner import draft_model_specs, run_all, standard_specs
+from subtitler_research.bench.streams import CorpusError, read_parallel
 
-log = logging.getLogger("subtitler.bench")
+log = logging.getLogger("subtitler_research.bench")
 
 
 class UsageError(ValueError):
@@ -48,7 +48,7 @@ def _ints(s: str) -> list[int]:
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m subtitler.bench",
+        prog="python -m subtitler_research.bench",
         description="Streaming re-translation benchmark: RT, SSBD for each beta, CD, output "
         "mask-k and display-only mask-k on one model, printed as the SSBD paper's tables.",
     )

@@ -1,4 +1,4 @@
-"""``python -m subtitler.bench.boundary``: what the engine worker's process boundary costs
+"""``python -m subtitler_research.bench.boundary``: what the engine worker's process boundary costs
 per translation update.
 
 The same streaming updates (each sentence of a talk revealed a few words at a time, the last
@@ -8,7 +8,7 @@ the wall time of each, and the worker's transport cost: the time the call took m
 its handler ran in the worker (pickling, the pipe, waking up), and the CPU this process
 spends waiting (it polls the abort check every few milliseconds).
 
-    python -m subtitler.bench.boundary --model fixtures/translator/model.gguf \\
+    python -m subtitler_research.bench.boundary --model fixtures/translator/model.gguf \\
         --words tests/data/ljspeech_talk.words.tsv --step 3 --json out.json \\
         [--whisper WHISPER_DIR --clip SPEECH.flac --windows 1,5,10,15]
 
@@ -26,14 +26,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from subtitler.bench.streams import prefixes
 from subtitler.config import MtConfig
+from subtitler_research.bench.streams import prefixes
 
 
 def sentences(words_tsv: Path, limit: int) -> list[str]:
     """The talk's sentences (a word ending in . ? ! closes one)."""
-    from subtitler.asr.oracle import read_words_tsv
     from subtitler.asr.sentences import ends_sentence
+    from subtitler_research.asr.oracle import read_words_tsv
 
     out, cur = [], []
     for w in read_words_tsv(words_tsv):
@@ -137,7 +137,7 @@ def run_whisper(model_dir: Path, clip: Path, windows: list[float], repeats: int)
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m subtitler.bench.boundary", description=__doc__.split("\n\n")[0]
+        prog="python -m subtitler_research.bench.boundary", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--model", type=Path, required=True)
     ap.add_argument("--words", type=Path, required=True, help="word-timestamped talk (.tsv)")

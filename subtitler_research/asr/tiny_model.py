@@ -5,7 +5,7 @@ faster-whisper/CTranslate2 code: mel features, encoder, decoding, language detec
 alignment. It is written with CTranslate2's model-spec API (no torch), and the Whisper
 tokenizer (``tokenizer.json`` + ``vocabulary.json``) is rebuilt from ``multilingual.tiktoken``.
 
-    python -m subtitler.asr.tiny_model OUT_DIR [--tiktoken RANKS.tiktoken[.xz]]
+    python -m subtitler_research.asr.tiny_model OUT_DIR [--tiktoken RANKS.tiktoken[.xz]]
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class WhisperShape:
         return 4 * self.d_model
 
 
-# Real shapes, for timing with random weights (python -m subtitler.bench.asr_cost).
+# Real shapes, for timing with random weights (python -m subtitler_research.bench.asr_cost).
 SHAPES = {
     "tiny": WhisperShape(4, 6, 384),
     "base": WhisperShape(6, 8, 512),
@@ -208,7 +208,9 @@ def build_random_whisper(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m subtitler.asr.tiny_model", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m subtitler_research.asr.tiny_model", description=__doc__
+    )
     ap.add_argument("out", type=Path, help="model directory to write")
     ap.add_argument("--tiktoken", type=Path, default=DEFAULT_TIKTOKEN)
     ap.add_argument("--d-model", type=int, default=32)

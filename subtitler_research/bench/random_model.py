@@ -6,8 +6,8 @@ is the merge of the two pieces that BPE with lower ranks produces). Weights are 
 quantized with ``gguf.quants`` (Q8_0 by default: with flash attention and n_ubatch < 64 its
 batched logits are bit-identical to token-by-token ones, which the beta=0 tests rely on).
 
-    python -m subtitler.bench.random_model --preset tiny --out tiny.gguf
-    python -m subtitler.bench.random_model --preset qwen3-0.6b --out q06.gguf
+    python -m subtitler_research.bench.random_model --preset tiny --out tiny.gguf
+    python -m subtitler_research.bench.random_model --preset qwen3-0.6b --out q06.gguf
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from subtitler.bench.gguf_llama import BpeVocab, Shape, add_weight, finish, llama_writer
+from subtitler_research.bench.gguf_llama import BpeVocab, Shape, add_weight, finish, llama_writer
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ def build_random_llama(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m subtitler.bench.random_model",
+        prog="python -m subtitler_research.bench.random_model",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -6,14 +6,15 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from subtitler.bench.streams import prefixes
+from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel, GuessGate
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import display_text
-from subtitler.mt.metrics import RunTotals, normalized_erasure
 from subtitler.mt.prompts import PromptBuilder
-from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.mt.ssbd import Method
+from subtitler.mt.translator import LengthCap, StreamTranslator, decode_options
+from subtitler_research.bench.streams import prefixes
+from subtitler_research.mt.metrics import RunTotals, normalized_erasure
 
 log = logging.getLogger(__name__)
 
@@ -123,17 +124,19 @@ def run_all(
     """Every run over every sentence, interleaved by sentence so machine noise hits all alike."""
     translators = []
     for spec in specs:
-        opts = DecodeOptions(
-            method=spec.method,
+        # The app's mapping from the translation settings (mt.translator.decode_options).
+        mt = MtConfig(
+            method=spec.method.value,
             beta=spec.beta if spec.beta is not None else 0.0,
             max_new_tokens=max_new_tokens,
-            fuse_prompt=fuse_prompt,
             verify=spec.verify,
             top_b=spec.top_b,
             tau=spec.tau,
-            lookahead=spec.draft_tokens or spec.lookahead,
+            lookahead=spec.lookahead,
+            draft_tokens=spec.draft_tokens,
             resync=spec.resync,
         )
+        opts = decode_options(mt, draft_model=bool(spec.draft_tokens), fuse_prompt=fuse_prompt)
         k_out = spec.k if spec.mask == "output" else 0
         dm = None
         if spec.draft_tokens:

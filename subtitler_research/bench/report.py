@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from subtitler.bench.runner import RunResult
 from subtitler.mt.languages import normalize_code
+from subtitler_research.bench.runner import RunResult
 
 
 def bleu_tokenizer(tgt_lang: str) -> str:

@@ -1,8 +1,9 @@
-"""``python -m subtitler.pipeline.replay``: the whole pipeline headless, on a file or an oracle.
+"""``python -m subtitler_research.pipeline.replay``: the whole pipeline headless, on a file or
+an oracle.
 
-    python -m subtitler.pipeline.replay talk.wav --asr-model tiny-dir --mt-model M.gguf \
+    python -m subtitler_research.pipeline.replay talk.wav --asr-model tiny-dir --mt-model M.gguf \
         --tgt-lang de --json out.json
-    python -m subtitler.pipeline.replay --oracle words.tsv --mt-model M.gguf --speed 4
+    python -m subtitler_research.pipeline.replay --oracle words.tsv --mt-model M.gguf --speed 4
 
 Writes every segment (final source and translation), what was displayed over time, and the
 live metrics: commit delay, translation latency, end-to-end, NE of the displayed text,
@@ -23,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from subtitler.config import AppConfig, AsrConfig, DisplayConfig, MtConfig, spec_of
+from subtitler.config import AppConfig, add_setting_flags, given_settings, with_settings
 from subtitler.mt.languages import UnknownLanguageError, normalize_code
-from subtitler.mt.metrics import normalized_erasure
 from subtitler.pipeline.events import (
     AsrEvent,
     ErrorEvent,
@@ -37,6 +37,9 @@ from subtitler.pipeline.events import (
 from subtitler.pipeline.factories import RealParts, real_factories
 from subtitler.pipeline.metrics import display_latencies, median_p90
 from subtitler.pipeline.pipeline import Pipeline
+from subtitler.session import Session
+from subtitler_research.mt.metrics import normalized_erasure
+from subtitler_research.pipeline.oracle import looped_words, oracle_factories
 
 log = logging.getLogger("subtitler.replay")
 
@@ -192,33 +195,30 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
     return {"segments": segments, "displayed": displayed, "metrics": metrics, "notices": notices}
 
 
+SHORT_FLAGS = {
+    "mt.model_path": "--mt-model",
+    "mt.template": "--template",
+    "mt.tgt_lang": "--tgt-lang",
+    "mt.method": "--method",
+    "mt.beta": "--beta",
+    "display.mask_k": "--k",
+    "mt.draft_model_path": "--draft-model",
+    "mt.draft_tokens": "--draft-tokens",
+    "asr.model": "--asr-model",
+    "mt.threads": "--mt-threads",
+    "asr.threads": "--asr-threads",
+    "mt.max_new_tokens": "--max-new-tokens",
+}
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m subtitler.pipeline.replay", description=__doc__.split("\n\n")[0]
+        prog="python -m subtitler_research.pipeline.replay", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("file", nargs="?", type=Path, help="audio file to replay")
     ap.add_argument("--oracle", type=Path, help="word-timestamped transcript (start\\tend\\tword)")
-    ap.add_argument("--mt-model", default="", help="GGUF translation model (none: transcript only)")
-    ap.add_argument("--template", default="auto", choices=spec_of(MtConfig, "template").choices)
-    ap.add_argument("--src-lang", default="en")
-    ap.add_argument("--tgt-lang", default="de")
-    ap.add_argument("--method", default="SSBD", choices=spec_of(MtConfig, "method").choices)
-    ap.add_argument("--beta", type=spec_of(MtConfig, "beta").arg_type(float), default=0.2)
-    ap.add_argument(
-        "--k", type=spec_of(DisplayConfig, "mask_k").arg_type(int), default=3, help="mask-k"
-    )
-    ap.add_argument("--draft-model", default="", help="smaller GGUF, same vocabulary (optional)")
-    ap.add_argument(
-        "--draft-tokens",
-        type=spec_of(MtConfig, "draft_tokens").arg_type(int),
-        default=4,
-        help="its guesses per pass",
-    )
-    ap.add_argument("--asr-model", default="small", help="Whisper size or local model dir")
+    ap.add_argument("--src-lang", default="en", help="speech language (fixed) and source")
     ap.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
-    ap.add_argument("--mt-threads", type=spec_of(MtConfig, "threads").arg_type(int), default=1)
-    ap.add_argument("--asr-threads", type=spec_of(AsrConfig, "threads").arg_type(int), default=1)
-    ap.add_argument("--max-new-tokens", type=int, default=None, help="translation length cap")
     ap.add_argument("--loop", type=int, default=1, help="play the input this many times")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many s")
     ap.add_argument(
@@ -228,6 +228,9 @@ def parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--quiet", action="store_true")
+    # Every setting from its declaration in subtitler.config (the defaults are the app's);
+    # these keep the names they had before.
+    add_setting_flags(ap.add_argument_group("settings"), names=SHORT_FLAGS)
     return ap
 
 
@@ -237,12 +240,15 @@ def main(argv: list[str] | None = None) -> int:
     if (a.file is None) == (a.oracle is None):
         print("error: give an audio file or --oracle WORDS.tsv (one of them)", file=sys.stderr)
         return 2
-    for p in (a.file, a.oracle, Path(a.mt_model) if a.mt_model else None):
+    given = given_settings(a)
+    mt_model = str(given.get("mt.model_path", ""))
+    for p in (a.file, a.oracle, Path(mt_model) if mt_model else None):
         if p is not None and not p.exists():
             print(f"error: file not found: {p}", file=sys.stderr)
             return 2
+    base = with_settings(AppConfig(), given)
     try:
-        tgt = normalize_code(a.tgt_lang)
+        tgt = normalize_code(base.mt.tgt_lang)
         src = normalize_code(a.src_lang)
     except UnknownLanguageError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -250,28 +256,26 @@ def main(argv: list[str] | None = None) -> int:
     if a.speed <= 0:
         print("error: --speed must be positive", file=sys.stderr)
         return 2
-    cfg = AppConfig()
-    cfg.audio.source = "file" if a.file else "microphone"
-    cfg.audio.file_path = str(a.file or "")
-    cfg.asr.model, cfg.asr.threads, cfg.asr.language = a.asr_model, a.asr_threads, src
-    cfg.mt.model_path, cfg.mt.template, cfg.mt.threads = a.mt_model, a.template, a.mt_threads
-    cfg.mt.src_lang, cfg.mt.tgt_lang, cfg.mt.method, cfg.mt.beta = src, tgt, a.method, a.beta
-    cfg.mt.draft_model_path, cfg.mt.draft_tokens = a.draft_model, a.draft_tokens
-    if a.max_new_tokens:
-        cfg.mt.max_new_tokens = a.max_new_tokens
-    cfg.display.mask_k = a.k
-    rec = Recorder(a.k)
-    pipe = Pipeline(
-        cfg,
-        rec,
-        real_factories(
-            RealParts(oracle_words=a.oracle, loop=max(1, a.loop), isolate=not a.in_process)
-        ),
-        speed=a.speed,
+    cfg = with_settings(
+        base,
+        {
+            "audio.source": "file" if a.file else "microphone",
+            "audio.file_path": str(a.file or ""),
+            "asr.language": src,
+            "mt.src_lang": src,
+            "mt.tgt_lang": tgt,
+        },
     )
+    rec = Recorder(cfg.display.mask_k)
+    parts = RealParts(loop=max(1, a.loop), isolate=not a.in_process)
+    factories = real_factories(parts)
+    if a.oracle is not None:
+        words = looped_words(a.oracle, parts.loop, parts.loop_gap_s)
+        factories = oracle_factories(words, parts)
+    session = Session(cfg, factories, rec, speed=a.speed)  # (settings not saved)
     rss0 = app_rss_mb()
     t0 = time.monotonic()
-    pipe.start()
+    pipe = session.start()
     rss_samples = [rss0]
     rss_times = [0.0]
     while not rec.done.wait(2.0):
@@ -284,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     rss_workers = workers_rss_mb()  # (before stop ends them)
     rss_samples.append(app_rss_mb())
     rss_times.append(time.monotonic() - t0)
-    pipe.stop(2.0)
+    session.stop(2.0)
     if rec.fatal:
         print(f"error: {rec.fatal}", file=sys.stderr)
         return 2
@@ -303,12 +307,12 @@ def main(argv: list[str] | None = None) -> int:
         "rss_growth_mb": round(rss_samples[-1] - warm, 1),
         "rss_max_mb": round(max(rss_samples), 1),
         "rss_workers_end_mb": round(rss_workers, 1),  # (the rss_* figures include them)
-        "mt_model": a.mt_model,
+        "mt_model": cfg.mt.model_path,
         "pair": f"{src}-{tgt}",
-        "method": a.method,
-        "beta": a.beta,
-        "k": a.k,
-        "draft_model": a.draft_model,
+        "method": cfg.mt.method,
+        "beta": cfg.mt.beta,
+        "k": cfg.display.mask_k,
+        "draft_model": cfg.mt.draft_model_path,
     }
     if not a.quiet:
         for s in out["segments"]:

@@ -1,1 +1,0 @@
-"""Benchmarks: ``python -m subtitler.bench`` prints the SSBD paper's tables for a GGUF."""

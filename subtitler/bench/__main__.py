@@ -1,5 +1,0 @@
-import sys
-
-from subtitler.bench.cli import main
-
-sys.exit(main())

@@ -1,0 +1,244 @@
+"""One place that assembles the app, without Qt: the settings (loaded, overridden for one run,
+saved), the hardware and model plan, the audio inputs, and the pipeline (built, reconfigured,
+started, paused and stopped). The Qt app, the headless replay and the tests drive it; the UI only
+wires widgets to it."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from subtitler import glossary as glossary_store
+from subtitler import settings_store
+from subtitler.config import AppConfig, with_settings
+from subtitler.glossary import Glossary
+from subtitler.pipeline.events import Event
+from subtitler.pipeline.pipeline import Factories, Pipeline
+
+if TYPE_CHECKING:
+    from subtitler.models.catalog import Catalog
+    from subtitler.models.firstrun import FirstRunPlan
+    from subtitler.models.hardware import HardwareInfo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Choices for one run from the command line (never saved)."""
+
+    settings: Mapping[str, Any] = field(default_factory=dict)  # {"section.field": value}
+    replay: Path | None = None  # play this file in real time instead of listening
+
+    def apply(self, cfg: AppConfig) -> tuple[AppConfig, bool]:
+        """(``cfg`` with the overrides, whether any changed it: then nothing is saved)."""
+        values = dict(self.settings)
+        if self.replay:
+            values.update(
+                {
+                    "audio.source": "file",
+                    "audio.file_path": str(self.replay),
+                    "audio.realtime": True,
+                }
+            )
+        return with_settings(cfg, values), bool(values)
+
+
+def input_devices() -> tuple[list[tuple[str, str]], str]:
+    """(label, name) of every input, loopback sources marked; a notice when audio is broken."""
+    from subtitler.audio.loopback import HOSTAPIS
+
+    loopback_apis = frozenset(HOSTAPIS.values())
+    try:
+        import sounddevice as sd
+
+        from subtitler.audio.capture import list_input_devices
+        from subtitler.audio.loopback import with_loopback
+
+        devs = list_input_devices(with_loopback(sd))
+    except (OSError, ImportError) as e:  # no PortAudio, or no sound system at all
+        return [], f"Audio is unavailable ({e}); replaying files still works."
+    except Exception as e:
+        return [], f"Could not list audio devices: {e}"
+    out = []
+    for d in devs:
+        # soundcard's loopback inputs are named for what they record; PortAudio's show their API
+        # (Windows lists one microphone under MME, DirectSound and WASAPI).
+        label = d.name if d.hostapi in loopback_apis else f"{d.name} ({d.hostapi})"
+        out.append((label + ("  · meeting audio" if d.loopback else ""), d.name))
+    return out, "" if out else "No input device found: connect a microphone or use --replay."
+
+
+@dataclass
+class Startup:
+    """What a start of the app begins with: the settings for this run and what is known about
+    the machine and the models."""
+
+    config: AppConfig
+    path: Path  # the settings file
+    overridden: bool  # the command line changed the settings: they are not saved
+    notices: list[str]
+    hardware: HardwareInfo
+    catalog: Catalog
+    plan: FirstRunPlan
+    translation_models: list[tuple[str, str]] = field(default_factory=list)
+    asr_models: list[tuple[str, str]] = field(default_factory=list)
+    hardware_line: str = ""
+
+    @property
+    def glossary_path(self) -> Path:
+        """The glossary, next to the settings file (used and saved also when the command line
+        overrides settings: it does not touch the glossary)."""
+        return self.path.with_name(glossary_store.FILENAME)
+
+    @property
+    def save_path(self) -> Path | None:
+        """Where the running app saves its settings (None: this run's are not saved)."""
+        return None if self.overridden else self.path
+
+    def replan(self, *, network: bool) -> FirstRunPlan:
+        """The first-run plan again, now that the network was checked."""
+        from subtitler.models.firstrun import plan_first_run
+
+        self.plan = plan_first_run(self.config, self.hardware, self.catalog, network=network)
+        return self.plan
+
+    def choose(self, cfg: AppConfig) -> str:
+        """The models chosen at the first run: used now, and saved unless the command line
+        overrode the settings; a one-line problem ("" when fine)."""
+        self.config = cfg
+        if self.overridden:
+            return ""
+        try:
+            settings_store.save(cfg, self.path)
+        except (OSError, settings_store.ConfigError) as e:
+            return f"Your choices could not be saved ({e}); they apply now only."
+        return ""
+
+
+def prepare(config_path: Path | None, overrides: Overrides = Overrides()) -> Startup:
+    """Load the settings (a damaged file is set aside with a notice), fill in what the hardware
+    decides, apply this run's overrides, and plan the models."""
+    from subtitler.models import hardware
+    from subtitler.models.catalog import load_catalog
+    from subtitler.models.firstrun import (
+        hardware_line,
+        model_choices,
+        plan_first_run,
+        with_runtime,
+    )
+
+    path = config_path or settings_store.default_path()
+    loaded = settings_store.load(path)
+    notices = [loaded.notice] if loaded.notice else []
+    hw = hardware.detect()
+    cfg = with_runtime(loaded.config, hardware.plan_runtime(hw))
+    cfg, overridden = overrides.apply(cfg)
+    audio_notice = "" if overrides.replay else input_devices()[1]
+    if audio_notice:
+        notices.append(audio_notice)
+    catalog = load_catalog()
+    return Startup(
+        config=cfg,
+        path=path,
+        overridden=overridden,
+        notices=notices,
+        hardware=hw,
+        catalog=catalog,
+        plan=plan_first_run(cfg, hw, catalog),
+        translation_models=model_choices(catalog, "mt"),
+        asr_models=model_choices(catalog, "asr"),
+        hardware_line=hardware_line(hw),
+    )
+
+
+class Session:
+    """The settings in use and the pipeline that runs them.
+
+    ``config_path`` None: settings are not saved (a run with command-line overrides, a replay).
+    ``glossary_path``: the glossary file (None: an empty glossary, not saved); one that cannot
+    be read is set aside, with ``glossary_notice`` for the user.
+    """
+
+    def __init__(
+        self,
+        config: AppConfig,
+        factories: Factories,
+        on_event: Callable[[Event], None],
+        *,
+        config_path: Path | None = None,
+        speed: float = 1.0,
+        glossary_path: Path | None = None,
+    ) -> None:
+        self.config = config
+        self.factories = factories
+        self.on_event = on_event
+        self.config_path = config_path
+        self.speed = speed
+        self.pipeline: Pipeline | None = None
+        self.glossary_path = glossary_path
+        loaded = glossary_store.load(glossary_path) if glossary_path is not None else None
+        self.glossary = loaded.glossary if loaded is not None else Glossary()
+        self.glossary_notice = loaded.notice if loaded is not None else ""
+
+    # -- settings ---------------------------------------------------------------------------
+    def save(self) -> str:
+        """Write the settings (when this session saves them); a one-line problem or ""."""
+        if self.config_path is None:
+            return ""
+        try:
+            settings_store.save(self.config, self.config_path)
+        except (OSError, settings_store.ConfigError) as e:
+            return f"Settings not saved: {e}"
+        return ""
+
+    def apply(self, cfg: AppConfig) -> str:
+        """New settings: saved, and handed to a running pipeline (which reloads a model only
+        when a model setting changed); a one-line problem or ""."""
+        self.config = cfg
+        problem = self.save()
+        if self.pipeline is not None and self.pipeline.state in ("running", "paused", "loading"):
+            self.pipeline.apply_config(copy.deepcopy(cfg))
+        return problem
+
+    def set_glossary(self, glossary: Glossary) -> str:
+        """A new glossary: in use by a running pipeline from its next update (no model is
+        loaded again), and saved; a one-line problem or ""."""
+        self.glossary = glossary
+        if self.pipeline is not None:
+            self.pipeline.set_glossary(glossary)
+        if self.glossary_path is None:
+            return ""
+        try:
+            glossary_store.save(glossary, self.glossary_path)
+        except OSError as e:
+            return f"Glossary not saved ({e.strerror or e}); it is in use until you quit."
+        return ""
+
+    # -- pipeline ---------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.pipeline is not None and self.pipeline.state not in ("stopped", "finished")
+
+    def start(self, transcript_path: Path | None = None) -> Pipeline:
+        """A new pipeline on the current settings (the previous one stopped first)."""
+        if self.pipeline is not None:
+            self.pipeline.stop()
+        self.pipeline = Pipeline(
+            copy.deepcopy(self.config),
+            self.on_event,
+            self.factories,
+            speed=self.speed,
+            transcript_path=transcript_path,
+        )
+        self.pipeline.set_glossary(self.glossary)
+        self.pipeline.start()
+        return self.pipeline
+
+    def stop(self, timeout: float = 2.0) -> None:
+        if self.pipeline is not None:
+            self.pipeline.stop(timeout)

@@ -1,0 +1,1 @@
+"""Translation measurement: erasure and the run totals of the benchmarks."""

@@ -1,0 +1,1 @@
+"""The whole pipeline headless (the replay with its latency metrics)."""

@@ -1,0 +1,94 @@
+"""The Qt-free session: settings loaded, overridden for one run and saved; the pipeline built,
+reconfigured and stopped from one place."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from subtitler import settings_store
+from subtitler.config import AppConfig, MtConfig
+from subtitler.models import hardware
+from subtitler.pipeline.events import SubtitleEvent
+from subtitler.pipeline.pipeline import Factories
+from subtitler.session import Overrides, Session, prepare
+from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
+from tests.unit.test_pipeline import Events, wait_for
+
+
+def test_no_override_changes_nothing_and_the_settings_are_saved() -> None:
+    cfg = AppConfig()
+    assert Overrides().apply(cfg) == (cfg, False)
+
+
+def test_overrides_apply_for_one_run() -> None:
+    given = {"asr.model": "tiny", "mt.tgt_lang": "ja"}
+    cfg, changed = Overrides(given, replay=Path("talk.wav")).apply(AppConfig())
+    assert changed
+    assert cfg.asr.model == "tiny" and cfg.mt.tgt_lang == "ja" and cfg.mt.model_path == ""
+    assert (cfg.audio.source, cfg.audio.file_path, cfg.audio.realtime) == ("file", "talk.wav", True)
+
+
+@pytest.fixture()
+def machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A known computer (no probing of llama.cpp / CTranslate2 here)."""
+    hw = hardware.HardwareInfo("Linux", "x86_64", 2, 8 << 30, 6 << 30, False, False, 0)
+    monkeypatch.setattr(hardware, "detect", lambda probe_backends=True: hw)
+
+
+def test_prepare_loads_the_file_and_plans_models(tmp_path: Path, machine: None) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[mt]\ntgt_lang = "fr"\nthreads = 2000\n', encoding="utf-8")
+    start = prepare(path, Overrides(replay=tmp_path / "talk.wav"))
+    assert start.config.mt.tgt_lang == "fr"
+    assert start.config.mt.threads == 64  # clamped into its range, with a notice
+    assert any("mt.threads = 2000" in n for n in start.notices)
+    assert start.overridden and start.save_path is None  # a replay run saves nothing
+    assert not start.plan.ready  # no models in the settings
+    assert start.hardware_line and start.translation_models is not None
+
+
+def test_prepare_without_overrides_saves_the_first_run_choice(
+    tmp_path: Path, machine: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subtitler.session as session
+
+    monkeypatch.setattr(session, "input_devices", lambda: ([], ""))
+    path = tmp_path / "config.toml"
+    start = prepare(path)
+    assert start.save_path == path and start.notices == []
+    chosen = dataclasses.replace(
+        start.config, mt=dataclasses.replace(start.config.mt, model_path="m.gguf")
+    )
+    assert start.choose(chosen) == ""
+    assert settings_store.load(path).config.mt.model_path == "m.gguf"
+
+
+def test_session_builds_reconfigures_and_stops_the_pipeline(tmp_path: Path) -> None:
+    loads: list[MtConfig] = []
+
+    def loader(mt: MtConfig):  # type: ignore[no-untyped-def]
+        loads.append(mt)
+        return loader_for(echo_lm())(mt)
+
+    script = [Step(0.3 * i, i, [f"w{i}", "x."], final=True) for i in range(1, 40)]
+    factories = Factories(
+        audio=lambda a, c: FakeSource(12.0, speed=10.0),
+        recognizer=lambda a: ScriptedRecognizer(script),
+        model=loader,
+    )
+    cfg = AppConfig(mt=MtConfig(model_path="one.gguf"))
+    ev = Events()
+    path = tmp_path / "config.toml"
+    s = Session(cfg, factories, ev, config_path=path)
+    p = s.start(tmp_path / "t.jsonl")
+    assert s.pipeline is p and s.running
+    assert wait_for(lambda: bool(ev.of(SubtitleEvent)))
+    assert s.apply(dataclasses.replace(cfg, mt=dataclasses.replace(cfg.mt, beta=0.6))) == ""
+    assert settings_store.load(path).config.mt.beta == 0.6  # saved
+    assert wait_for(lambda: p.config.mt.beta == 0.6) and len(loads) == 1  # no reload for beta
+    s.stop()
+    assert not s.running
+    assert Session(cfg, factories, ev).save() == ""  # a session without a file saves nothing
