@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from subtitler import glossary as glossary_store
 from subtitler import settings_store
 from subtitler.config import AppConfig, with_settings
-from subtitler.glossary import Glossary
+from subtitler.mt import glossary as glossary_store
+from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.events import Event
 from subtitler.pipeline.pipeline import Factories, Pipeline
 

@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from subtitler.glossary import Glossary, read_import  # noqa: E402
+from subtitler.mt.glossary import Glossary, read_import  # noqa: E402
 
 # A user's glossary for Multi30k-like captions: each term's translation as the references
 # mostly write it (tools/glossary_bench.py mt --glossary CSV replaces it).

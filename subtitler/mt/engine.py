@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
-from subtitler.glossary import Glossary
 from subtitler.mt.drafting import DraftModel
+from subtitler.mt.glossary import Glossary
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import MAX_K, display_text
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder

@@ -19,8 +19,8 @@ import numpy as np
 from subtitler.asr.backend import AsrError, Hypothesis, Samples
 from subtitler.asr.faster_whisper import WhisperSettings
 from subtitler.config import MtConfig
-from subtitler.glossary import Glossary
 from subtitler.mt.engine import EngineGone, EngineResult, LocalEngine
+from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.worker import (
     CallAbandoned,
     RemoteError,

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
-from subtitler.glossary import Glossary
 from subtitler.mt.engine import as_engine
+from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.clock import StreamClock
 from subtitler.pipeline.events import ErrorEvent, Event, PipelineState, StatusEvent
 from subtitler.pipeline.mailbox import Mailbox

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
-from subtitler.glossary import Glossary
 from subtitler.mt.engine import Engine, EngineGone, as_engine
 from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
+from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.pipeline.events import (
     MAX_K,

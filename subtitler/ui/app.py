@@ -15,8 +15,8 @@ from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from subtitler.config import AppConfig, given_settings
-from subtitler.glossary import FILENAME as GLOSSARY_FILE
-from subtitler.glossary import Glossary
+from subtitler.mt.glossary import FILENAME as GLOSSARY_FILE
+from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.events import (
     ErrorEvent,
     Event,

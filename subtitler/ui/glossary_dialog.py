@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.glossary import Glossary, GlossaryError, read_import
+from subtitler.mt.glossary import Glossary, GlossaryError, read_import
 from subtitler.mt.languages import LANGUAGES
 
 CSV_FILTER = "CSV files (*.csv *.txt);;All files (*)"

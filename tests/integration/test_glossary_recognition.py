@@ -24,7 +24,7 @@ from subtitler.asr.faster_whisper import (
 from subtitler.asr.sentences import join_words
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SileroStream
-from subtitler.glossary import Glossary
+from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.engines import WorkerWhisper
 from subtitler_research.asr.replay import blocks_of, simulate
 from subtitler_research.asr.wer import word_error_rate

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from subtitler.config import AppConfig, MtConfig
-from subtitler.glossary import Glossary
 from subtitler.mt.engine import LocalEngine
+from subtitler.mt.glossary import Glossary
 from subtitler.mt.lm import common_prefix_len
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before

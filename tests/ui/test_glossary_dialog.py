@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox, QTableWidgetItem
 
-from subtitler import glossary
 from subtitler.config import AppConfig, MtConfig
-from subtitler.glossary import Entry, Glossary
+from subtitler.mt import glossary
+from subtitler.mt.glossary import Entry, Glossary
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui.app import SubtitlerApp
 from subtitler.ui.glossary_dialog import GlossaryDialog

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from subtitler import glossary
-from subtitler.glossary import Entry, Glossary, GlossaryError, read_import
+from subtitler.mt import glossary
+from subtitler.mt.glossary import Entry, Glossary, GlossaryError, read_import
 
 
 def _write(path: Path, data: str | bytes) -> Path:

@@ -2,6 +2,7 @@
 translation. Its terms bias recognition (Whisper's hotwords) and its translations are kept by
 the translator (see subtitler.mt.terms). Stored as ``glossary.csv`` in the config folder,
 next to config.toml; a file that cannot be read is set aside with a notice, as settings are.
+In ``mt`` beside the languages it checks codes against (recognition gets plain strings).
 """
 
 from __future__ import annotations
