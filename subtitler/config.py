@@ -31,6 +31,17 @@ class Spec:
     language: bool = False  # a language code (checked against the languages Whisper knows)
     reload: bool = False  # a change needs the model loaded again (else it applies live)
     tab: str = ""  # the settings pane's tab that shows it ("": not in the pane)
+    term: str = ""  # the exact technical term, where the label says it in plain words
+
+    @property
+    def name(self) -> str:
+        """The label, with the exact term after it where they differ (for messages)."""
+        return f"{self.label} ({self.term})" if self.term else self.label
+
+    @property
+    def tooltip(self) -> str:
+        """What the settings pane shows on hover: the exact term, then what it does."""
+        return f"{self.term}: {self.doc}" if self.term and self.doc else self.term or self.doc
 
     def describe(self) -> str:
         """What is accepted, for messages: '1..64' or 'one of SSBD, RT, CD'."""
@@ -47,9 +58,9 @@ class Spec:
         if value is None:
             return None
         if self.choices is not None and value not in self.choices:
-            return f"{self.label} must be {self.describe()} (is {value!r})"
+            return f"{self.name} must be {self.describe()} (is {value!r})"
         if self.range is not None and not all(_within(x, self.range) for x in _numbers(value)):
-            return f"{self.label} must be {self.describe()} (is {_short(value)})"
+            return f"{self.name} must be {self.describe()} (is {_short(value)})"
         return None
 
     def fixed(self, value: Any, default: Any) -> Any:
@@ -122,9 +133,13 @@ def setting(
     language: bool = False,
     reload: bool = False,
     tab: str = "",
+    term: str = "",
 ) -> Any:
     """A dataclass field with its :class:`Spec` in ``metadata["spec"]``."""
-    return field(default=default, metadata=about(label, doc, range, choices, language, reload, tab))
+    return field(
+        default=default,
+        metadata=about(label, doc, range, choices, language, reload, tab, term),
+    )
 
 
 def about(
@@ -135,10 +150,11 @@ def about(
     language: bool = False,
     reload: bool = False,
     tab: str = "",
+    term: str = "",
 ) -> dict[str, Spec]:
     """The metadata of a setting whose default needs a factory: ``field(default_factory=...,
     metadata=about(...))``."""
-    return {"spec": Spec(label, doc, range, choices, language, reload, tab)}
+    return {"spec": Spec(label, doc, range, choices, language, reload, tab, term)}
 
 
 def spec_of(cls: type, name: str) -> Spec:
@@ -194,11 +210,15 @@ class AsrConfig:
 
     model: str = setting(
         "small",
-        "Whisper model",
-        "catalog size name or a local CTranslate2 model directory",
+        "Speech model",
+        "a catalog size name or a local CTranslate2 model folder",
         tab="speech",
     )
-    device: str = setting("auto", "Compute device", choices=("auto", "cpu", "cuda"), tab="speech")
+    device: str = setting(
+        "auto", "Recognise speech on",
+        "auto, cpu (the processor) or cuda (an NVIDIA graphics card)",
+        choices=("auto", "cpu", "cuda"), tab="speech", term="Whisper compute device",
+    )  # fmt: skip
     compute_type: str = setting(
         "auto", "Compute type", "'auto': int8 on CPU, float16 on CUDA", choices=COMPUTE_TYPES
     )
@@ -226,8 +246,9 @@ class AsrConfig:
         tab="speech",
     )
     threads: int = setting(
-        1, "Speech threads", "CPU threads for CTranslate2", range=THREADS, tab="speech"
-    )
+        1, "Processor cores for speech", "CPU threads for CTranslate2", range=THREADS,
+        tab="speech", term="speech threads",
+    )  # fmt: skip
     beam_size: int = setting(
         5,
         "Beam size",
@@ -248,20 +269,30 @@ class MtConfig:
         "", "Translation model", "GGUF file or catalog id", reload=True, tab="translation"
     )
     template: str = setting(
-        "auto", "Prompt template", choices=TEMPLATES, reload=True, tab="translation"
-    )
+        "auto", "How the model is asked", "auto: as the model file says", choices=TEMPLATES,
+        reload=True, tab="translation", term="prompt template",
+    )  # fmt: skip
     src_lang: str = setting(
         "en", "Source language", "used when ASR language is fixed or not yet detected",
         language=True,
     )  # fmt: skip
-    tgt_lang: str = setting("de", "Target language", language=True, tab="translation")
-    method: str = setting("SSBD", "Decoding mode", choices=("SSBD", "RT", "CD"), tab="translation")
+    tgt_lang: str = setting(
+        "de", "Translate into", language=True, tab="translation", term="target language"
+    )
+    method: str = setting(
+        "SSBD", "How translations are updated",
+        "SSBD: self-speculative biased decoding (fast, stable); RT: re-translation of the whole "
+        "line; CD: continuous decoding (never rewrites)",
+        choices=("SSBD", "RT", "CD"), tab="translation", term="decoding method",
+    )  # fmt: skip
     beta: float = setting(
         0.2,
-        "Bias β",
-        "SSBD bias towards the previous translation",
+        "Stability",
+        "SSBD's bias towards the translation already shown: 0 translates every update afresh "
+        "(most rewriting), 0.2 ignores small changes, 0.5 and more never rewrites what is shown",
         range=(0.0, 1.0),
         tab="translation",
+        term="bias β",
     )
     max_new_tokens: int = setting(
         256, "Longest translation", "hard cap on one translation's length (tokens)",
@@ -272,11 +303,12 @@ class MtConfig:
     )
     threads: int = setting(
         1,
-        "Translation threads",
-        "CPU threads for llama.cpp (ASR gets the rest)",
+        "Processor cores for translation",
+        "CPU threads for llama.cpp (speech recognition gets the rest)",
         range=THREADS,
         reload=True,
         tab="translation",
+        term="translation threads",
     )
     n_ctx: int = setting(
         2048, "Context length", "llama.cpp context (tokens)", range=(256, 32768), reload=True
@@ -286,8 +318,10 @@ class MtConfig:
     )
     flash_attn: bool = setting(True, "Flash attention", reload=True)
     gpu_layers: int | None = setting(
-        None, "GPU layers", "None or -1: all when the build offloads (Metal/CUDA), else 0",
-        range=(-1, 999), reload=True, tab="translation",
+        None, "Layers on the graphics card",
+        "how much of the translation model runs on the GPU (Metal/CUDA builds): auto (-1) puts "
+        "all of it there; fewer when it does not fit the GPU's memory; 0: the processor only",
+        range=(-1, 999), reload=True, tab="translation", term="GPU layers (n_gpu_layers)",
     )  # fmt: skip
     context_sentences: int = setting(
         0, "Previous sentences as context", "previous sentences given to the prompt",
@@ -295,43 +329,52 @@ class MtConfig:
     )  # fmt: skip
     # Advanced (issue 8; measured in docs/BENCHMARKS.md, off by default: they did not win)
     lookahead: int = setting(
-        0, "N-gram lookahead", "tokens guessed past the draft from this meeting's n-grams",
-        range=(0, 16), tab="advanced",
+        0, "Guess ahead from phrases said before",
+        "tokens guessed past the draft from this meeting's n-grams", range=(0, 16),
+        tab="advanced", term="n-gram lookahead",
     )  # fmt: skip
     resync: bool = setting(
-        False, "Resync", "after a divergence, try the rest of the old draft", tab="advanced"
+        False,
+        "Re-use the rest of a changed translation",
+        "after a divergence, try the rest of the old draft",
+        tab="advanced",
+        term="resync",
     )
     verify: str = setting(
-        "biased", "Verification rule", "SSBD's beta, or SpecDec's top-b within tau",
-        choices=("biased", "specdec"), tab="advanced",
+        "biased", "How a guess is accepted", "SSBD's beta, or SpecDec's top-b within tau",
+        choices=("biased", "specdec"), tab="advanced", term="verification rule",
     )  # fmt: skip
     top_b: int = setting(
         3,
-        "SpecDec top-b",
-        "draft token must be among the b most likely",
+        "Accept a guess among the most likely",
+        "the guessed token must be among the b most likely",
         range=(1, 20),
         tab="advanced",
+        term="SpecDec top-b",
     )
     tau: float = setting(
         1.0,
-        "SpecDec τ",
-        "... and within this log-likelihood of the best",
+        "... and close to the best",
+        "and within this log-likelihood of the most likely",
         range=(0.0, 10.0),
         tab="advanced",
+        term="SpecDec τ (tau)",
     )
     draft_model_path: str = setting(
         "",
-        "Draft model",
+        "Helper model for guesses",
         "a smaller GGUF with the same vocabulary ('': none)",
         reload=True,
         tab="advanced",
+        term="draft model",
     )
     draft_tokens: int = setting(
         4,
-        "Draft model tokens",
+        "Helper model's guesses",
         "tokens the draft model guesses per verify pass",
         range=(1, 16),
         tab="advanced",
+        term="draft tokens",
     )
     adaptive_guessing: bool = setting(
         True,
@@ -346,8 +389,10 @@ class DisplayConfig:
     """The subtitle overlay."""
 
     mask_k: int = setting(
-        3, "Hide last k tokens", "display-only mask-k: hidden tokens of an unfinished line",
-        range=(0, 10), tab="translation",
+        3, "Hide the last words of an unfinished line",
+        "the last k tokens of a line still being spoken are not shown until they settle "
+        "(whole words; display only, the translation is not changed); 0 shows everything",
+        range=(0, 10), tab="translation", term="mask-k",
     )  # fmt: skip
     lines: int = setting(2, "Lines", "lines shown", range=(1, 6), tab="appearance")
     bilingual: bool = setting(

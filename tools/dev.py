@@ -74,6 +74,10 @@ def _venv_package() -> str:
     return f"python{sys.version_info.major}.{sys.version_info.minor}-venv"
 
 
+def _python_version() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
 # Qt's X11 platform plugin (libqxcb) and the libraries it loads: Qt's own list for X11
 # (https://doc.qt.io/qt-6/linux-requirements.html), which PySide6's wheels do not carry.
 _QT_X11 = (
@@ -117,6 +121,14 @@ NEEDS: tuple[Need, ...] = (
         found=_has_cjk_font,
     ),
     Need("Chromium (web-subtitle tests)", "chromium", program="chromium", tests_only=True),
+    # PyInstaller bundles Python's shared library; Debian ships it apart from python3 (the
+    # packaging test builds the installer's bundle).
+    Need(
+        "Python's shared library (installer bundle test)",
+        f"libpython{_python_version()}",
+        library=f"python{_python_version()}",
+        tests_only=True,
+    ),
 )
 
 

@@ -210,11 +210,6 @@ class SettingsPane(QDialog):
             },
         )
         self.beta = _percent_slider(MtConfig, "beta")
-        self.beta.setToolTip(
-            "How strongly the previous translation is kept. 0: every update is translated "
-            "afresh (most accurate, most rewriting); 0.2 (default): small changes are "
-            "ignored; 0.5 and more: nothing already shown is ever rewritten"
-        )
         self.beta_label = QLabel()
         self.beta.valueChanged.connect(lambda v: self.beta_label.setText(f"{v / 100:.2f}"))
         self.mode.currentIndexChanged.connect(
@@ -224,32 +219,26 @@ class SettingsPane(QDialog):
         beta_row.addWidget(self.beta)
         beta_row.addWidget(self.beta_label)
         self.mask_k = _spin(DisplayConfig, "mask_k")
-        self.mask_k.setToolTip("Hide the last k tokens of an unfinished line (display only)")
         self.mt_model = QComboBox()
         self.mt_model.setEditable(True)
         for label, path in self.choices.translation_models:
             self.mt_model.addItem(label, path)
         model_row = _with_browse(self.mt_model, self._browse_gguf)
-        self.template = _choice_combo(MtConfig, "template")
+        self.template = _choice_combo(MtConfig, "template", {"auto": "As the model file says"})
         self.mt_threads = _spin(MtConfig, "threads")
         self.gpu_layers = _spin(MtConfig, "gpu_layers")
         self.gpu_layers.setSpecialValueText("auto")  # shown at -1: all layers if the build offloads
-        self.gpu_layers.setToolTip(
-            "Layers of the translation model on the GPU (Metal/CUDA builds): auto puts all "
-            "there; lower it when the model does not fit the GPU's memory, 0 for CPU only"
-        )
         self.context = _spin(MtConfig, "context_sentences")
-        self.context.setToolTip("Show the model this many previous sentences as context")
-        f.addRow("Speech language", self.src_lang)
-        f.addRow("Translate into", self.tgt_lang)
-        f.addRow("Decoding", self.mode)
-        f.addRow("Bias β", beta_row)
-        f.addRow("Hide last k tokens", self.mask_k)
-        f.addRow("Translation model", model_row)
-        f.addRow("Prompt template", self.template)
-        f.addRow("Translation threads", self.mt_threads)
-        f.addRow("GPU layers", self.gpu_layers)
-        f.addRow("Previous sentences as context", self.context)
+        _row(f, AsrConfig, "language", self.src_lang)
+        _row(f, MtConfig, "tgt_lang", self.tgt_lang)
+        _row(f, MtConfig, "method", self.mode)
+        _row(f, MtConfig, "beta", beta_row, self.beta)
+        _row(f, DisplayConfig, "mask_k", self.mask_k)
+        _row(f, MtConfig, "model_path", model_row, self.mt_model)
+        _row(f, MtConfig, "template", self.template)
+        _row(f, MtConfig, "threads", self.mt_threads)
+        _row(f, MtConfig, "gpu_layers", self.gpu_layers)
+        _row(f, MtConfig, "context_sentences", self.context)
         return w
 
     def _audio_tab(self) -> QWidget:
@@ -285,14 +274,18 @@ class SettingsPane(QDialog):
         self.asr_model.setEditable(True)
         for label, value in self.choices.asr_models:
             self.asr_model.addItem(label, value)
-        self.asr_device = _choice_combo(AsrConfig, "device")
+        self.asr_device = _choice_combo(
+            AsrConfig,
+            "device",
+            {"auto": "Automatic", "cpu": "The processor (CPU)", "cuda": "NVIDIA graphics card"},
+        )
         self.asr_threads = _spin(AsrConfig, "threads")
         self.silence = _double_spin(AsrConfig, "silence_end_s", 0.1)
         self.silence.setSuffix(" s")
-        f.addRow("Whisper model", self.asr_model)
-        f.addRow("Compute device", self.asr_device)
-        f.addRow("Speech threads", self.asr_threads)
-        f.addRow("Silence ends a line after", self.silence)
+        _row(f, AsrConfig, "model", self.asr_model)
+        _row(f, AsrConfig, "device", self.asr_device)
+        _row(f, AsrConfig, "threads", self.asr_threads)
+        _row(f, AsrConfig, "silence_end_s", self.silence)
         if self.choices.hardware:
             f.addRow("Hardware", QLabel(self.choices.hardware))
         return w
@@ -368,13 +361,11 @@ class SettingsPane(QDialog):
         )
         note.setWordWrap(True)
         self.lookahead = _spin(MtConfig, "lookahead")
-        self.lookahead.setToolTip(
-            "Guess this many tokens past the previous translation from "
-            "phrases already translated in this meeting (0: off)"
-        )
         self.resync = QCheckBox("After a change, try the rest of the previous translation again")
         self.verify = _choice_combo(
-            MtConfig, "verify", {"biased": "SSBD bias β", "specdec": "SpecDec: top-b within τ"}
+            MtConfig,
+            "verify",
+            {"biased": "By stability (SSBD's β)", "specdec": "Among the most likely (SpecDec)"},
         )
         self.top_b = _spin(MtConfig, "top_b")
         self.tau = _double_spin(MtConfig, "tau", 0.1)
@@ -388,13 +379,8 @@ class SettingsPane(QDialog):
         specdec_fields()
         self.draft_model = QLineEdit()
         self.draft_model.setPlaceholderText("none")
-        self.draft_model.setToolTip(
-            "A smaller GGUF with the same vocabulary as the translation model; it guesses "
-            "the next tokens and the translation model checks them in one pass"
-        )
         draft_row = _with_browse(self.draft_model, self._browse_draft)
         self.draft_tokens = _spin(MtConfig, "draft_tokens")
-        self.draft_tokens.setToolTip("Tokens the draft model guesses per pass")
 
         def draft_fields(_t: str = "") -> None:
             on = bool(self.draft_model.text().strip())
@@ -408,15 +394,16 @@ class SettingsPane(QDialog):
             "Compares decoding speed with and without guesses as the meeting goes and keeps "
             "the faster"
         )
+        self.resync.setToolTip(spec_of(MtConfig, "resync").tooltip)
         f.addRow(note)
-        f.addRow("N-gram lookahead", self.lookahead)
+        _row(f, MtConfig, "lookahead", self.lookahead)
         f.addRow("", self.resync)
-        f.addRow("Draft model", draft_row)
-        f.addRow("Draft model tokens", self.draft_tokens)
+        _row(f, MtConfig, "draft_model_path", draft_row, self.draft_model)
+        _row(f, MtConfig, "draft_tokens", self.draft_tokens)
         f.addRow("", self.adaptive)
-        f.addRow("Verification rule", self.verify)
-        f.addRow("SpecDec top-b", self.top_b)
-        f.addRow("SpecDec τ", self.tau)
+        _row(f, MtConfig, "verify", self.verify)
+        _row(f, MtConfig, "top_b", self.top_b)
+        _row(f, MtConfig, "tau", self.tau)
         return w
 
     # -- values ----------------------------------------------------------------------------
@@ -516,7 +503,7 @@ class SettingsPane(QDialog):
         cfg = self.values()
         errs = validate(cfg)
         if not cfg.asr.model:
-            errs.append("choose a Whisper model")
+            errs.append("choose a speech model")
         if errs:
             self.error.setText("Not saved: " + "; ".join(errs))
             return False
@@ -559,6 +546,20 @@ class SettingsPane(QDialog):
             self._set_color(c.name())
 
 
+def _row(
+    form: QFormLayout, cls: type, name: str, field: QWidget | QHBoxLayout, widget: Any = None
+) -> None:
+    """A hand-made row labelled in the schema's plain words; the exact term and what it does
+    in the tooltip (of ``widget`` when ``field`` is a layout around it)."""
+    spec = spec_of(cls, name)
+    label = QLabel(spec.label)
+    label.setToolTip(spec.tooltip)
+    target = widget if widget is not None else field
+    if isinstance(target, QWidget):
+        target.setToolTip(spec.tooltip)
+    form.addRow(label, field)
+
+
 class DeclaredRow:
     """The widget of one setting made from its type and declaration."""
 
@@ -587,7 +588,7 @@ class DeclaredRow:
             self.widget = QLineEdit()
         else:
             raise TypeError(f"{section}.{name}: no widget for {tp} (give it a hand-made row)")
-        self.widget.setToolTip(spec.doc)
+        self.widget.setToolTip(spec.tooltip)
 
     def load(self, value: Any) -> None:
         w = self.widget
@@ -635,7 +636,7 @@ def _spin(cls: type, name: str) -> QSpinBox:
     spec, lo, hi = _declared(cls, name)
     box = QSpinBox()
     box.setRange(int(lo), int(hi))
-    box.setToolTip(spec.doc)
+    box.setToolTip(spec.tooltip)
     return box
 
 
@@ -644,7 +645,7 @@ def _double_spin(cls: type, name: str, step: float) -> QDoubleSpinBox:
     box = QDoubleSpinBox()
     box.setRange(lo, hi)
     box.setSingleStep(step)
-    box.setToolTip(spec.doc)
+    box.setToolTip(spec.tooltip)
     return box
 
 
@@ -653,7 +654,7 @@ def _percent_slider(cls: type, name: str) -> QSlider:
     spec, lo, hi = _declared(cls, name)
     slider = QSlider(Qt.Orientation.Horizontal)
     slider.setRange(round(lo * 100), round(hi * 100))
-    slider.setToolTip(spec.doc)
+    slider.setToolTip(spec.tooltip)
     return slider
 
 

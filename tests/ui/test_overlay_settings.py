@@ -205,7 +205,7 @@ def test_settings_reject_invalid_values(qtbot) -> None:  # type: ignore[no-untyp
     pane.applied.connect(got.append)
     pane.asr_model.setEditText("")
     assert not pane.apply()
-    assert "Whisper model" in pane.error.text() and not got
+    assert "choose a speech model" in pane.error.text() and not got
 
 
 def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -463,3 +463,35 @@ def test_overlay_window_kind(overlay) -> None:  # type: ignore[no-untyped-def]
     assert overlay.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
     # macOS would hide a tool window while the meeting app (another app) is active.
     assert overlay.testAttribute(Qt.WidgetAttribute.WA_MacAlwaysShowToolWindow)
+
+
+# Engine words a meeting user should not have to know; they belong in the tooltips.
+JARGON = ("β", "τ", "GPU", "thread", "template", "SpecDec", "token", "n-gram", "Whisper", "draft")
+
+
+def test_settings_speak_plain_words_with_the_exact_term_in_a_tooltip(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QFormLayout, QLabel
+
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    rows: dict[str, str] = {}
+    for i in range(pane.tabs.count()):
+        form = pane.tabs.widget(i).layout()
+        if not isinstance(form, QFormLayout):
+            continue
+        for r in range(form.rowCount()):
+            item = form.itemAt(r, QFormLayout.ItemRole.LabelRole)
+            label = item.widget() if item is not None else None
+            if isinstance(label, QLabel) and label.text():
+                rows[label.text()] = label.toolTip()
+    used = [t for t in rows if any(j.lower() in t.lower() for j in JARGON)]
+    assert used == [], used
+    assert rows["Stability"].startswith("bias β: SSBD's bias towards the translation")
+    assert rows["Hide the last words of an unfinished line"].startswith("mask-k: the last k")
+    assert rows["Layers on the graphics card"].startswith("GPU layers (n_gpu_layers): ")
+    assert rows["Processor cores for translation"].startswith("translation threads: ")
+    assert rows["How the model is asked"].startswith("prompt template: ")
+    assert rows["Accept a guess among the most likely"].startswith("SpecDec top-b: ")
+    # The hover text of the control itself says the same as its label's.
+    assert pane.beta.toolTip() == rows["Stability"]
+    assert pane.mask_k.toolTip() == rows["Hide the last words of an unfinished line"]

@@ -142,11 +142,13 @@ def test_unknown_keys_are_ignored_and_ints_accepted_for_floats(tmp_path: Path) -
 
 def test_invalid_values_are_not_saved(tmp_path: Path) -> None:
     cfg = with_settings(AppConfig(), {"display.mask_k": 11})
-    with pytest.raises(store.ConfigError, match=r"Hide last k tokens must be 0\.\.10 \(is 11\)"):
+    said = r"Hide the last words of an unfinished line \(mask-k\) must be 0\.\.10 \(is 11\)"
+    with pytest.raises(store.ConfigError, match=said):
         store.save(cfg, tmp_path / "x.toml")
     assert not (tmp_path / "x.toml").exists()
     cfg = with_settings(AppConfig(), {"mt.draft_tokens": 0})
-    with pytest.raises(store.ConfigError, match=r"Draft model tokens must be 1\.\.16"):
+    said = r"Helper model's guesses \(draft tokens\) must be 1\.\.16"
+    with pytest.raises(store.ConfigError, match=said):
         store.save(cfg, tmp_path / "x.toml")
     cfg = with_settings(AppConfig(), {"mt.gpu_layers": -2})
     with pytest.raises(store.ConfigError, match="GPU layers"):
@@ -174,12 +176,16 @@ def test_command_line_uses_the_same_limits(capsys: pytest.CaptureFixture[str]) -
     from subtitler_research.pipeline import replay
 
     for flag, bad, said in [
-        ("--mt-threads", "2000", "Translation threads must be 1..64 (is 2000)"),
-        ("--asr-threads", "0", "Speech threads must be 1..64 (is 0)"),
-        ("--beta", "1.5", "Bias β must be 0..1 (is 1.5)"),
-        ("--k", "11", "Hide last k tokens must be 0..10 (is 11)"),
-        ("--draft-tokens", "-1", "Draft model tokens must be 1..16 (is -1)"),
-        ("--beta", "nan", "Bias β must be 0..1 (is nan)"),
+        (
+            "--mt-threads",
+            "2000",
+            "Processor cores for translation (translation threads) must be 1..64 (is 2000)",
+        ),
+        ("--asr-threads", "0", "Processor cores for speech (speech threads) must be 1..64 (is 0)"),
+        ("--beta", "1.5", "Stability (bias β) must be 0..1 (is 1.5)"),
+        ("--k", "11", "Hide the last words of an unfinished line (mask-k) must be 0..10 (is 11)"),
+        ("--draft-tokens", "-1", "Helper model's guesses (draft tokens) must be 1..16 (is -1)"),
+        ("--beta", "nan", "Stability (bias β) must be 0..1 (is nan)"),
         ("--mt-threads", "two", "not a number: 'two'"),
     ]:
         with pytest.raises(SystemExit) as e:
