@@ -5,6 +5,8 @@ translations after the text, so the prompt's shared prefix stays that of the sou
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -225,3 +227,21 @@ def test_a_term_the_model_chose_itself_may_go_on_as_a_compound(engine: LocalEngi
     assert plain == "Ein Kind im Schneeanzug spielt im Schnee."
     engine.set_glossary(Glossary().with_pair("en", "de", [("snow", "Schnee")]))
     assert _stream(engine, 501, source, mt) == plain
+
+
+def test_a_translator_loaded_again_after_a_crash_keeps_the_glossary() -> None:
+    mt = _mt()
+    w = WorkerEngine(mt, FIXTURE)
+    try:
+        w.set_glossary(GLOSSARY)
+        source = CASES[0][0]
+        assert w.translate(1, source, True, "en", mt).text == "Tom ging gestern in Subiaco."
+        first = w.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)  # as a native abort would
+        with pytest.raises(RuntimeError, match="loaded it again"):
+            w.translate(2, source, True, "en", mt)
+        assert w.pid != first
+        assert w.translate(3, source, True, "en", mt).text == "Tom ging gestern in Subiaco."
+    finally:
+        w.close()
