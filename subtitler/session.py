@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from subtitler import settings_store
 from subtitler.config import AppConfig, with_settings
+from subtitler.mt import glossary as glossary_store
+from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.events import Event
 from subtitler.pipeline.pipeline import Factories, Pipeline
 
@@ -88,6 +90,12 @@ class Startup:
     hardware_line: str = ""
 
     @property
+    def glossary_path(self) -> Path:
+        """The glossary, next to the settings file (used and saved also when the command line
+        overrides settings: it does not touch the glossary)."""
+        return self.path.with_name(glossary_store.FILENAME)
+
+    @property
     def save_path(self) -> Path | None:
         """Where the running app saves its settings (None: this run's are not saved)."""
         return None if self.overridden else self.path
@@ -152,6 +160,8 @@ class Session:
     """The settings in use and the pipeline that runs them.
 
     ``config_path`` None: settings are not saved (a run with command-line overrides, a replay).
+    ``glossary_path``: the glossary file (None: an empty glossary, not saved); one that cannot
+    be read is set aside, with ``glossary_notice`` for the user.
     """
 
     def __init__(
@@ -162,6 +172,7 @@ class Session:
         *,
         config_path: Path | None = None,
         speed: float = 1.0,
+        glossary_path: Path | None = None,
     ) -> None:
         self.config = config
         self.factories = factories
@@ -169,6 +180,10 @@ class Session:
         self.config_path = config_path
         self.speed = speed
         self.pipeline: Pipeline | None = None
+        self.glossary_path = glossary_path
+        loaded = glossary_store.load(glossary_path) if glossary_path is not None else None
+        self.glossary = loaded.glossary if loaded is not None else Glossary()
+        self.glossary_notice = loaded.notice if loaded is not None else ""
 
     # -- settings ---------------------------------------------------------------------------
     def save(self) -> str:
@@ -190,6 +205,20 @@ class Session:
             self.pipeline.apply_config(copy.deepcopy(cfg))
         return problem
 
+    def set_glossary(self, glossary: Glossary) -> str:
+        """A new glossary: in use by a running pipeline from its next update (no model is
+        loaded again), and saved; a one-line problem or ""."""
+        self.glossary = glossary
+        if self.pipeline is not None:
+            self.pipeline.set_glossary(glossary)
+        if self.glossary_path is None:
+            return ""
+        try:
+            glossary_store.save(glossary, self.glossary_path)
+        except OSError as e:
+            return f"Glossary not saved ({e.strerror or e}); it is in use until you quit."
+        return ""
+
     # -- pipeline ---------------------------------------------------------------------------
     @property
     def running(self) -> bool:
@@ -206,6 +235,7 @@ class Session:
             speed=self.speed,
             transcript_path=transcript_path,
         )
+        self.pipeline.set_glossary(self.glossary)
         self.pipeline.start()
         return self.pipeline
 

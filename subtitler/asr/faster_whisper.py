@@ -46,6 +46,8 @@ _NO_SPEECH = 0.6
 _LOGPROB = -1.0
 # Beam search may loop on a window; real speech is far below this many tokens per second.
 _TOKENS_PER_S = 12.0
+# Hotwords take at most this many of the prompt's tokens; the earlier text gets the rest.
+_MAX_HOTWORD_TOKENS = _MAX_LENGTH // 4
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,9 @@ class WhisperSettings:
     # Whisper goes on with the next one instead of closing its timestamped segment. Word
     # times come from the alignment either way.
     timestamps: bool = False
+    # Words to expect (glossary terms, as short sentences): they start the prompt, before the
+    # earlier text, as faster-whisper's ``hotwords`` do. Changed live with set_hotwords().
+    hotwords: str = ""
 
     @classmethod
     def from_config(cls, cfg: AsrConfig) -> WhisperSettings:
@@ -200,6 +205,11 @@ class FasterWhisperBackend:
             )
         self.multilingual = bool(self._model.model.is_multilingual)
         self._tokenizers: dict[str, Any] = {}
+        self.hotwords = settings.hotwords
+
+    def set_hotwords(self, hotwords: str) -> None:
+        """Words to expect from the next recognition on (the glossary's terms)."""
+        self.hotwords = hotwords
 
     # -- pieces --------------------------------------------------------------------------
 
@@ -238,12 +248,18 @@ class FasterWhisperBackend:
 
     def _prompt(self, tokenizer: Any, prompt: str, prefix: list[int]) -> list[int]:
         previous = tokenizer.encode(" " + prompt.strip()) if prompt.strip() else []
+        hot = self.hotwords.strip()
+        # Unlike faster-whisper (which drops hotwords when there is a prefix), kept with a
+        # prefix too: in streaming nearly every window has one.
+        hotwords = tokenizer.encode(" " + hot)[:_MAX_HOTWORD_TOKENS] if hot else []
         # Whisper's context is 448 tokens: the earlier text gives way to the prefix and to
         # room for new words.
-        room = max(0, min(_MAX_LENGTH // 2 - 1, _MAX_LENGTH // 2 - len(prefix)))
+        room = max(0, min(_MAX_LENGTH // 2 - 1, _MAX_LENGTH // 2 - len(prefix)) - len(hotwords))
         ts = self.settings.timestamps
         out: list[int] = self._model.get_prompt(
-            tokenizer, previous[len(previous) - room :] if room else [], without_timestamps=not ts
+            tokenizer,
+            hotwords + (previous[len(previous) - room :] if room else []),
+            without_timestamps=not ts,
         )
         if prefix:  # as faster-whisper's get_prompt(prefix=...), from tokens
             out += [tokenizer.timestamp_begin, *prefix] if ts else prefix

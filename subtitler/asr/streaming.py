@@ -153,6 +153,13 @@ class StreamingRecognizer:
         self._history: list[Word] = []  # committed words, for the prompt
         self._failure: Exception | None = None  # a failed backend call, raised by process()
 
+    def set_hotwords(self, hotwords: str) -> None:
+        """Words to expect (the glossary's terms), for backends that take them (faster-whisper
+        in this process or in a worker); others recognise as before."""
+        setter = getattr(self.backend, "set_hotwords", None)
+        if setter is not None:
+            setter(hotwords)
+
     # -- input -------------------------------------------------------------------------------
 
     def insert_audio(self, block: AudioBlock) -> None:

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel
+from subtitler.mt.glossary import Glossary
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import MAX_K, display_text
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder
@@ -79,6 +80,10 @@ class Engine(Protocol):
         should_abort: Callable[[], bool] | None = None,
     ) -> EngineResult: ...
 
+    def set_glossary(self, glossary: Glossary) -> None:
+        """Fixed translations from the next update on (no model is loaded again)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -95,6 +100,10 @@ class LocalEngine:
         self.name = name
         self._tr: StreamTranslator | None = None
         self._settings: tuple[str, MtConfig] | None = None  # what the translator has
+        self.glossary = Glossary()
+
+    def set_glossary(self, glossary: Glossary) -> None:
+        self.glossary = glossary
 
     @property
     def lm(self) -> LanguageModel:
@@ -118,6 +127,9 @@ class LocalEngine:
         if self._settings != (src_lang, mt):
             tr.reconfigure(mt, src_lang)
             self._settings = (src_lang, mt)
+        terms = self.glossary.translations(src_lang, mt.tgt_lang)
+        if tr.prompts.terms != terms:  # the glossary changed, or the language pair did
+            tr.prompts = dataclasses.replace(tr.prompts, terms=terms)
         return tr
 
     def translate(

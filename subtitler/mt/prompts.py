@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from subtitler.mt.languages import language_name
+from subtitler.mt.terms import present
 
 INSTRUCTION = (
     "Translate the {src} source text to {tgt}. "
@@ -32,6 +33,11 @@ CHATML = (
 BUILTIN: dict[str, str] = {"tower": TOWER, "qwen3": QWEN3, "chatml": CHATML}
 TEMPLATE_NAMES = ("auto", "tower", "qwen3", "chatml", "gguf")
 CONTEXT_LINE = "(Previous {src} sentence, for context only, do not translate: {context})"
+# The glossary's fixed translations of terms in the text, told to instruction-following
+# models after the text (see build()). Not for "chatml": the small models trained here follow
+# no instruction and would translate the line; the decoder keeps the terms (mt/terms.py).
+GLOSSARY_LINE = "(Glossary, use these {tgt} translations: {pairs})"
+TELLS_GLOSSARY = ("tower", "qwen3", "gguf")
 # A GGUF may name its prompt template in this metadata key (our own models do).
 TEMPLATE_KEY = "subtitler.prompt_template"
 
@@ -54,6 +60,8 @@ class PromptBuilder:
     src_lang: str
     tgt_lang: str
     formatter: ChatFormatter | None = None
+    # The glossary's (term, fixed translation) pairs for this language pair.
+    terms: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.template not in (*BUILTIN, "gguf"):
@@ -69,10 +77,17 @@ class PromptBuilder:
         src, tgt = language_name(self.src_lang), language_name(self.tgt_lang)
         text = " ".join(text.split())
         context = " ".join(context.split())
+        found = present(text, self.terms) if self.template in TELLS_GLOSSARY else ()
         if context:
             # The context line sits inside the user turn, before the text to translate, so the
             # shared prefix (and its KV cache) stays the same for every update of a segment.
             text = f"{CONTEXT_LINE.format(src=src, context=context)}\n{text}"
+        if found:
+            # After the text: the text grows at its end between updates, so the glossary line
+            # costs only its own tokens and the shared prefix (its KV cache) stays as long as
+            # without a glossary.
+            pairs = "; ".join(f"{t} = {x}" for t, x in found)
+            text = f"{text}\n{GLOSSARY_LINE.format(tgt=tgt, pairs=pairs)}"
         if self.template in BUILTIN:
             return BUILTIN[self.template].format(src=src, tgt=tgt, text=text)
         assert self.formatter is not None

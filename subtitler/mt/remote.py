@@ -40,6 +40,7 @@ from subtitler.mt.completions import (
     ServerSettings,
 )
 from subtitler.mt.engine import EngineResult, EngineUnavailable
+from subtitler.mt.glossary import Glossary
 from subtitler.mt.masking import MAX_K
 from subtitler.mt.prompts import BUILTIN, PromptBuilder, TemplateError, detect_template
 from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
@@ -281,6 +282,7 @@ class RemoteEngine:
         self.template = ""
         self.n_ctx: int | None = None
         self._tr: RemoteTranslator | None = None
+        self.glossary = Glossary()
         self._failures = 0
         self._retry_at = 0.0
         self._ssbd = True
@@ -353,8 +355,15 @@ class RemoteEngine:
             return False
         return True
 
+    def set_glossary(self, glossary: Glossary) -> None:
+        """Fixed translations from the next update on. On a server they reach the model only
+        through the prompt (instruction templates say them there); the decoder's bias that
+        keeps them with any model (mt/terms.py) needs the logits, which stay on the server."""
+        self.glossary = glossary
+
     def _configure(self, src_lang: str, mt: MtConfig) -> RemoteTranslator:
-        prompts = PromptBuilder(self.template, src_lang, mt.tgt_lang)
+        terms = self.glossary.translations(src_lang, mt.tgt_lang)
+        prompts = PromptBuilder(self.template, src_lang, mt.tgt_lang, terms=terms)
         method = Method(mt.method)
         if method is Method.SSBD and not self._ssbd:
             method = Method.RT

@@ -7,12 +7,16 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel, GuessGate, NgramTable, Proposer
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import complete_text, output_mask
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Decoder, DecodeResult, Method
+from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
 from subtitler.types import Translation
 
 CONTEXT_WORDS = 60  # the previous sentence(s) shown as context: at most their last words
@@ -77,6 +81,7 @@ class StreamTranslator:
         self.context = ""  # previous sentence(s), shown to the model as context
         self.context_sentences = 0  # how many finished sources become the next context
         self._history: list[str] = []
+        self._glued: npt.NDArray[np.bool_] | None = None  # (mt/terms.py), made when needed
 
     def reconfigure(self, mt: MtConfig, src_lang: str) -> None:
         """Take the translation settings, from the next update on: the language pair (the
@@ -118,7 +123,16 @@ class StreamTranslator:
         if gate is not None and not gate.use_guesses():
             opts = dataclasses.replace(opts, lookahead=0, resync=False)
         guesser: Proposer = self.draft_model if self.draft_model is not None else self.ngrams
-        res = self.decoder.decode(prompt, draft, opts, should_abort, proposer=guesser)
+        found = present(source, self.prompts.terms) if self.prompts.terms else ()
+        if found:  # the glossary's translations of terms in the source are kept
+            if self._glued is None:
+                self._glued = glued_tokens(self.lm)
+            targets = [(x, words_before(source, t)) for t, x in found]
+            self.decoder.lm = TermBiasedLM(self.lm, len(prompt), targets, self._glued)
+        try:
+            res = self.decoder.decode(prompt, draft, opts, should_abort, proposer=guesser)
+        finally:
+            self.decoder.lm = self.lm
         if gate is not None and not res.stats.aborted:
             gate.record(res.stats.output_len - res.stats.accepted, res.stats.decode_s)
         return res

@@ -20,6 +20,7 @@ from subtitler.asr.backend import AsrError, Hypothesis, Samples
 from subtitler.asr.faster_whisper import WhisperSettings
 from subtitler.config import MtConfig
 from subtitler.mt.engine import EngineGone, EngineResult, LocalEngine
+from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.worker import (
     CallAbandoned,
     RemoteError,
@@ -56,11 +57,14 @@ class WorkerEngine:
         self.name = path.name
         self.crashes = 0
         self._sent: MtConfig | None = None
+        self._glossary = Glossary()
+        self._glossary_sent: Glossary | None = None  # what the process has (None: a new one)
         self._proc = self._load(mt)
         self._sent = mt
 
     def _load(self, mt: MtConfig) -> WorkerProcess:
         proc = WorkerProcess("translator")
+        self._glossary_sent = None
         try:
             info = proc.start(mt)
         except WorkerCrashed as e:
@@ -81,6 +85,9 @@ class WorkerEngine:
         """Time the last translation took inside the worker (the benchmark's reference)."""
         return float(self._proc.handler_s)
 
+    def set_glossary(self, glossary: Glossary) -> None:
+        self._glossary = glossary  # sent with the next translation
+
     def translate(
         self,
         segment_id: int,
@@ -91,9 +98,18 @@ class WorkerEngine:
         should_abort: Callable[[], bool] | None = None,
     ) -> EngineResult:
         changed = mt if mt != self._sent else None  # settings travel only when they change
+        glossary = self._glossary
+        new_glossary = glossary if glossary is not self._glossary_sent else None
         try:
             result: EngineResult = self._proc.call(
-                "translate", segment_id, source, final, src_lang, changed, abort=should_abort
+                "translate",
+                segment_id,
+                source,
+                final,
+                src_lang,
+                changed,
+                new_glossary,
+                abort=should_abort,
             )
         except (CallAbandoned, WorkerClosed):
             # Stopped, or superseded and the engine is still busy: no translation this time.
@@ -108,6 +124,7 @@ class WorkerEngine:
             raise RuntimeError(f"{crashed}; loaded it again") from None
         finally:
             self._sent = mt
+        self._glossary_sent = glossary  # (not after a crash: the new process gets it next time)
         return result
 
     def close(self) -> None:
@@ -134,11 +151,19 @@ class TranslatorService:
         return {"notice": model.notice}
 
     def translate(
-        self, segment_id: int, source: str, final: bool, src_lang: str, mt: MtConfig | None
+        self,
+        segment_id: int,
+        source: str,
+        final: bool,
+        src_lang: str,
+        mt: MtConfig | None,
+        glossary: Glossary | None = None,
     ) -> EngineResult:
         assert self.engine is not None and self.mt is not None
         if mt is not None:
             self.mt = mt
+        if glossary is not None:
+            self.engine.set_glossary(glossary)
         return self.engine.translate(
             segment_id, source, final, src_lang, self.mt, should_abort=self.should_abort
         )
@@ -162,8 +187,14 @@ class WorkerWhisper:
         self.settings = settings
         self.name = Path(settings.model).name or settings.model
         self.crashes = 0
+        self.hotwords = settings.hotwords
         self._proc: WorkerProcess | None = None
         self._start()
+
+    def set_hotwords(self, hotwords: str) -> None:
+        """Words to expect from the next recognition on (they go with each call: a restarted
+        worker has them too)."""
+        self.hotwords = hotwords
 
     def _start(self) -> None:
         proc = WorkerProcess("whisper")
@@ -197,7 +228,9 @@ class WorkerWhisper:
         assert self._proc is not None
         samples = np.ascontiguousarray(audio, dtype=np.float32)
         try:
-            hyp: Hypothesis = self._proc.call("transcribe", samples, t0, prompt, language, prefix)
+            hyp: Hypothesis = self._proc.call(
+                "transcribe", samples, t0, prompt, language, prefix, self.hotwords
+            )
         except WorkerCrashed as e:
             self._proc.close()
             self._proc = None
@@ -233,8 +266,15 @@ class WhisperService:
         }
 
     def transcribe(
-        self, audio: Samples, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: Samples,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        hotwords: str = "",
     ) -> Hypothesis:
+        self.backend.set_hotwords(hotwords)
         hyp: Hypothesis = self.backend.transcribe(
             audio, t0=t0, prompt=prompt, language=language, prefix=prefix
         )

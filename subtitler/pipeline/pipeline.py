@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
 from subtitler.mt.engine import as_engine
+from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.clock import StreamClock
 from subtitler.pipeline.events import ErrorEvent, Event, PipelineState, StatusEvent
 from subtitler.pipeline.mailbox import Mailbox
@@ -88,6 +89,7 @@ class Pipeline:
         self._queue_lock = threading.Lock()  # nothing is queued after stop's last command
         self._closed = False
         self._load_seq = 0  # the newest model load asked for; older ones are thrown away
+        self.glossary = Glossary()
 
     @property
     def transcript_records(self) -> list[SegmentRecord]:
@@ -153,6 +155,7 @@ class Pipeline:
             recognizer = self.factories.recognizer(cfg.asr)
         except Exception as e:
             return self._fail("asr", e)
+        self._give_hotwords(recognizer)
         try:
             source = self.factories.audio(cfg.audio, self.clock)
         except Exception as e:
@@ -290,6 +293,19 @@ class Pipeline:
         return ok
 
     # -- live settings ---------------------------------------------------------------------
+    def set_glossary(self, glossary: Glossary) -> None:
+        """Glossary terms and translations, applied from the next update (no model reload)."""
+        self.glossary = glossary
+        self._mt.set_glossary(glossary)
+        asr = self._asr
+        if asr is not None:
+            self._give_hotwords(asr.recognizer)
+
+    def _give_hotwords(self, recognizer: Recognizer) -> None:
+        setter = getattr(recognizer, "set_hotwords", None)  # (test recognisers have none)
+        if setter is not None:
+            setter(self.glossary.hotwords(self.config.asr.language))
+
     def apply_config(self, new: AppConfig) -> None:
         """Take new settings without a restart: beta/method/languages from the next update,
         models reloaded in the background (the old ones keep working until then), audio
@@ -315,6 +331,8 @@ class Pipeline:
         except Exception as e:
             self.emit(ErrorEvent("audio" if audio else "asr", f"{e} (kept the previous one)"))
             return
+        if rec is not None:
+            self._give_hotwords(rec)
         self._asr.swap(src, rec)
 
     def _in_background(self, fn: Callable[[], object], name: str) -> None:

@@ -13,6 +13,7 @@ from typing import Protocol
 from subtitler.config import MtConfig
 from subtitler.mt.engine import Engine, EngineGone, EngineUnavailable, as_engine
 from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
+from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.pipeline.events import (
     MAX_K,
@@ -326,12 +327,19 @@ class TranslationStage(threading.Thread):
         # When a later update of that segment fails, it stays on screen and is what the
         # transcript gets for the line (marked "…" if it translated less than was said).
         self._last_good: tuple[int, str, str] | None = None
+        self._glossary = Glossary()
+        self._glossary_given: Glossary | None = None  # what the current model was given
 
     # -- settings, from any thread ---------------------------------------------------------
     def set_mt(self, mt: MtConfig) -> None:
         """New beta / method / languages: used from the next update on."""
         with self._lock:
             self._mt = mt
+
+    def set_glossary(self, glossary: Glossary) -> None:
+        """Fixed translations: used from the next update on, by this model and the next."""
+        with self._lock:
+            self._glossary = glossary
 
     def set_model(self, model: LoadedModel | Engine) -> None:
         """A freshly loaded model: swapped in between two updates; the old one is closed."""
@@ -345,12 +353,17 @@ class TranslationStage(threading.Thread):
     def _engine(self) -> tuple[Engine | None, MtConfig]:
         with self._lock:
             mt, nxt, self._next_model = self._mt, self._next_model, None
+            glossary = self._glossary
         if nxt is not None:
             old, self._model = self._model, nxt
+            self._glossary_given = None
             self._failures = 0
             self._notice = nxt.notice  # said by the pipeline when it loaded
             if old is not None:
                 old.close()
+        if self._model is not None and self._glossary_given is not glossary:
+            self._model.set_glossary(glossary)
+            self._glossary_given = glossary
         return self._model, mt
 
     def _drop_model(self, message: str) -> None:

@@ -15,6 +15,8 @@ from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from subtitler.config import AppConfig, given_settings
+from subtitler.mt.glossary import FILENAME as GLOSSARY_FILE
+from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.events import (
     ErrorEvent,
     Event,
@@ -30,6 +32,7 @@ from subtitler.resources import asset_path
 from subtitler.session import Overrides, Session, input_devices, prepare
 from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
+from subtitler.ui.glossary_dialog import GlossaryDialog
 from subtitler.ui.history import HistoryDialog
 from subtitler.ui.hotkeys import OLD_DEFAULTS, GlobalHotkeys, replace_old_defaults
 from subtitler.ui.models_dialog import ModelsDialog
@@ -63,6 +66,7 @@ class SubtitlerApp(QObject):
         speed: float = 1.0,
         notice: str = "",
         hotkeys: GlobalHotkeys | None = None,
+        glossary_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.data_dir = data_dir
@@ -74,7 +78,19 @@ class SubtitlerApp(QObject):
         # pipeline's threads, to the browser page when it is on.
         self.fanout = Fanout(self.bridge.post)
         # The settings and the pipeline live in the session; this class wires widgets to it.
-        self.session = Session(config, factories, self.fanout, config_path=config_path, speed=speed)
+        # The glossary lives next to the settings file.
+        if glossary_path is None and config_path is not None:
+            glossary_path = config_path.with_name(GLOSSARY_FILE)
+        self.session = Session(
+            config,
+            factories,
+            self.fanout,
+            config_path=config_path,
+            speed=speed,
+            glossary_path=glossary_path,
+        )
+        if self.session.glossary_notice:
+            notice += " " + self.session.glossary_notice
         self.web: WebSubtitles | None = None
         self.web_problem = ""
         self.overlay = SubtitleOverlay(config.display)
@@ -83,6 +99,7 @@ class SubtitlerApp(QObject):
         self.settings: SettingsPane | None = None
         self.history: HistoryDialog | None = None
         self.models: ModelsDialog | None = None
+        self.glossary_dialog: GlossaryDialog | None = None
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
         self._stopped_by: str = ""  # the fatal error that ended this run, kept on screen
@@ -110,6 +127,10 @@ class SubtitlerApp(QObject):
         self.session.config = cfg
 
     @property
+    def glossary(self) -> Glossary:
+        return self.session.glossary
+
+    @property
     def pipeline(self) -> Pipeline | None:
         return self.session.pipeline
 
@@ -126,6 +147,7 @@ class SubtitlerApp(QObject):
         t.export_transcript.connect(self.export_dialog)
         t.show_history.connect(self.open_history)
         t.show_models.connect(self.open_models)
+        t.show_glossary.connect(self.open_glossary)
         t.click_through.connect(self.set_click_through)
         t.quit.connect(self.quit)
         self._bind_hotkeys()
@@ -301,6 +323,24 @@ class SubtitlerApp(QObject):
         if self.settings is not None:  # an open pane shows the model now in use
             self.settings.load(cfg)
 
+    def open_glossary(self) -> None:
+        if self.glossary_dialog is None:
+            c = self.config
+            self.glossary_dialog = GlossaryDialog(
+                self.glossary, c.asr.language or c.mt.src_lang, c.mt.tgt_lang
+            )
+            self.glossary_dialog.applied.connect(self.apply_glossary)
+        self.glossary_dialog.show()
+        self.glossary_dialog.raise_()
+        self.glossary_dialog.activateWindow()
+
+    def apply_glossary(self, new: Glossary) -> None:
+        """In use at once (no model is loaded again); saved next to the settings."""
+        if problem := self.session.set_glossary(new):
+            if self.glossary_dialog is not None:
+                self.glossary_dialog.show_problem(problem)
+            self.show_problem(problem)
+
     def open_history(self) -> None:
         if self.history is None:
             self.history = HistoryDialog(self.data_dir / "transcripts")
@@ -426,6 +466,7 @@ def run_app(args: Any, data_dir: Path) -> int:
         choices=choices,
         speed=args.speed,
         notice=" ".join(notices),
+        glossary_path=start.glossary_path,
     )
     guard.activated.connect(app.bring_forward)
     guard.command.connect(app.toggle)

@@ -15,6 +15,7 @@ class Tray(QObject):
     export_transcript = Signal()
     show_history = Signal()
     show_models = Signal()
+    show_glossary = Signal()
     click_through = Signal(bool)
     quit = Signal()
 
@@ -24,6 +25,7 @@ class Tray(QObject):
         self.run_action = self.menu.addAction("Pause", self.toggle_run.emit)
         self.menu.addAction("Settings…", self.show_settings.emit)
         self.menu.addAction("Models…", self.show_models.emit)
+        self.menu.addAction("Glossary…", self.show_glossary.emit)
         self.menu.addAction("Open transcripts folder", self.show_transcript.emit)
         self.menu.addAction("Export transcript…", self.export_transcript.emit)
         self.menu.addAction("Meeting history…", self.show_history.emit)

@@ -132,6 +132,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--beam-size", type=int, default=w.beam_size)
     g.add_argument("--max-new-tokens", type=int, help="cap per call (random test models)")
     g.add_argument(
+        "--hotwords", default="", help='words to expect (glossary terms), as "Subiaco. Pannartz."'
+    )
+    g.add_argument(
         "--pad", type=float, default=w.pad_s, help="silence after the window for the encoder (s)"
     )
     g.add_argument(
@@ -203,6 +206,7 @@ def _setup(a: argparse.Namespace) -> tuple[AsrBackend, SpeechProbabilities | Non
             min_encoder_s=a.min_encoder,
             timestamps=a.timestamps,
             encoder_window_s=a.encoder_window,
+            hotwords=a.hotwords,
         )
     )
     return backend, SileroStream(silero_session()), audio

@@ -153,3 +153,38 @@ def test_answers_without_prompt_logprobs_or_counts_are_one_line_errors() -> None
         parse_echo(answer(ents, n - 1, 1, "length"), PROMPT + DRAFT, 3, TEXT, "srv")
     with pytest.raises(ServerError, match="without choices"):
         parse_echo({"choices": []}, PROMPT + DRAFT, 3, TEXT, "srv")
+
+
+class _QuietServer:
+    """Just enough of CompletionsClient for RemoteEngine to connect (no verify support)."""
+
+    where = "http://127.0.0.1:1/v1"
+    model = ""
+
+    def list_models(self) -> list[dict[str, object]]:
+        return [{"id": "qwen3-4b"}]
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(range(len(text.split())))
+
+    def verify(self, *a: object) -> None:
+        raise AssertionError("not reached: the draft adds no token here")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_glossary_reaches_a_servers_instruction_prompt() -> None:
+    from subtitler.config import MtConfig
+    from subtitler.mt.glossary import Entry, Glossary
+    from subtitler.mt.remote import RemoteEngine
+
+    mt = MtConfig(template="qwen3", backend="server", server_url="http://127.0.0.1:1/v1")
+    engine = RemoteEngine(mt, client=_QuietServer())  # type: ignore[arg-type]
+    text = "The press at Subiaco printed it."
+    assert "Glossary" not in engine._configure("en", mt).prompts.build(text)
+    engine.set_glossary(Glossary((Entry("en", "de", "Subiaco", "Subiaco (Italien)"),)))
+    prompt = engine._configure("en", mt).prompts.build(text)
+    assert "Subiaco (Italien)" in prompt and "Glossary" in prompt
+    # Another pair's entries stay out of the prompt.
+    assert "Glossary" not in engine._configure("fr", mt).prompts.build(text)

@@ -1,0 +1,254 @@
+"""The glossary: terms (names, jargon) per language pair, each with an optional fixed
+translation. Its terms bias recognition (Whisper's hotwords) and its translations are kept by
+the translator (see subtitler.mt.terms). Stored as ``glossary.csv`` in the config folder,
+next to config.toml; a file that cannot be read is set aside with a notice, as settings are.
+In ``mt`` beside the languages it checks codes against (recognition gets plain strings).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from subtitler import paths
+from subtitler.mt.languages import UnknownLanguageError, normalize_code
+
+log = logging.getLogger(__name__)
+FILENAME = "glossary.csv"
+HEADER = ("src_lang", "tgt_lang", "term", "translation")
+# First cells that mark an imported file's first line as a header, not a term.
+_HEADER_WORDS = {"term", "terms", "source", "word", "words", "src", "glossary", "name"}
+MAX_TERM_CHARS = 200
+
+
+class GlossaryError(ValueError):
+    """A glossary file that cannot be used; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One term of a language pair; ``translation`` "" = recognised only, not fixed."""
+
+    src_lang: str
+    tgt_lang: str
+    term: str
+    translation: str = ""
+
+
+@dataclass(frozen=True)
+class Glossary:
+    entries: tuple[Entry, ...] = ()
+    _by_pair: dict[tuple[str, str], tuple[Entry, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def pair(self, src_lang: str, tgt_lang: str) -> tuple[Entry, ...]:
+        """The entries of one language pair, in the file's order."""
+        key = (src_lang, tgt_lang)
+        found = self._by_pair.get(key)
+        if found is None:
+            found = tuple(e for e in self.entries if (e.src_lang, e.tgt_lang) == key)
+            self._by_pair[key] = found
+        return found
+
+    def pairs(self) -> list[tuple[str, str]]:
+        return sorted({(e.src_lang, e.tgt_lang) for e in self.entries})
+
+    def translations(self, src_lang: str, tgt_lang: str) -> tuple[tuple[str, str], ...]:
+        """(term, fixed translation) of the pair, for the translator (terms without one are
+        left out: the model translates them as it would)."""
+        return tuple(
+            (e.term, e.translation) for e in self.pair(src_lang, tgt_lang) if e.translation
+        )
+
+    def hotwords(self, src_lang: str | None) -> str:
+        """The terms recognition should expect when speech is in ``src_lang`` (every term of
+        the glossary when the language is detected), once each, as short sentences ("Subiaco.
+        Pannartz."): after a bare comma-separated list tiny.en dropped the last word of
+        other sentences more often (docs/BENCHMARKS.md, "Glossary")."""
+        seen: dict[str, str] = {}
+        for e in self.entries:
+            if src_lang is None or e.src_lang == src_lang:
+                seen.setdefault(e.term.casefold(), e.term.rstrip(".!?;,: "))
+        return " ".join(f"{t}." for t in seen.values() if t)
+
+    def with_pair(self, src_lang: str, tgt_lang: str, rows: Iterable[tuple[str, str]]) -> Glossary:
+        """A copy whose entries for the pair are ``rows`` (checked; a term given twice keeps
+        its last translation)."""
+        src, tgt = _lang(src_lang), _lang(tgt_lang)
+        kept = [e for e in self.entries if (e.src_lang, e.tgt_lang) != (src, tgt)]
+        return Glossary((*kept, *_entries(src, tgt, rows)))
+
+
+def _lang(code: str) -> str:
+    try:
+        return normalize_code(code)
+    except UnknownLanguageError:
+        raise GlossaryError(f"unknown language {code!r}") from None
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _entries(src: str, tgt: str, rows: Iterable[tuple[str, str]]) -> list[Entry]:
+    out: dict[str, Entry] = {}
+    for term, translation in rows:
+        term, translation = _clean(term), _clean(translation)
+        if not term:
+            continue
+        if len(term) > MAX_TERM_CHARS or len(translation) > MAX_TERM_CHARS:
+            raise GlossaryError(f"{term[:30]!r}…: a term is at most {MAX_TERM_CHARS} characters")
+        out.pop(term.casefold(), None)  # given again: the last one counts, in its place
+        out[term.casefold()] = Entry(src, tgt, term, translation)
+    return list(out.values())
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise GlossaryError(f"{path.name} cannot be read: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8-sig")  # Excel writes a byte-order mark
+    except UnicodeDecodeError as e:
+        raise GlossaryError(f"{path.name} is not UTF-8 text (byte {e.start})") from None
+
+
+def parse(text: str, name: str = FILENAME) -> Glossary:
+    """The glossary file's text (``src_lang,tgt_lang,term,translation`` with that header)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or [c.strip().lower() for c in rows[0]] != list(HEADER):
+        raise GlossaryError(f"{name} does not start with the line {','.join(HEADER)}")
+    by_pair: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for n, row in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) not in (3, 4):
+            raise GlossaryError(f"{name} line {n}: expected 4 fields, found {len(row)}")
+        try:
+            src, tgt = _lang(row[0].strip()), _lang(row[1].strip())
+        except GlossaryError as e:
+            raise GlossaryError(f"{name} line {n}: {e}") from None
+        by_pair.setdefault((src, tgt), []).append((row[2], row[3] if len(row) == 4 else ""))
+    entries: list[Entry] = []
+    for (src, tgt), pair_rows in by_pair.items():
+        entries += _entries(src, tgt, pair_rows)
+    return Glossary(tuple(entries))
+
+
+def dumps(glossary: Glossary) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(HEADER)
+    for e in glossary.entries:
+        w.writerow((e.src_lang, e.tgt_lang, e.term, e.translation))
+    return buf.getvalue()
+
+
+def default_path() -> Path:
+    return paths.config_dir() / FILENAME
+
+
+@dataclass
+class LoadResult:
+    glossary: Glossary
+    notice: str = ""  # for the user when the file could not be used
+    backup: Path | None = None
+
+
+def load(path: Path | None = None) -> LoadResult:
+    """The saved glossary; empty for a missing file; a bad file is set aside (never fatal)."""
+    path = path or default_path()
+    if not path.exists():
+        return LoadResult(Glossary())
+    try:
+        return LoadResult(parse(_read_text(path), path.name))
+    except GlossaryError as e:
+        if not path.is_file():
+            notice = f"The glossary could not be opened ({e}); it is empty for this session."
+            log.warning(notice)
+            return LoadResult(Glossary(), notice)
+        backup = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            os.replace(path, backup)
+        except OSError as oe:
+            notice = (
+                f"The glossary could not be read ({e}), nor set aside ({oe.strerror}); "
+                "it is empty for this session."
+            )
+            log.warning(notice)
+            return LoadResult(Glossary(), notice)
+        notice = (
+            f"The glossary could not be read ({e}). It was saved as {backup.name} "
+            "and an empty glossary is in use."
+        )
+        log.warning(notice)
+        return LoadResult(Glossary(), notice, backup)
+
+
+def save(glossary: Glossary, path: Path | None = None) -> Path:
+    """Write atomically (a crash mid-write leaves the old file intact)."""
+    path = path or default_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".glossary-", suffix=".csv", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(dumps(glossary))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _delimiter(lines: list[str]) -> str:
+    """`;` (spreadsheets with decimal commas), tab or `,`: the one the first line uses most
+    outside quotes; `,` when it holds none (a one-column file)."""
+    first = re.sub(r'"[^"]*"', "", lines[0])
+    counts = {d: first.count(d) for d in (";", "\t", ",")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
+def read_import(path: Path) -> list[tuple[str, str]]:
+    """(term, translation) rows of a CSV to import: one column (terms) or two (term,
+    translation), with or without a header line, UTF-8 with or without BOM, `;`, tab or `,`
+    between fields. Raises GlossaryError with one line."""
+    text = _read_text(path)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        raise GlossaryError(f"{path.name} holds no terms")
+    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(lines))
+    out: list[tuple[str, str]] = []
+    first = True
+    for row in reader:
+        cells = [c.strip() for c in row]
+        if not any(cells):
+            continue
+        n = reader.line_num
+        while len(cells) > 2 and not cells[-1]:  # trailing separators from a spreadsheet
+            cells.pop()
+        if len(cells) > 2:
+            raise GlossaryError(
+                f"{path.name} line {n} has {len(cells)} fields: a line is a term and, "
+                "optionally, its translation"
+            )
+        if first and cells[0].lower() in _HEADER_WORDS:
+            first = False
+            continue
+        first = False
+        out.append((cells[0], cells[1] if len(cells) == 2 else ""))
+    if not any(t for t, _ in out):
+        raise GlossaryError(f"{path.name} holds no terms")
+    return out

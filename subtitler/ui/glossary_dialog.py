@@ -1,0 +1,182 @@
+"""The glossary window: terms and their fixed translations per language pair, typed in or
+imported from a CSV file; saved and applied to the running engines at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from subtitler.mt.glossary import Glossary, GlossaryError, read_import
+from subtitler.mt.languages import LANGUAGES
+
+CSV_FILTER = "CSV files (*.csv *.txt);;All files (*)"
+
+
+def _language_box(code: str) -> QComboBox:
+    box = QComboBox()
+    for c, name in sorted(LANGUAGES.items(), key=lambda kv: kv[1]):
+        box.addItem(f"{name} ({c})", c)
+    i = box.findData(code)
+    box.setCurrentIndex(max(0, i))
+    return box
+
+
+class GlossaryDialog(QDialog):
+    """Edits a copy of the glossary; Save emits ``applied`` with the whole glossary."""
+
+    applied = Signal(object)  # Glossary
+
+    def __init__(
+        self, glossary: Glossary, src_lang: str, tgt_lang: str, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Glossary – subtitler")
+        self.resize(520, 460)
+        self.glossary = glossary
+        self.src_box, self.tgt_box = _language_box(src_lang), _language_box(tgt_lang)
+        self._pair = (src_lang, tgt_lang)
+        intro = QLabel(
+            "Names and terms to recognise, and how to translate them. Leave the translation "
+            "empty to have a term recognised only. Changes apply from the next line on."
+        )
+        intro.setWordWrap(True)
+        pair = QHBoxLayout()
+        pair.addWidget(QLabel("From"))
+        pair.addWidget(self.src_box, 1)
+        pair.addWidget(QLabel("to"))
+        pair.addWidget(self.tgt_box, 1)
+        self.table = QTableWidget(0, 2)
+        self.table.setHorizontalHeaderLabels(["Term (as spoken)", "Fixed translation"])
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.add_button = QPushButton("Add term")
+        self.remove_button = QPushButton("Remove")
+        self.import_button = QPushButton("Import CSV…")
+        self.import_button.setToolTip(
+            "One term per line, or term and translation separated by a comma, semicolon or "
+            "tab; a header line is skipped. Imported terms are added to this language pair."
+        )
+        tools = QHBoxLayout()
+        for b in (self.add_button, self.remove_button, self.import_button):
+            tools.addWidget(b)
+        tools.addStretch(1)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close
+        )
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addLayout(pair)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(tools)
+        layout.addWidget(self.status)
+        layout.addWidget(self.buttons)
+        self.add_button.clicked.connect(self.add_row)
+        self.remove_button.clicked.connect(self.remove_rows)
+        self.import_button.clicked.connect(self.choose_import)
+        self.buttons.accepted.connect(self.save)
+        self.buttons.rejected.connect(self.close)
+        self.src_box.currentIndexChanged.connect(self._pair_changed)
+        self.tgt_box.currentIndexChanged.connect(self._pair_changed)
+        self._fill()
+
+    # -- the table -------------------------------------------------------------------------
+    def rows(self) -> list[tuple[str, str]]:
+        out = []
+        for r in range(self.table.rowCount()):
+            cells = [self.table.item(r, c) for c in (0, 1)]
+            term, translation = (c.text() if c is not None else "" for c in cells)
+            out.append((term, translation))
+        return out
+
+    def _fill(self) -> None:
+        entries = self.glossary.pair(*self._pair)
+        self.table.setRowCount(0)
+        for e in entries:
+            self._append(e.term, e.translation)
+
+    def _append(self, term: str, translation: str) -> int:
+        r = self.table.rowCount()
+        self.table.insertRow(r)
+        self.table.setItem(r, 0, QTableWidgetItem(term))
+        self.table.setItem(r, 1, QTableWidgetItem(translation))
+        return r
+
+    def _collect(self) -> bool:
+        """The table's rows into the glossary (False, with the reason shown, if invalid)."""
+        try:
+            self.glossary = self.glossary.with_pair(*self._pair, self.rows())
+        except GlossaryError as e:
+            self.status.setText(str(e))
+            return False
+        return True
+
+    def _pair_changed(self) -> None:
+        if not self._collect():
+            return
+        self._pair = (self.src_box.currentData(), self.tgt_box.currentData())
+        self._fill()
+        self.status.setText("")
+
+    def add_row(self) -> None:
+        r = self._append("", "")
+        self.table.setCurrentCell(r, 0)
+        item = self.table.item(r, 0)
+        if item is not None:
+            self.table.editItem(item)
+
+    def remove_rows(self) -> None:
+        for r in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
+            self.table.removeRow(r)
+
+    # -- import and save -------------------------------------------------------------------
+    def choose_import(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Import glossary", "", CSV_FILTER)
+        if name:
+            self.import_file(Path(name))
+
+    def import_file(self, path: Path) -> int:
+        """Add a CSV file's terms to the shown pair; returns how many (0 with the reason
+        shown when the file cannot be used)."""
+        try:
+            rows = read_import(path)
+        except GlossaryError as e:
+            self.status.setText(f"Not imported: {e}")
+            return 0
+        known = {t.casefold(): r for r, (t, _) in enumerate(self.rows()) if t.strip()}
+        for term, translation in rows:
+            r = known.get(term.casefold())
+            if r is None:
+                known[term.casefold()] = self._append(term, translation)
+            elif translation:
+                self.table.setItem(r, 1, QTableWidgetItem(translation))
+        self.status.setText(f"{len(rows)} terms imported from {path.name}; Save to use them.")
+        return len(rows)
+
+    def save(self) -> None:
+        if not self._collect():
+            return
+        self._fill()  # as saved: empty rows gone, duplicates merged
+        self.applied.emit(self.glossary)
+        n = len(self.glossary.pair(*self._pair))
+        self.status.setText(f"Saved: {n} terms for this language pair, in use from now on.")
+
+    def show_problem(self, text: str) -> None:
+        self.status.setText(text)

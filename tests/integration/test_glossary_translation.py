@@ -1,0 +1,247 @@
+"""Glossary translations with the real fixture translator (fixtures/translator, en-de): a term
+the model gets wrong comes out as given, in the worker process too, changed live; sentences
+without a term translate exactly as without a glossary; instruction templates are told the
+translations after the text, so the prompt's shared prefix stays that of the source."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from subtitler.config import AppConfig, MtConfig
+from subtitler.mt.engine import LocalEngine
+from subtitler.mt.glossary import Glossary
+from subtitler.mt.lm import common_prefix_len
+from subtitler.mt.prompts import PromptBuilder
+from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
+from subtitler.pipeline.engines import WorkerEngine
+from subtitler.pipeline.events import SubtitleEvent
+from subtitler.pipeline.factories import load_translator
+from subtitler.pipeline.pipeline import Factories, Pipeline
+from subtitler.types import AsrUpdate
+from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "fixtures" / "translator" / "model.gguf"
+# Sentences whose term the fixture translates otherwise (checked below without a glossary).
+CASES = [
+    ("Tom went to Subiaco yesterday.", "Subiaco", "Subiaco"),
+    ("I like printing.", "printing", "Buchdruck"),
+    ("A man is riding a bicycle in the park.", "bicycle", "Drahtesel"),
+    ("She works at Mozilla.", "Mozilla", "Mozilla"),
+]
+PLAIN = ["A dog runs on the beach.", "Two children are playing in the snow."]
+GLOSSARY = Glossary().with_pair("en", "de", [(t, x) for _, t, x in CASES])
+
+
+def _mt() -> MtConfig:
+    return MtConfig(model_path=str(FIXTURE), template="auto", threads=1, src_lang="en")
+
+
+def _stream(engine: LocalEngine | WorkerEngine, seg: int, text: str, mt: MtConfig) -> str:
+    """Word by word, as speech arrives; the final translation."""
+    words = text.split()
+    out = ""
+    for n in range(1, len(words) + 1):
+        out = engine.translate(seg, " ".join(words[:n]), n == len(words), "en", mt).text
+    return out
+
+
+@pytest.fixture(scope="module")
+def engine() -> LocalEngine:
+    return LocalEngine(load_translator(_mt()), FIXTURE.name)
+
+
+def test_a_term_comes_out_as_given_only_with_the_glossary(engine: LocalEngine) -> None:
+    mt = _mt()
+    engine.set_glossary(Glossary())
+    before = [_stream(engine, i, s, mt) for i, (s, _, _) in enumerate(CASES)]
+    for out, (_, _, given) in zip(before, CASES, strict=True):
+        assert given not in out  # the fixture's own word (e.g. Subiaco -> "Boston")
+    engine.set_glossary(GLOSSARY)
+    after = [_stream(engine, 100 + i, s, mt) for i, (s, _, _) in enumerate(CASES)]
+    assert after[0] == "Tom ging gestern in Subiaco."
+    assert after[1] == "Ich mag Buchdruck."
+    assert after[2] == "Ein Mann fährt auf einem Drahtesel."
+    assert after[3] == "Sie arbeitet in Mozilla."  # a whole word: not "Mozillach"
+
+
+def test_sentences_without_a_term_are_unchanged(engine: LocalEngine) -> None:
+    mt = _mt()
+    engine.set_glossary(Glossary())
+    plain = [_stream(engine, 200 + i, s, mt) for i, s in enumerate(PLAIN)]
+    engine.set_glossary(GLOSSARY)
+    assert [_stream(engine, 300 + i, s, mt) for i, s in enumerate(PLAIN)] == plain
+
+
+def test_the_worker_engine_takes_the_glossary_live() -> None:
+    mt = _mt()
+    w = WorkerEngine(mt, FIXTURE)
+    try:
+        pid = w.pid
+        source = CASES[0][0]
+        assert "Subiaco" not in w.translate(1, source, True, "en", mt).text
+        w.set_glossary(GLOSSARY)
+        assert w.translate(2, source, True, "en", mt).text == "Tom ging gestern in Subiaco."
+        w.set_glossary(Glossary())
+        assert "Subiaco" not in w.translate(3, source, True, "en", mt).text
+        assert w.pid == pid  # the same process: no model loaded again
+    finally:
+        w.close()
+
+
+def test_ssbd_accepts_a_draft_holding_the_term(engine: LocalEngine) -> None:
+    """The bias is applied to the rows SSBD verifies with, so the previous translation
+    (holding the fixed translation) is accepted again as the draft of the next update."""
+    mt = _mt()
+    engine.set_glossary(GLOSSARY)
+    first = engine.translate(400, CASES[0][0], False, "en", mt)
+    assert "Subiaco" in first.text
+    again = engine.translate(400, CASES[0][0], False, "en", mt)
+    assert again.stats.accepted == len(first.tokens) == len(again.tokens)
+
+
+def test_the_bias_touches_only_output_rows_and_only_with_a_term(engine: LocalEngine) -> None:
+    lm = engine.lm
+    prompt = lm.tokenize(PromptBuilder("chatml", "en", "de").build("Tom went to Subiaco."))
+    lm.truncate(0)
+    plain = np.array(lm.evaluate(prompt, list(range(len(prompt)))), copy=True)
+    lm.truncate(0)
+    biased = TermBiasedLM(lm, len(prompt), [("Subiaco", 3)])
+    rows = biased.evaluate(prompt, list(range(len(prompt))))
+    assert np.array_equal(rows[:-1], plain[:-1])  # the prompt's own rows are left alone
+    first = biased.targets[0].variants[1][0]  # "Subiaco" without a space begins an output
+    words_needed = biased.targets[0].at_word
+    assert words_needed == 3  # not yet: the output has no words so far
+    assert np.array_equal(rows[-1], plain[-1])
+    lm.truncate(0)
+    early = TermBiasedLM(lm, len(prompt), [("Subiaco", 0)])
+    rows = early.evaluate(prompt, [len(prompt) - 1])
+    assert rows[0][first] == pytest.approx(plain[-1][first] + early.bias)
+    lm.truncate(0)
+
+
+def test_terms_are_found_as_whole_words_in_any_case() -> None:
+    terms = (("printing", "Buchdruck"), ("New York", "New York"), ("Sweynheim", ""))
+    assert present("Printing presses in new  york.", terms) == terms[:2]
+    assert present("reprinting in New Yorkshire", terms) == ()
+    assert present("Sweynheim", terms) == ()  # no fixed translation: recognition only
+    assert words_before("They began printing in Subiaco", "subiaco") == 4
+
+
+def test_instruction_templates_are_told_after_the_text() -> None:
+    terms = (("Subiaco", "Subiaco"), ("printing", "Buchdruck"))
+    tower = PromptBuilder("tower", "en", "de", terms=terms)
+    p = tower.build("They began printing")
+    assert "English: They began printing\n(Glossary, use these German translations: " in p
+    assert "printing = Buchdruck)\nGerman:" in p and "Subiaco =" not in p
+    # chatml (small models trained here) follows no instruction: the prompt is unchanged.
+    plain = PromptBuilder("chatml", "en", "de")
+    assert PromptBuilder("chatml", "en", "de", terms=terms).build("printing") == plain.build(
+        "printing"
+    )
+    # The shared prefix of two updates of a segment is as long as without a glossary.
+    for template in ("tower", "qwen3"):
+        a, b = "They began printing", "They began printing in Subiaco near Rome"
+        with_terms = PromptBuilder(template, "en", "de", terms=terms)
+        without = PromptBuilder(template, "en", "de")
+        shared = common_prefix_len(with_terms.build(a), with_terms.build(b))
+        assert shared == common_prefix_len(without.build(a), without.build(b))
+
+
+class _GatedRecognizer(ScriptedRecognizer):
+    """The second line is heard only once the test says so (after the glossary changed)."""
+
+    def __init__(self, steps: list[Step], gate: threading.Event) -> None:
+        super().__init__(steps)
+        self.gate = gate
+        self.hotwords: list[str] = []
+
+    def set_hotwords(self, hotwords: str) -> None:
+        self.hotwords.append(hotwords)
+
+    def process(self, now: float = 0.0) -> list[AsrUpdate]:
+        if self.steps and self.steps[0].segment_id > 0 and not self.gate.is_set():
+            return []
+        return super().process(now)
+
+
+def test_the_pipeline_applies_a_glossary_change_from_the_next_line(tmp_path: Path) -> None:
+    words = CASES[0][0].split()
+    gate = threading.Event()
+    rec = _GatedRecognizer([Step(0.5, 0, words, True), Step(1.0, 1, words, True)], gate)
+    events: list[object] = []
+    cfg = AppConfig(mt=_mt())
+    p = Pipeline(
+        cfg,
+        events.append,
+        Factories(lambda a, c: FakeSource(30.0, speed=1.0), lambda a: rec, load_translator),
+    )
+
+    def finals() -> list[SubtitleEvent]:
+        return [e for e in list(events) if isinstance(e, SubtitleEvent) and e.final]
+
+    try:
+        p.start()
+        deadline = time.monotonic() + 30
+        while not finals() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert finals()[0].translation == "Tom ging gestern in Boston."
+        p.set_glossary(GLOSSARY)  # while running: no model is loaded again
+        assert rec.hotwords[-1] == "Subiaco. printing. bicycle. Mozilla."
+        gate.set()
+        while len(finals()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert finals()[1].translation == "Tom ging gestern in Subiaco."
+    finally:
+        p.stop()
+
+
+def test_a_finished_term_is_a_whole_word_except_where_words_are_not_spaced(
+    engine: LocalEngine,
+) -> None:
+    lm = engine.lm
+    glued = glued_tokens(lm)
+
+    def first(text: str) -> int:
+        return lm.tokenize(text, special=False)[0]
+
+    assert glued[first("ch")] and glued[first("9")]  # "Mozilla" + "ch"
+    assert not glued[first(" Haus")] and not glued[first(".")] and not glued[first(",")]
+    assert not glued[first("的")] and not glued[first("です")]  # zh / ja go on unspaced
+
+
+def test_a_term_the_model_chose_itself_may_go_on_as_a_compound(engine: LocalEngine) -> None:
+    """Only a fixed translation the bias put there is ended as a word ("Mozilla", not
+    "Mozillach"); German compounds of the model's own choosing stay ("Schneeanzug")."""
+    mt = _mt()
+    source = "A child in a snow suit plays in the snow."
+    engine.set_glossary(Glossary())
+    plain = _stream(engine, 500, source, mt)
+    assert plain == "Ein Kind im Schneeanzug spielt im Schnee."
+    engine.set_glossary(Glossary().with_pair("en", "de", [("snow", "Schnee")]))
+    assert _stream(engine, 501, source, mt) == plain
+
+
+def test_a_translator_loaded_again_after_a_crash_keeps_the_glossary() -> None:
+    mt = _mt()
+    w = WorkerEngine(mt, FIXTURE)
+    try:
+        w.set_glossary(GLOSSARY)
+        source = CASES[0][0]
+        assert w.translate(1, source, True, "en", mt).text == "Tom ging gestern in Subiaco."
+        first = w.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)  # as a native abort would
+        with pytest.raises(RuntimeError, match="loaded it again"):
+            w.translate(2, source, True, "en", mt)
+        assert w.pid != first
+        assert w.translate(3, source, True, "en", mt).text == "Tom ging gestern in Subiaco."
+    finally:
+        w.close()

@@ -1,0 +1,145 @@
+"""The Glossary window (tray → Glossary…): typed and imported terms per language pair, saved
+next to the settings and given to the running pipeline at once; a bad glossary file is set
+aside with a notice and the app stays up."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QDialogButtonBox, QTableWidgetItem
+
+from subtitler.config import AppConfig, MtConfig
+from subtitler.mt import glossary
+from subtitler.mt.glossary import Entry, Glossary
+from subtitler.pipeline.pipeline import Factories
+from subtitler.ui.app import SubtitlerApp
+from subtitler.ui.glossary_dialog import GlossaryDialog
+from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
+
+
+@pytest.fixture(autouse=True)
+def _collect() -> Iterator[None]:
+    """Dialogs are freed here, not by a later garbage collection in the middle of another
+    test's repaint (that crashed Qt's offscreen backing store)."""
+    yield
+    gc.collect()
+
+
+def _dialog(qtbot, g: Glossary) -> GlossaryDialog:  # type: ignore[no-untyped-def]
+    d = GlossaryDialog(g, "en", "de")
+    qtbot.addWidget(d)
+    return d
+
+
+def test_the_table_shows_the_pair_and_edits_are_saved(qtbot) -> None:  # type: ignore[no-untyped-def]
+    g = Glossary().with_pair("en", "de", [("Subiaco", "Subiaco")])
+    g = g.with_pair("en", "fr", [("printing", "imprimerie")])
+    d = _dialog(qtbot, g)
+    assert d.rows() == [("Subiaco", "Subiaco")]
+    d.add_row()
+    d.table.setItem(1, 0, QTableWidgetItem("  Pannartz "))
+    d.table.setItem(1, 1, QTableWidgetItem(""))
+    d.add_row()  # left empty: dropped on save
+    with qtbot.waitSignal(d.applied) as sig:
+        d.buttons.button(QDialogButtonBox.StandardButton.Save).click()
+    saved: Glossary = sig.args[0]
+    assert saved.pair("en", "de") == (
+        Entry("en", "de", "Subiaco", "Subiaco"),
+        Entry("en", "de", "Pannartz", ""),
+    )
+    assert saved.pair("en", "fr") == (Entry("en", "fr", "printing", "imprimerie"),)
+    assert d.rows() == [("Subiaco", "Subiaco"), ("Pannartz", "")]
+    assert "2 terms" in d.status.text()
+    # Another pair: its own terms; the edits of the first are kept.
+    d.table.setItem(0, 1, QTableWidgetItem("Subiaco (Latium)"))
+    d.tgt_box.setCurrentIndex(d.tgt_box.findData("fr"))
+    assert d.rows() == [("printing", "imprimerie")]
+    d.table.selectRow(0)
+    d.remove_rows()
+    with qtbot.waitSignal(d.applied) as sig:
+        d.save()
+    assert sig.args[0].pair("en", "fr") == ()
+    assert sig.args[0].translations("en", "de")[0] == ("Subiaco", "Subiaco (Latium)")
+
+
+def test_import_adds_a_csv_and_a_bad_file_changes_nothing(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    d = _dialog(qtbot, Glossary().with_pair("en", "de", [("Subiaco", "")]))
+    good = tmp_path / "terms.csv"
+    good.write_bytes("\ufeffTerm;Translation\nsubiaco;Subiaco\nprinting;Buchdruck\n".encode())
+    assert d.import_file(good) == 2
+    assert d.rows() == [("Subiaco", "Subiaco"), ("printing", "Buchdruck")]
+    assert d.status.text() == "2 terms imported from terms.csv; Save to use them."
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"a,b,c\n")
+    assert d.import_file(bad) == 0
+    assert d.rows() == [("Subiaco", "Subiaco"), ("printing", "Buchdruck")]
+    assert d.status.text().startswith("Not imported: bad.csv line 1 has 3 fields")
+
+
+def _app(tmp_path: Path) -> SubtitlerApp:
+    f = Factories(
+        lambda a, c: FakeSource(30.0, speed=1.0),
+        lambda a: ScriptedRecognizer([Step(0.5, 0, ["hi."], True)]),
+        loader_for(echo_lm()),
+    )
+    cfg = AppConfig(mt=MtConfig(model_path="x"))
+    return SubtitlerApp(cfg, f, config_path=tmp_path / "config.toml", data_dir=tmp_path)
+
+
+def test_the_tray_opens_it_and_saving_applies_and_writes_the_file(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    glossary.save(Glossary().with_pair("en", "de", [("Subiaco", "")]), tmp_path / "glossary.csv")
+    app = _app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    assert app.glossary.pair("en", "de") == (Entry("en", "de", "Subiaco", ""),)
+    assert "Glossary…" in [a.text() for a in app.tray.menu.actions()]
+    app.start()
+    assert app.pipeline is not None and app.pipeline.glossary == app.glossary
+    app.tray.show_glossary.emit()
+    d = app.glossary_dialog
+    assert d is not None and d.isVisible() and d.rows() == [("Subiaco", "")]
+    qtbot.addWidget(d)
+    d.table.setItem(0, 1, QTableWidgetItem("Subiaco"))
+    d.save()
+    new = Glossary().with_pair("en", "de", [("Subiaco", "Subiaco")])
+    assert app.glossary == new and app.pipeline.glossary == new  # live, same pipeline
+    assert glossary.load(tmp_path / "glossary.csv").glossary == new
+    app.pipeline.stop()
+
+
+def test_a_bad_glossary_file_is_set_aside_and_the_app_runs(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    (tmp_path / "glossary.csv").write_bytes(b"\xff\xfe not a glossary")
+    app = _app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    assert "The glossary could not be read (glossary.csv is not UTF-8 text" in app.overlay.alert
+    assert app.glossary == Glossary()
+    assert len(list(tmp_path.glob("glossary.csv.broken-*"))) == 1
+    app.start()
+    qtbot.waitUntil(lambda: any(ln.translation for ln in app.overlay.lines()), timeout=10_000)
+    assert app.pipeline is not None
+    app.pipeline.stop()
+
+
+def test_a_glossary_that_cannot_be_saved_is_used_and_said(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    app = _app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    (tmp_path / "glossary.csv").mkdir()  # something in the way of the file
+    new = Glossary().with_pair("en", "de", [("Subiaco", "Subiaco")])
+    app.open_glossary()
+    assert app.glossary_dialog is not None
+    qtbot.addWidget(app.glossary_dialog)
+    app.apply_glossary(new)
+    assert app.glossary == new
+    assert app.overlay.alert.startswith("Glossary not saved (")
+    assert app.glossary_dialog is not None
+    assert app.glossary_dialog.status.text() == app.overlay.alert

@@ -1,0 +1,120 @@
+"""The glossary file and CSV import: exact rows from real files, one-line errors, and a bad
+file set aside (never fatal), as settings are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from subtitler.mt import glossary
+from subtitler.mt.glossary import Entry, Glossary, GlossaryError, read_import
+
+
+def _write(path: Path, data: str | bytes) -> Path:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.write_bytes(data)
+    return path
+
+
+def test_save_then_load_gives_the_same_glossary(tmp_path: Path) -> None:
+    g = Glossary().with_pair("en", "de", [("Subiaco", "Subiaco"), ("printing", "Buchdruck")])
+    g = g.with_pair("fr", "en", [("Pannartz", ""), ('quote "and", comma', "x; y")])
+    path = glossary.save(g, tmp_path / "glossary.csv")
+    assert path.read_text(encoding="utf-8").splitlines()[0] == "src_lang,tgt_lang,term,translation"
+    loaded = glossary.load(path)
+    assert loaded.notice == "" and loaded.glossary == g
+    assert loaded.glossary.pair("fr", "en") == (
+        Entry("fr", "en", "Pannartz", ""),
+        Entry("fr", "en", 'quote "and", comma', "x; y"),
+    )
+
+
+def test_a_missing_file_is_an_empty_glossary(tmp_path: Path) -> None:
+    loaded = glossary.load(tmp_path / "nothing.csv")
+    assert loaded.glossary == Glossary() and loaded.notice == ""
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"term,translation\nfoo,bar\n", "does not start with the line"),
+        (b"src_lang,tgt_lang,term,translation\nen,de,a,b,c\n", "line 2: expected 4 fields"),
+        (b"src_lang,tgt_lang,term,translation\nen,xx-nope,a,b\n", "line 2: unknown language"),
+        (b"src_lang,tgt_lang,term,translation\nen,de,\xff\xfe,b\n", "is not UTF-8 text"),
+    ],
+)
+def test_a_bad_file_is_set_aside_with_a_one_line_notice(
+    tmp_path: Path, content: bytes, why: str
+) -> None:
+    path = _write(tmp_path / "glossary.csv", content)
+    loaded = glossary.load(path)
+    assert loaded.glossary == Glossary()
+    assert why in loaded.notice and "\n" not in loaded.notice
+    assert loaded.backup is not None and loaded.backup.read_bytes() == content
+    assert not path.exists()  # the next save writes a fresh one
+    assert loaded.backup.name in loaded.notice
+
+
+def test_a_folder_in_place_of_the_file_is_not_fatal(tmp_path: Path) -> None:
+    (tmp_path / "glossary.csv").mkdir()
+    loaded = glossary.load(tmp_path / "glossary.csv")
+    assert loaded.glossary == Glossary() and "cannot be read" in loaded.notice
+
+
+def test_pairs_hotwords_and_fixed_translations() -> None:
+    g = Glossary().with_pair("en", "de", [("Subiaco", "Subiaco"), ("Sweynheim", "")])
+    g = g.with_pair("en", "fr", [("subiaco", "Subiaco"), ("Pannartz", "Pannartz")])
+    g = g.with_pair("de", "en", [("Buchdruck", "printing")])
+    assert g.translations("en", "de") == (("Subiaco", "Subiaco"),)  # recognised-only left out
+    assert g.hotwords("en") == "Subiaco. Sweynheim. Pannartz."  # once each, any case
+    assert g.hotwords(None) == "Subiaco. Sweynheim. Pannartz. Buchdruck."
+    assert g.pairs() == [("de", "en"), ("en", "de"), ("en", "fr")]
+
+
+def test_with_pair_cleans_rows_and_keeps_the_last_of_a_term() -> None:
+    g = Glossary().with_pair(
+        "EN", "de", [("  Subiaco  ", " A "), ("", "dropped"), ("subiaco", "B"), ("x  y", "")]
+    )
+    assert g.pair("en", "de") == (Entry("en", "de", "subiaco", "B"), Entry("en", "de", "x y", ""))
+    with pytest.raises(GlossaryError, match="unknown language"):
+        Glossary().with_pair("en", "klingon", [("a", "b")])
+    with pytest.raises(GlossaryError, match="at most 200 characters"):
+        Glossary().with_pair("en", "de", [("a" * 201, "b")])
+
+
+PB = ("printing", "Buchdruck")
+
+
+@pytest.mark.parametrize(
+    ("data", "rows"),
+    [
+        ("Subiaco\nPannartz\n", [("Subiaco", ""), ("Pannartz", "")]),
+        ("term\nSubiaco\n\nPannartz\n", [("Subiaco", ""), ("Pannartz", "")]),
+        ("Term;Translation\nprinting;Buchdruck\nSubiaco;\n", [PB, ("Subiaco", "")]),
+        ("\ufeffprinting,Buchdruck\n\"a, b\",\"c; d\"\n", [PB, ("a, b", "c; d")]),
+        ("printing\tBuchdruck\r\nSubiaco\tSubiaco\r\n", [PB, ("Subiaco", "Subiaco")]),
+        ("printing;Buchdruck;;\n", [PB]),  # a spreadsheet's empty cells
+    ],
+)  # fmt: skip
+def test_import_reads_one_or_two_columns_any_separator_with_or_without_header(
+    tmp_path: Path, data: str, rows: list[tuple[str, str]]
+) -> None:
+    assert read_import(_write(tmp_path / "in.csv", data)) == rows
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"", "in.csv holds no terms"),
+        (b"term\n\n", "in.csv holds no terms"),
+        (b"a,b,c\n", "in.csv line 1 has 3 fields: a line is a term and, optionally, its"),
+        (b"ok,fine\n\nx;y,z,w\n", "in.csv line 3 has 3 fields"),
+        (b"caf\xe9,x\n", "in.csv is not UTF-8 text (byte 3)"),
+    ],
+)  # fmt: skip
+def test_import_errors_are_one_line(tmp_path: Path, data: bytes, why: str) -> None:
+    with pytest.raises(GlossaryError) as e:
+        read_import(_write(tmp_path / "in.csv", data))
+    assert str(e.value).startswith(why) and "\n" not in str(e.value)
