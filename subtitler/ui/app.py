@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QRect, QUrl
 from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from subtitler.config import AppConfig, given_settings
+from subtitler.config import AppConfig, DisplayConfig, given_settings
 from subtitler.mt.glossary import FILENAME as GLOSSARY_FILE
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.events import (
@@ -37,6 +37,7 @@ from subtitler.ui.history import HistoryDialog
 from subtitler.ui.hotkeys import OLD_DEFAULTS, GlobalHotkeys, replace_old_defaults
 from subtitler.ui.models_dialog import ModelsDialog
 from subtitler.ui.overlay import SubtitleOverlay
+from subtitler.ui.preview import PREVIEW_ID, sample_events
 from subtitler.ui.settings_pane import Choices, SettingsPane
 from subtitler.ui.single_instance import SingleInstance
 from subtitler.ui.tray import Tray
@@ -201,6 +202,7 @@ class SubtitlerApp(QObject):
 
     def on_event(self, ev: Event) -> None:
         if isinstance(ev, SubtitleEvent):
+            self._drop_samples()  # the meeting's own lines take over from the preview's
             self.overlay.on_subtitle(ev)
         elif isinstance(ev, LevelEvent):
             if self.settings is not None and self.settings.isVisible():
@@ -246,11 +248,31 @@ class SubtitlerApp(QObject):
         if self.settings is None:
             self.settings = SettingsPane(self.config, self.choices)
             self.settings.applied.connect(self.apply_settings)
+            self.settings.previewed.connect(self.preview_display)
+            self.settings.finished.connect(self.end_preview)
         else:
             self.settings.load(self.config)
         self.settings.show_hotkeys(self.hotkey_problems, self.hotkeys.note, self.hotkeys.available)
         self.settings.show()
         self.settings.raise_()
+
+    def preview_display(self, display: DisplayConfig) -> None:
+        """The overlay as the open settings say, before Apply; with sample lines while there
+        is nothing else to show."""
+        self.overlay.apply_display(display)
+        if not self.overlay.lines():
+            for ev in sample_events():
+                self.overlay.on_subtitle(ev)
+
+    def end_preview(self) -> None:
+        """Settings closed: the overlay as the settings in use say, the samples gone."""
+        self.overlay.apply_display(self.config.display)
+        self._drop_samples()
+
+    def _drop_samples(self) -> None:
+        shown = self.overlay.lines()
+        if shown and all(line.segment_id <= PREVIEW_ID for line in shown):
+            self.overlay.clear()
 
     def apply_settings(self, cfg: AppConfig) -> None:
         old_web = self.config.web
@@ -270,7 +292,8 @@ class SubtitlerApp(QObject):
         keeps drawing with the same settings object as the app."""
         cfg = self.config
         self.config = dataclasses.replace(cfg, display=dataclasses.replace(cfg.display, **changes))
-        self.overlay.display = self.config.display
+        # (While the settings preview a look, the overlay keeps it, with these changes too.)
+        self.overlay.display = dataclasses.replace(self.overlay.display, **changes)
 
     def set_click_through(self, on: bool) -> None:
         self.set_display(click_through=on)

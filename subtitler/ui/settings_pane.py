@@ -129,6 +129,7 @@ def meeting_audio_hint() -> str:
 
 class SettingsPane(QDialog):
     applied = Signal(object)  # a validated AppConfig
+    previewed = Signal(object)  # the DisplayConfig the look controls say now (not applied)
 
     def __init__(
         self, config: AppConfig, choices: Choices | None = None, parent: QWidget | None = None
@@ -172,6 +173,20 @@ class SettingsPane(QDialog):
         lay.addWidget(self.error)
         lay.addWidget(buttons)
         self.load(config)
+        for changed in (
+            self.font_family.currentFontChanged,
+            self.font_size.valueChanged,
+            self.outline.toggled,
+            self.opacity.valueChanged,
+            self.lines.valueChanged,
+            self.bilingual.toggled,
+            self.mask_k.valueChanged,
+        ):
+            changed.connect(self._preview)
+
+    def _preview(self, *_: object) -> None:
+        """Each look control's effect on the overlay at once, before Apply."""
+        self.previewed.emit(self.values().display)
 
     # -- tabs ------------------------------------------------------------------------------
     def _add_declared_rows(self, tab: str, page: QWidget) -> None:
@@ -605,6 +620,7 @@ class SettingsPane(QDialog):
         c = QColorDialog.getColor(QColor(self._color), self, "Subtitle colour")
         if c.isValid():
             self._set_color(c.name())
+            self._preview()
 
 
 def _row(

@@ -143,3 +143,43 @@ def test_click_through_from_a_hotkey_is_kept_when_open_settings_are_applied(
     assert app.settings.apply()
     assert app.overlay.click_through and app.config.display.click_through
     assert settings_store.load(tmp_path / "config.toml").config.display.click_through
+
+
+def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
+    qtbot, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Each look control shows its effect on the overlay at once (with sample lines while the
+    meeting has none); Cancel puts back what the settings say, Apply keeps it."""
+    import os
+
+    from subtitler.ui.preview import PREVIEW_ID
+
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.overlay.show()
+    app.open_settings()
+    pane = app.settings
+    assert pane is not None
+    qtbot.addWidget(pane)
+    assert app.overlay.lines() == []
+    pane.font_size.setValue(40)
+    assert app.overlay.display.font_size == 40  # before Apply
+    lines = app.overlay.lines()
+    assert lines and all(ln.segment_id <= PREVIEW_ID for ln in lines)
+    unfinished = lines[-1].translation
+    pane.mask_k.setValue(0)
+    assert app.overlay.lines()[-1].translation.startswith(unfinished)
+    assert len(app.overlay.lines()[-1].translation) > len(unfinished)  # k hides its end
+    pane.bilingual.setChecked(True)
+    assert app.overlay.display.bilingual
+    app.overlay.grab().save(str(Path(os.environ.get("SUBTITLER_SHOTS", tmp_path)) / "preview.png"))
+    assert app.config.display.font_size != 40  # nothing applied or saved yet
+    pane.reject()  # Cancel
+    assert app.overlay.display == app.config.display and app.overlay.lines() == []
+
+    app.open_settings()
+    pane.font_size.setValue(36)
+    pane._ok()  # OK: applied, saved, the preview's samples gone
+    assert app.overlay.display.font_size == 36 and app.config.display.font_size == 36
+    assert settings_store.load(tmp_path / "config.toml").config.display.font_size == 36
+    assert app.overlay.lines() == []

@@ -1,0 +1,43 @@
+"""Sample subtitles that show what the look settings do before they are applied."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from subtitler.mt.masking import MAX_K, display_text
+from subtitler.pipeline.events import SubtitleEvent
+
+PREVIEW_ID = -1000  # segment ids at or below it are samples (a pipeline counts from 0)
+SAMPLE = (
+    (
+        "Good morning, everyone, and welcome to the planning meeting.",
+        "Guten Morgen zusammen und willkommen zur Planungssitzung.",
+    ),
+    (
+        "Let's start with the budget for the new office in Zurich",
+        "Beginnen wir mit dem Budget für das neue Büro in Zürich",
+    ),
+)
+
+
+def _pieces(text: str) -> list[str]:
+    """The text in pieces of about a translator's token (up to 4 letters, with the space
+    before them), so that mask-k hides about as much as it would."""
+    return re.findall(r"\s*\S{1,4}", text)
+
+
+def sample_events() -> list[SubtitleEvent]:
+    """A finished line and one still being spoken (masked as the settings say)."""
+    out = []
+    for i, (source, translation) in enumerate(SAMPLE):
+        final = i == 0
+        pieces = _pieces(translation)
+
+        def detok(ids: Sequence[int], p: list[str] = pieces) -> bytes:
+            return "".join(p[j] for j in ids).encode()
+
+        ids = list(range(len(pieces)))
+        shown = tuple(display_text(detok, ids, k, final).strip() for k in range(MAX_K + 1))
+        out.append(SubtitleEvent(PREVIEW_ID - i, source, translation, shown, final, 0.0, 0.0))
+    return out
