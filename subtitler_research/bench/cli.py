@@ -51,6 +51,15 @@ def _ints(s: str) -> list[int]:
     return vals
 
 
+def _progress(a: argparse.Namespace, sentences: int, runs: int) -> Any:
+    """A progress bar on stderr over the sentences (None with --no-progress)."""
+    if a.no_progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=sentences, desc=f"{runs} runs", unit="sent", file=sys.stderr)
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m subtitler_research.bench",
@@ -169,11 +178,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         if draft_lm is not None:
             for k in a.draft_tokens:
                 specs += draft_model_specs(k, a.mask_beta)
-        bar = None
-        if not a.no_progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(sources), desc=f"{len(specs)} runs", unit="sent", file=sys.stderr)
+        bar = _progress(a, len(sources), len(specs))
         t0 = time.perf_counter()
         results = run_all(
             lm,
@@ -236,11 +241,7 @@ def run_on_server(
         template = resolve_server_template(a.template, client.model)
         prompts = PromptBuilder(template, src_lang, tgt_lang)
         specs = standard_specs(a.betas, a.ks, a.mask_beta)
-        bar = None
-        if not a.no_progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(sources), desc=f"{len(specs)} runs", unit="sent", file=sys.stderr)
+        bar = _progress(a, len(sources), len(specs))
         t0 = time.perf_counter()
         results = run_remote_all(
             client,
