@@ -32,6 +32,11 @@ _BAD_CHARS = set('\\:<>"|?*') | {chr(c) for c in range(32)} | {"\x7f"}
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"{d}{i}" for d in ("com", "lpt") for i in range(10)}
 
 
+def size_text(mb: int) -> str:
+    """A catalog size for people: "640 MB", "1.5 GB"."""
+    return f"{mb / 1000:.1f} GB" if mb >= 1000 else f"{mb} MB"
+
+
 class CatalogError(ValueError):
     """The catalog file is malformed; the message names the entry and field."""
 

@@ -15,7 +15,13 @@ from typing import Any
 
 from subtitler import paths
 from subtitler.models import download as dl
-from subtitler.models.catalog import Catalog, CatalogEntry, CatalogError, load_catalog
+from subtitler.models.catalog import (
+    Catalog,
+    CatalogEntry,
+    CatalogError,
+    load_catalog,
+    size_text,
+)
 from subtitler.models.validate import InvalidModelError, check_model_path
 
 log = logging.getLogger("subtitler.models")
@@ -77,10 +83,6 @@ def _entries(cat: Catalog, ids: list[str]) -> list[CatalogEntry]:
         raise UsageError(str(e)) from None
 
 
-def _size(mb: int) -> str:
-    return f"{mb / 1000:.1f} GB" if mb >= 1000 else f"{mb} MB"
-
-
 def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for e in cat:
@@ -109,8 +111,8 @@ def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
         (
             r["id"],
             r["kind"],
-            _size(r["size_mb"]),
-            _size(r["memory_mb"]),
+            size_text(r["size_mb"]),
+            size_text(r["memory_mb"]),
             r["speed"],
             r["licence"],
             "multilingual" if "*" in r["languages"] else ",".join(r["languages"])[:24],

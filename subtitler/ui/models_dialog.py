@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from subtitler.config import AppConfig
 from subtitler.models import download as dl
-from subtitler.models.catalog import Catalog, CatalogEntry
+from subtitler.models.catalog import Catalog, CatalogEntry, size_text
 from subtitler.models.firstrun import with_models
 
 log = logging.getLogger(__name__)
@@ -39,10 +39,6 @@ STATES = {
     "partial": "Download not finished",
     "missing": "Not downloaded",
 }
-
-
-def _size(mb: int) -> str:
-    return f"{mb / 1000:.1f} GB" if mb >= 1000 else f"{mb} MB"
 
 
 def in_use(entry: CatalogEntry, cfg: AppConfig, root: Path | None) -> bool:
@@ -131,8 +127,8 @@ class ModelsDialog(QDialog):
                 [
                     e.name,
                     KINDS[e.kind],
-                    _size(e.size_mb) if e.downloadable else "—",
-                    _size(e.memory_mb),
+                    size_text(e.size_mb) if e.downloadable else "—",
+                    size_text(e.memory_mb),
                     STATES.get(state, state),
                     mark,
                 ]
