@@ -11,11 +11,13 @@ from typing import NoReturn
 
 from subtitler import __version__
 from subtitler.config import (
+    MAX_EXTRA_TARGETS,
     SECTIONS,
     SETTING_DEST,
     add_setting_flags,
     flag_of,
     given_settings,
+    language_codes,
     spec_of,
 )
 
@@ -126,13 +128,28 @@ def main(argv: list[str] | None = None) -> int:
 
     for key, value in given_settings(a).items():
         section, name = key.split(".", 1)
-        if spec_of(SECTIONS[section], name).language:
-            try:
-                setattr(a, SETTING_DEST + key, normalize_code(value))
-            except UnknownLanguageError as e:
-                flag = SHORT_FLAGS.get(key, flag_of(section, name))
-                print(f"error: {flag}: {e}", file=sys.stderr)
-                return 2
+        spec = spec_of(SECTIONS[section], name)
+        if not (spec.language or spec.languages):
+            continue
+        flag = SHORT_FLAGS.get(key, flag_of(section, name))
+        try:
+            codes = [normalize_code(c) for c in language_codes(value)] if spec.languages else []
+            value = ",".join(codes) if spec.languages else normalize_code(value)
+        except UnknownLanguageError as e:
+            print(f"error: {flag}: {e}", file=sys.stderr)
+            return 2
+        if len(codes) > MAX_EXTRA_TARGETS:
+            print(f"error: {flag}: at most {MAX_EXTRA_TARGETS} languages", file=sys.stderr)
+            return 2
+        setattr(a, SETTING_DEST + key, value)
+    given = given_settings(a)
+    if given.get("mt.tgt_lang") in language_codes(given.get("mt.extra_targets", "")):
+        print(
+            f"error: {flag_of('mt', 'extra_targets')}: {given['mt.tgt_lang']!r} is already "
+            f"the target language ({SHORT_FLAGS['mt.tgt_lang']})",
+            file=sys.stderr,
+        )
+        return 2
     from subtitler.ui.app import run_app
 
     return run_app(a, data_dir)

@@ -32,6 +32,7 @@ class Spec:
     reload: bool = False  # a change needs the model loaded again (else it applies live)
     tab: str = ""  # the settings pane's tab that shows it ("": not in the pane)
     term: str = ""  # the exact technical term, where the label says it in plain words
+    languages: bool = False  # language codes separated by commas (each checked as ``language``)
 
     @property
     def name(self) -> str:
@@ -97,6 +98,22 @@ class Spec:
         return parse
 
 
+def base_code(code: str) -> str:
+    """A language code as compared and used: lower case, without a region ("pt-BR" -> "pt")."""
+    return code.strip().lower().replace("_", "-").split("-")[0]
+
+
+def language_codes(text: str) -> list[str]:
+    """The codes of a comma-separated list ("ja, FR" -> ["ja", "fr"]; spaces also separate),
+    in their order, each once (not checked against the known languages)."""
+    out: list[str] = []
+    for part in text.replace(",", " ").split():
+        code = base_code(part)
+        if code and code not in out:
+            out.append(code)
+    return out
+
+
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
@@ -134,11 +151,12 @@ def setting(
     reload: bool = False,
     tab: str = "",
     term: str = "",
+    languages: bool = False,
 ) -> Any:
     """A dataclass field with its :class:`Spec` in ``metadata["spec"]``."""
     return field(
         default=default,
-        metadata=about(label, doc, range, choices, language, reload, tab, term),
+        metadata=about(label, doc, range, choices, language, reload, tab, term, languages),
     )
 
 
@@ -151,10 +169,11 @@ def about(
     reload: bool = False,
     tab: str = "",
     term: str = "",
+    languages: bool = False,
 ) -> dict[str, Spec]:
     """The metadata of a setting whose default needs a factory: ``field(default_factory=...,
     metadata=about(...))``."""
-    return {"spec": Spec(label, doc, range, choices, language, reload, tab, term)}
+    return {"spec": Spec(label, doc, range, choices, language, reload, tab, term, languages)}
 
 
 def spec_of(cls: type, name: str) -> Spec:
@@ -173,6 +192,7 @@ def specs(cls: type) -> Iterator[tuple[Field[Any], Spec]]:
 
 
 THREADS = (1, 64)
+MAX_EXTRA_TARGETS = 4  # extra target languages: each costs a translation of every update
 TEMPLATES = ("auto", "tower", "qwen3", "chatml", "gguf")
 # What CTranslate2 accepts as a compute type ("auto": int8 on CPU, float16 on CUDA).
 COMPUTE_TYPES = (
@@ -279,6 +299,13 @@ class MtConfig:
     tgt_lang: str = setting(
         "de", "Translate into", language=True, tab="translation", term="target language"
     )
+    extra_targets: str = setting(
+        "", "Also translate into",
+        "more target languages shown under the first, as codes separated by commas (e.g. "
+        f"'ja, fr'; at most {MAX_EXTRA_TARGETS}); each adds a translation of every update on "
+        "the same loaded model",
+        languages=True, tab="translation", term="extra target languages",
+    )  # fmt: skip
     method: str = setting(
         "SSBD", "How translations are updated",
         "SSBD: self-speculative biased decoding (fast, stable); RT: re-translation of the whole "
@@ -406,6 +433,22 @@ class MtConfig:
         "guess only while it measurably speeds decoding up",
         tab="advanced",
     )
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every language translated into: the main target first, then the extra ones in
+        their order, each once."""
+        out = [base_code(self.tgt_lang)]
+        for code in language_codes(self.extra_targets):
+            if code not in out:
+                out.append(code)
+        return tuple(out)
+
+    def for_target(self, lang: str) -> MtConfig:
+        """These settings as one target's translator sees them: ``lang`` is its target
+        language, the others are its extra targets (so ``targets`` is the same set)."""
+        others = [t for t in self.targets if t != lang]
+        return dataclasses.replace(self, tgt_lang=lang, extra_targets=",".join(others))
 
     @property
     def uses_server(self) -> bool:

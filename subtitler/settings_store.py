@@ -17,7 +17,16 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import tomli_w
 
 from subtitler import paths
-from subtitler.config import SECTIONS, AppConfig, Spec, specs
+from subtitler.config import (
+    MAX_EXTRA_TARGETS,
+    SECTIONS,
+    AppConfig,
+    Spec,
+    base_code,
+    language_codes,
+    spec_of,
+    specs,
+)
 from subtitler.mt.languages import UnknownLanguageError, normalize_code
 
 log = logging.getLogger(__name__)
@@ -33,13 +42,51 @@ def default_path() -> Path:
 
 
 def _language_problem(spec: Spec, value: Any) -> str | None:
-    if not spec.language or value is None:
+    if value is None or not isinstance(value, str):
+        return None
+    if spec.languages:
+        codes = language_codes(value)
+        bad = [c for c in codes if not _is_language(c)]
+        if bad:
+            return f"{spec.label}: unknown language {', '.join(map(repr, bad))}"
+        if len(codes) > MAX_EXTRA_TARGETS:
+            return f"{spec.label}: at most {MAX_EXTRA_TARGETS} languages (is {len(codes)})"
+        return None
+    if not spec.language:
         return None
     try:
         normalize_code(value)
     except UnknownLanguageError:
         return f"{spec.label}: unknown language {value!r}"
     return None
+
+
+def _is_language(code: str) -> bool:
+    try:
+        normalize_code(code)
+    except UnknownLanguageError:
+        return False
+    return True
+
+
+def _target_problem(cfg: AppConfig) -> str | None:
+    """The extra target languages must not repeat the main one."""
+    main = base_code(cfg.mt.tgt_lang)
+    if main in language_codes(cfg.mt.extra_targets):
+        also = spec_of(SECTIONS["mt"], "extra_targets").label
+        into = spec_of(SECTIONS["mt"], "tgt_lang").label
+        return f"{also}: {main!r} is already the language to {into.lower()}"
+    return None
+
+
+def _without_main_target(cfg: AppConfig, notes: list[str]) -> AppConfig:
+    """A settings file whose extra targets repeat the main one: that code is left out."""
+    if _target_problem(cfg) is None:
+        return cfg
+    main = base_code(cfg.mt.tgt_lang)
+    rest = ",".join(c for c in language_codes(cfg.mt.extra_targets) if c != main)
+    notes.append(f"mt.extra_targets repeats the main target {main!r}: {rest!r} used")
+    return dataclasses.replace(cfg, mt=dataclasses.replace(cfg.mt, extra_targets=rest))
 
 
 def validate(cfg: AppConfig) -> list[str]:
@@ -53,6 +100,8 @@ def validate(cfg: AppConfig) -> list[str]:
             why = spec.problem(value) or _language_problem(spec, value)
             if why:
                 errs.append(why)
+    if (why := _target_problem(cfg)) is not None:
+        errs.append(why)
     return errs
 
 
@@ -101,8 +150,8 @@ def _build(cls: type, data: Any, where: str, notes: list[str]) -> Any:
             value = float(value)
         spec: Spec | None = known[key].metadata.get("spec")
         if spec is not None:
-            if _language_problem(spec, value):
-                notes.append(f"{name}: unknown language {value!r}, {default!r} used")
+            if (why := _language_problem(spec, value)) is not None:
+                notes.append(f"{name}: {why.split(': ', 1)[-1]}, {default!r} used")
                 continue
             if spec.problem(value) is not None:
                 fixed = spec.fixed(value, default)
@@ -159,6 +208,7 @@ def from_toml(text: str, notes: list[str] | None = None) -> AppConfig:
         raise ConfigError("not valid TOML: nested too deeply") from None
     found: list[str] = []
     cfg: AppConfig = _build(AppConfig, data, "", found)
+    cfg = _without_main_target(cfg, found)
     if notes is None and found:
         raise ConfigError("; ".join(found))
     if notes is not None:

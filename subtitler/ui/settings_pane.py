@@ -49,6 +49,7 @@ from subtitler.config import (
     DisplayConfig,
     MtConfig,
     Spec,
+    language_codes,
     pane_fields,
     spec_of,
     with_settings,
@@ -662,7 +663,10 @@ class DeclaredRow:
             dbox.setSingleStep((hi - lo) / 100)
             self.widget = dbox
         elif tp is str:
-            self.widget = QLineEdit()
+            edit = QLineEdit()
+            if spec.languages:
+                edit.setPlaceholderText("none (language codes, e.g. ja, fr)")
+            self.widget = edit
         else:
             raise TypeError(f"{section}.{name}: no widget for {tp} (give it a hand-made row)")
         self.widget.setToolTip(spec.tooltip)
@@ -689,6 +693,8 @@ class DeclaredRow:
         if isinstance(w, QDoubleSpinBox):
             return round(w.value(), 2)
         assert isinstance(w, QLineEdit)
+        if self.spec.languages:  # "JA,fr" is saved as "ja, fr"
+            return ", ".join(language_codes(w.text()))
         return w.text().strip()
 
 

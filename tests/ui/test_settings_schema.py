@@ -74,13 +74,39 @@ def test_an_added_setting_is_accepted_on_the_command_line(
     assert "Speed hint must be 1..9 (is 10)" in capsys.readouterr().err
 
 
+GENERATED = {"mt.extra_targets"}  # the declared settings whose rows the pane makes itself
+
+
 def test_the_hand_made_rows_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """Today every declared setting has a hand-made row: the pane adds none of its own, and
-    no hand-made row shows a setting its declaration does not put on that tab."""
+    """Every declared setting but GENERATED has a hand-made row, and no hand-made row shows
+    a setting its declaration does not put on that tab."""
     for tab, keys in HANDMADE.items():
         declared = {f"{section}.{f.name}" for section, f, _ in pane_fields(tab)}
-        assert set(keys) == declared, tab
+        assert set(keys) == declared - GENERATED, tab
     pane = SettingsPane(AppConfig())
     qtbot.addWidget(pane)
-    assert pane.declared_rows == {}
+    assert set(pane.declared_rows) == GENERATED
     assert config.SECTIONS is SECTIONS
+
+
+def test_extra_target_languages_have_a_row_made_from_their_declaration(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QLineEdit
+
+    pane = SettingsPane(with_settings(AppConfig(), {"mt.extra_targets": "ja"}))
+    qtbot.addWidget(pane)
+    row = pane.declared_rows["mt.extra_targets"]
+    assert isinstance(row.widget, QLineEdit) and row.widget.text() == "ja"
+    assert "e.g. ja, fr" in row.widget.placeholderText()
+    translation = next(i for i in range(pane.tabs.count()) if pane.tabs.tabText(i) == "Translation")
+    assert pane.tabs.widget(translation).isAncestorOf(row.widget)
+    applied: list[AppConfig] = []
+    pane.applied.connect(applied.append)
+    row.widget.setText("JA, fr")
+    assert pane.apply() and applied[-1].mt.targets == ("de", "ja", "fr")
+    row.widget.setText("fr, de")  # the main target again: refused, with the reason
+    assert not pane.apply() and "'de' is already the language to translate into" in (
+        pane.error.text()
+    )
+    row.widget.setText("ja, xx")
+    assert not pane.apply() and "unknown language 'xx'" in pane.error.text()
+    assert applied[-1].mt.extra_targets == "ja, fr"  # (what was last accepted, as codes)

@@ -42,6 +42,22 @@ def test_unknown_target_language_is_one_line_error(
     assert err[0].startswith("error: --tgt-lang: unknown language code 'klingon' (known: af, ")
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--mt-extra-targets", "ja, klingon"], "error: --mt-extra-targets: unknown language"),
+        (["--mt-extra-targets", "ja,fr,es,it,nl"], "--mt-extra-targets: at most 4 languages"),
+        (["--tgt-lang", "JA", "--mt-extra-targets", "de,ja"], "'ja' is already the target"),
+    ],
+)
+def test_extra_target_languages_are_checked_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    rc = main([*argv, "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and said in err[0], err
+
+
 def test_models_subcommand(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -74,6 +74,11 @@ FIXES = [
     ("[audio]\ndevice = 1.5\n", "audio.device", None, "audio.device should be"),
     ("[mt]\ngpu_layers = 'all'\n", "mt.gpu_layers", None, "mt.gpu_layers should be"),
     ("[mt]\ngpu_layers = -7\n", "mt.gpu_layers", -1, "-1 used"),
+    # Extra target languages: each a known code, at most four, not the main target again.
+    ("[mt]\nextra_targets = 'ja, xx'\n", "mt.extra_targets", "", "unknown language 'xx'"),
+    ("[mt]\nextra_targets = 'ja,fr,es,it,nl'\n", "mt.extra_targets", "", "at most 4"),
+    ("[mt]\nextra_targets = 'DE, ja'\n", "mt.extra_targets", "ja", "repeats the main target"),
+    ("[mt]\nextra_targets = ['ja']\n", "mt.extra_targets", "", "should be str"),
 ]
 
 
@@ -212,3 +217,24 @@ def test_every_number_setting_declares_its_range() -> None:
                 assert spec.range is not None, f"{cls.__name__}.{f.name}"
             assert spec.label, f"{cls.__name__}.{f.name}"
         assert {f.name for f, _ in specs(cls)} == set(cls.__dataclass_fields__)
+
+
+def test_extra_target_languages_are_checked_like_the_main_one() -> None:
+    from subtitler.config import MtConfig
+
+    def problems(tgt: str, extra: str) -> list[str]:
+        return store.validate(
+            with_settings(AppConfig(), {"mt.tgt_lang": tgt, "mt.extra_targets": extra})
+        )
+
+    assert problems("de", "ja, fr") == [] and problems("de", "") == []
+    assert problems("de", "ja,klingon") == ["Also translate into: unknown language 'klingon'"]
+    assert problems("ja", "de, ja") == [
+        "Also translate into: 'ja' is already the language to translate into"
+    ]
+    assert problems("de", "ja fr zh es it") == ["Also translate into: at most 4 languages (is 5)"]
+    # The languages translated into: the main one first, each once, codes as compared.
+    mt = MtConfig(tgt_lang="de", extra_targets="JA, fr ja,pt-BR")
+    assert mt.targets == ("de", "ja", "fr", "pt")
+    ja = mt.for_target("ja")
+    assert (ja.tgt_lang, ja.targets) == ("ja", ("ja", "de", "fr", "pt"))
