@@ -93,13 +93,23 @@ def as_engine(model: LoadedModel | Engine, name: str = "") -> Engine:
 
 
 class LocalEngine:
-    """A :class:`LoadedModel` with its :class:`StreamTranslator`, in this process."""
+    """A :class:`LoadedModel` with a :class:`StreamTranslator` per target language, in this
+    process.
+
+    Each target keeps its own SSBD draft and its own KV cache on the one loaded model: the
+    first target uses the model's own context, each further one a stream of its own
+    (``LlamaLM.views``: one more llama.cpp context on the same weights; a model without
+    views, such as the tests' fakes, is shared, which is correct but re-evaluates more). A
+    target no longer chosen hands its stream to the next new one, so the streams never
+    outnumber the targets chosen at once."""
 
     def __init__(self, model: LoadedModel, name: str = "") -> None:
         self.model = model
         self.name = name
-        self._tr: StreamTranslator | None = None
-        self._settings: tuple[str, MtConfig] | None = None  # what the translator has
+        self._trs: dict[str, StreamTranslator] = {}  # target language -> its translator
+        self._settings: dict[str, tuple[str, MtConfig]] = {}  # what each translator has
+        # Streams (and the draft model's) not used by any translator.
+        self._free: list[tuple[LanguageModel, DraftModel | None]] = [(model.lm, model.draft)]
         self.glossary = Glossary()
 
     def set_glossary(self, glossary: Glossary) -> None:
@@ -113,21 +123,47 @@ class LocalEngine:
     def notice(self) -> str:
         return self.model.notice
 
-    def _configure(self, src_lang: str, mt: MtConfig) -> StreamTranslator:
-        """The translator, told the settings when they changed (it owns the mapping)."""
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The target languages that have a translator now."""
+        return tuple(self._trs)
+
+    def _stream(self, mt: MtConfig) -> tuple[LanguageModel, DraftModel | None]:
+        """A language model stream (and a draft model's) for a new target's translator."""
+        for gone in [t for t in self._trs if t not in mt.targets]:
+            tr = self._trs.pop(gone)
+            self._settings.pop(gone, None)
+            self._free.append((tr.lm, tr.draft_model))
+        if self._free:
+            return self._free.pop(0)
         m = self.model
-        tr = self._tr
+        views = getattr(m.lm, "views", None)
+        if views is None:
+            return m.lm, m.draft
+        draft = m.draft
+        dviews = getattr(draft.lm, "views", None) if draft is not None else None
+        if dviews is not None:
+            draft = DraftModel(dviews(1, "contexts")[0])
+        return views(1, "contexts")[0], draft
+
+    def _configure(self, src_lang: str, mt: MtConfig) -> StreamTranslator:
+        """The target's translator, told the settings when they changed (it owns the
+        mapping)."""
+        m = self.model
+        tgt = mt.targets[0]  # (the code as compared: "pt-BR" is "pt")
+        tr = self._trs.get(tgt)
         if tr is None:
-            tr = self._tr = StreamTranslator(
-                m.lm,
-                PromptBuilder(m.template, src_lang, mt.tgt_lang, m.formatter),
-                decode_options(mt, draft_model=m.draft is not None),
-                draft_model=m.draft,
+            lm, draft = self._stream(mt)
+            tr = self._trs[tgt] = StreamTranslator(
+                lm,
+                PromptBuilder(m.template, src_lang, tgt, m.formatter),
+                decode_options(mt, draft_model=draft is not None),
+                draft_model=draft,
             )
-        if self._settings != (src_lang, mt):
+        if self._settings.get(tgt) != (src_lang, mt):
             tr.reconfigure(mt, src_lang)
-            self._settings = (src_lang, mt)
-        terms = self.glossary.translations(src_lang, mt.tgt_lang)
+            self._settings[tgt] = (src_lang, mt)
+        terms = self.glossary.translations(src_lang, tgt)
         if tr.prompts.terms != terms:  # the glossary changed, or the language pair did
             tr.prompts = dataclasses.replace(tr.prompts, terms=terms)
         return tr
@@ -141,14 +177,16 @@ class LocalEngine:
         mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
     ) -> EngineResult:
+        """One update into ``mt.tgt_lang`` (a target's settings: ``MtConfig.for_target``)."""
         tr = self._configure(src_lang, mt)
         t = tr.update(segment_id, source, final, should_abort=should_abort)
         if t.stats.aborted:
             return EngineResult(t.text, t.tokens, (), t.stats)
-        detok = self.model.lm.detokenize
+        detok = tr.lm.detokenize
         shown = tuple(display_text(detok, t.tokens, k, final).strip() for k in range(MAX_K + 1))
         return EngineResult(t.text, t.tokens, shown, t.stats)
 
     def close(self) -> None:
-        self._tr = None
+        self._trs.clear()
+        self._free = []
         self.model.close()

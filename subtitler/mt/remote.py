@@ -281,7 +281,7 @@ class RemoteEngine:
         self.notice = ""
         self.template = ""
         self.n_ctx: int | None = None
-        self._tr: RemoteTranslator | None = None
+        self._trs: dict[str, RemoteTranslator] = {}  # per target language: its own draft
         self.glossary = Glossary()
         self._failures = 0
         self._retry_at = 0.0
@@ -369,9 +369,14 @@ class RemoteEngine:
             method = Method.RT
         opts = DecodeOptions(method=method, beta=mt.beta, max_new_tokens=mt.max_new_tokens)
         cap = LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens)
-        tr = self._tr
+        for gone in [t for t in self._trs if t not in mt.targets]:
+            del self._trs[gone]  # a target no longer chosen
+        tgt = mt.targets[0]
+        tr = self._trs.get(tgt)
         if tr is None:
-            tr = self._tr = RemoteTranslator(self.client, prompts, opts, cap=cap, n_ctx=self.n_ctx)
+            tr = self._trs[tgt] = RemoteTranslator(
+                self.client, prompts, opts, cap=cap, n_ctx=self.n_ctx
+            )
         else:
             tr.prompts, tr.options, tr.cap = prompts, opts, cap
         tr.context_sentences = mt.context_sentences
@@ -427,5 +432,5 @@ class RemoteEngine:
         return EngineResult(t.text, (), shown, t.stats)
 
     def close(self) -> None:
-        self._tr = None
+        self._trs.clear()
         self.client.close()

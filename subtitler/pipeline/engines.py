@@ -56,15 +56,17 @@ class WorkerEngine:
     def __init__(self, mt: MtConfig, path: Path) -> None:
         self.name = path.name
         self.crashes = 0
-        self._sent: MtConfig | None = None
+        # The settings the process has, per target language (a target's settings travel
+        # only when they change: several targets take turns without sending them each time).
+        self._sent: dict[str, MtConfig] = {}
         self._glossary = Glossary()
         self._glossary_sent: Glossary | None = None  # what the process has (None: a new one)
         self._proc = self._load(mt)
-        self._sent = mt
 
     def _load(self, mt: MtConfig) -> WorkerProcess:
         proc = WorkerProcess("translator")
         self._glossary_sent = None
+        self._sent = {}
         try:
             info = proc.start(mt)
         except WorkerCrashed as e:
@@ -74,6 +76,7 @@ class WorkerEngine:
             proc.close()
             raise RuntimeError(_naming(self.name, str(e))) from None
         self.notice: str = info["notice"]
+        self._sent = {mt.tgt_lang: mt}
         return proc
 
     @property
@@ -97,7 +100,8 @@ class WorkerEngine:
         mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
     ) -> EngineResult:
-        changed = mt if mt != self._sent else None  # settings travel only when they change
+        target = mt.tgt_lang
+        changed = mt if mt != self._sent.get(target) else None
         glossary = self._glossary
         new_glossary = glossary if glossary is not self._glossary_sent else None
         try:
@@ -109,6 +113,7 @@ class WorkerEngine:
                 src_lang,
                 changed,
                 new_glossary,
+                target,
                 abort=should_abort,
             )
         except (CallAbandoned, WorkerClosed):
@@ -123,7 +128,7 @@ class WorkerEngine:
             self._proc = self._load(mt)  # (a load that crashes now gives the model up)
             raise RuntimeError(f"{crashed}; loaded it again") from None
         finally:
-            self._sent = mt
+            self._sent[target] = mt  # (after a crash: what the new process was started with)
         self._glossary_sent = glossary  # (not after a crash: the new process gets it next time)
         return result
 
@@ -139,7 +144,7 @@ class TranslatorService:
 
     def __init__(self) -> None:
         self.engine: LocalEngine | None = None
-        self.mt: MtConfig | None = None
+        self.mts: dict[str, MtConfig] = {}  # each target language's settings
 
     def init(self, mt: MtConfig) -> dict[str, Any]:
         from subtitler.mt.llama_backend import route_native_log
@@ -147,7 +152,7 @@ class TranslatorService:
 
         route_native_log()
         model = load_translator(mt)
-        self.engine, self.mt = LocalEngine(model, Path(mt.model_path).name), mt
+        self.engine, self.mts = LocalEngine(model, Path(mt.model_path).name), {mt.tgt_lang: mt}
         return {"notice": model.notice}
 
     def translate(
@@ -158,14 +163,17 @@ class TranslatorService:
         src_lang: str,
         mt: MtConfig | None,
         glossary: Glossary | None = None,
+        target: str = "",
     ) -> EngineResult:
-        assert self.engine is not None and self.mt is not None
+        """One update into ``target`` with its settings (None: those it had last time)."""
+        assert self.engine is not None and self.mts
+        key = target or (mt.tgt_lang if mt is not None else next(iter(self.mts)))
         if mt is not None:
-            self.mt = mt
+            self.mts[key] = mt
         if glossary is not None:
             self.engine.set_glossary(glossary)
         return self.engine.translate(
-            segment_id, source, final, src_lang, self.mt, should_abort=self.should_abort
+            segment_id, source, final, src_lang, self.mts[key], should_abort=self.should_abort
         )
 
     def close(self) -> None:

@@ -73,11 +73,16 @@ def test_the_engine_reconfigures_only_when_the_settings_change() -> None:
     mt = MtConfig(tgt_lang="de")
     calls: list[MtConfig] = []
     engine.translate(0, "Good morning.", False, "en", mt)
-    tr = engine._tr
-    assert tr is not None
+    tr = engine._trs["de"]
     real = tr.reconfigure
     tr.reconfigure = lambda m, s: (calls.append(m), real(m, s))[-1]  # type: ignore[method-assign]
     engine.translate(0, "Good morning everyone.", True, "en", mt)
     assert calls == []  # same settings: nothing to do
-    engine.translate(1, "Thanks.", True, "en", dataclasses.replace(mt, tgt_lang="ja"))
-    assert [m.tgt_lang for m in calls] == ["ja"] and tr.prompts.tgt_lang == "ja"
+    engine.translate(1, "Thanks.", True, "en", dataclasses.replace(mt, beta=0.4))
+    assert [m.beta for m in calls] == [0.4] and tr.options.beta == 0.4
+    # Another target language: a translator of its own (its own draft) on the stream the
+    # target no longer chosen leaves.
+    engine.translate(2, "Thanks.", True, "en", dataclasses.replace(mt, tgt_lang="ja"))
+    ja = engine._trs["ja"]
+    assert engine.targets == ("ja",) and ja is not tr and ja.lm is tr.lm
+    assert ja.prompts.tgt_lang == "ja"
