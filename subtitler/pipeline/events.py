@@ -23,6 +23,13 @@ class SubtitleEvent:
     audio_t0: float = 0.0
     audio_t1: float = 0.0
     stats: UpdateStats = field(default_factory=UpdateStats, compare=False)
+    lang: str = ""  # the language of ``translation`` (a target language code)
+    target: int = 0  # which target: 0 the main one ("Translate into"), 1.. the extra ones
+
+    @property
+    def extra(self) -> bool:
+        """A translation into one of the extra target languages (shown under the main one)."""
+        return self.target > 0
 
     def shown(self, k: int) -> str:
         """The text to display with mask-k (a final line is always shown in full)."""

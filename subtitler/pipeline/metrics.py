@@ -62,6 +62,8 @@ class LiveMetrics:
         self.all_latency: list[float] = []
         self.all_e2e: list[float] = []
         self.abandoned = 0
+        # Translation latency per target language (the main one's is also all_latency).
+        self.latency_by_lang: dict[str, list[float]] = {}
 
     def _seg(self, sid: int) -> _Seg:
         return self._segs.setdefault(sid, _Seg())
@@ -81,10 +83,12 @@ class LiveMetrics:
         self.abandoned += 1
 
     def on_translation(self, ev: SubtitleEvent) -> None:
+        """A translation into the main target language (the one end-to-end is about)."""
         s = self._seg(ev.segment_id)
         lat = ev.emitted_at - ev.asr_emitted_at
         s.latency.append(lat)
         self.all_latency.append(lat)
+        self.latency_by_lang.setdefault(ev.lang, []).append(lat)
         if ev.stats.draft_len:
             s.draft += ev.stats.draft_len
         s.accepted += ev.stats.accepted
@@ -94,6 +98,11 @@ class LiveMetrics:
             s.e2e.append(d)
             self.all_e2e.append(d)
         s.covered = max(s.covered, n)
+
+    def on_extra_translation(self, ev: SubtitleEvent) -> None:
+        """A translation into an extra target language: only its latency is kept (the
+        segment's metrics are the main target's)."""
+        self.latency_by_lang.setdefault(ev.lang, []).append(ev.emitted_at - ev.asr_emitted_at)
 
     def finish_segment(self, segment_id: int, dropped_blocks: int = 0) -> SegmentMetrics:
         s = self._segs.pop(segment_id, _Seg())

@@ -291,7 +291,15 @@ def _close(recognizer: Recognizer | None) -> None:
 
 
 class TranslationStage(threading.Thread):
-    """Translates the newest update of the open segment; previous translation = SSBD draft."""
+    """Translates the newest update of the open segment; previous translation = SSBD draft.
+
+    With several target languages (``MtConfig.targets``) each update is translated into each
+    of them in turn, each with its own streaming translator and draft on the one engine. An
+    update superseded by a newer one of its segment is not translated further, so with a
+    translator slower than the recogniser not every target gets every update: the target
+    whose last translation is the oldest goes first, so they take turns rather than the
+    first one starving the others. A final update is translated into every target.
+    """
 
     def __init__(
         self,
@@ -326,7 +334,10 @@ class TranslationStage(threading.Thread):
         # The open segment's last translation that worked: (segment, its source, its text).
         # When a later update of that segment fails, it stays on screen and is what the
         # transcript gets for the line (marked "…" if it translated less than was said).
-        self._last_good: tuple[int, str, str] | None = None
+        # Per target language.
+        self._last_good: dict[str, tuple[int, str, str]] = {}
+        self._served: dict[str, int] = {}  # target -> when it was last translated (a count)
+        self._turns = 0
         self._glossary = Glossary()
         self._glossary_given: Glossary | None = None  # what the current model was given
 
@@ -376,12 +387,14 @@ class TranslationStage(threading.Thread):
             model.close()
         self.emit(ErrorEvent("mt", message))
 
-    def _write(self, u: AsrUpdate, translation: str) -> None:
-        """The transcript line of a finished update (under _final_lock)."""
+    def _write(self, u: AsrUpdate, translations: dict[str, str]) -> None:
+        """The transcript line of a finished update (under _final_lock): its translation
+        into each target language ({} or "": none)."""
         if self.transcript is None or not u.text:
             return
         with self._lock:
             mt = self._mt
+        main, *extra = mt.targets
         try:
             self.transcript.append(
                 SegmentRecord(
@@ -389,10 +402,11 @@ class TranslationStage(threading.Thread):
                     u.audio_t0,
                     u.audio_t1,
                     u.text,
-                    translation,
+                    translations.get(main, ""),
                     u.language or mt.src_lang,
-                    mt.tgt_lang,
+                    main,
                     time.time(),
+                    tuple((lang, translations.get(lang, "")) for lang in extra),
                 )
             )
         except OSError as e:
@@ -405,12 +419,12 @@ class TranslationStage(threading.Thread):
                 )
             )
 
-    def _emit_final(self, u: AsrUpdate, translation: str) -> None:
+    def _emit_final(self, u: AsrUpdate, translations: dict[str, str]) -> None:
         with self._final_lock:
             if self._inflight is u:
                 self._inflight = None
             if not self._sealed:  # else stop() wrote it already (its source, at least)
-                self._write(u, translation)
+                self._write(u, translations)
         m = self.metrics.finish_segment(u.segment_id, self.metrics.dropped_blocks)
         self.emit(MetricsEvent(m))
         log.info(
@@ -421,61 +435,116 @@ class TranslationStage(threading.Thread):
             m.ad,
         )
 
-    def _keep_last_good(self, u: AsrUpdate) -> None:
+    def _show(self, ev: SubtitleEvent) -> None:
+        """Emit a subtitle; the main target's feed the live metrics."""
+        if ev.extra:
+            self.metrics.on_extra_translation(ev)
+        else:
+            self.metrics.on_translation(ev)
+        self.emit(ev)
+
+    def _keep_last_good(self, u: AsrUpdate, lang: str, target: int) -> str:
         """A final update that could not be translated: the segment's last good translation
-        stays (on screen and in the transcript); without one, the line as said."""
-        good = self._last_good
+        stays (on screen and in the transcript); without one, the line as said. Returns
+        what the transcript gets."""
+        good = self._last_good.get(lang)
         if good is None or good[0] != u.segment_id or not u.final:
-            return self._untranslated(u)
+            return self._untranslated(u, lang, target)
         _seg, source, text = good
         translation = text if source == u.text else f"{text}…"
-        ev = SubtitleEvent(
-            u.segment_id,
-            u.text,
-            translation,
-            (translation,) * (MAX_K + 1),
-            True,
-            u.emitted_at,
-            self.clock(),
-            u.audio_t0,
-            u.audio_t1,
+        self._show(
+            SubtitleEvent(
+                u.segment_id,
+                u.text,
+                translation,
+                (translation,) * (MAX_K + 1),
+                True,
+                u.emitted_at,
+                self.clock(),
+                u.audio_t0,
+                u.audio_t1,
+                lang=lang,
+                target=target,
+            )
         )
-        self.metrics.on_translation(ev)
-        self.emit(ev)
-        self._emit_final(u, translation)
+        return translation
 
-    def _untranslated(self, u: AsrUpdate, shown: str = "") -> None:
+    def _untranslated(self, u: AsrUpdate, lang: str, target: int, shown: str = "") -> str:
         """An update shown without a translation: the source is the subtitle (``shown``: what
         the line reads; empty = fall back to the source on screen)."""
-        ev = SubtitleEvent(
-            u.segment_id,
-            u.text,
-            shown,
-            (shown,) * (MAX_K + 1),
-            u.final,
-            u.emitted_at,
-            self.clock(),
-            u.audio_t0,
-            u.audio_t1,
+        self._show(
+            SubtitleEvent(
+                u.segment_id,
+                u.text,
+                shown,
+                (shown,) * (MAX_K + 1),
+                u.final,
+                u.emitted_at,
+                self.clock(),
+                u.audio_t0,
+                u.audio_t1,
+                lang=lang,
+                target=target,
+            )
         )
-        self.metrics.on_translation(ev)
-        self.emit(ev)
-        if u.final:
-            self._emit_final(u, shown)
+        return shown
+
+    def _superseded(self, u: AsrUpdate) -> bool:
+        """A newer update of the segment waits (a final one never is), or the stage stops."""
+        return self._stop_ev.is_set() or (not u.final and self.mailbox.has_newer(u.segment_id))
 
     def translate(self, u: AsrUpdate) -> None:
-        engine, mt = self._engine()
+        """Translate one update into every target language (fewer when it is superseded
+        meanwhile); a final one also reaches the transcript, with each target's text."""
+        with self._lock:
+            mt = self._mt
+        targets = mt.targets
+        # Least recently translated first (the main target on a tie).
+        order = sorted(targets, key=lambda t: (self._served.get(t, -1), targets.index(t)))
+        texts: dict[str, str] = {}
+        for i, lang in enumerate(order):
+            if i > 0 and not u.final and self._superseded(u):
+                break  # the newer update comes first (this target goes first next time)
+            done = self._translate_into(u, lang, targets.index(lang), mt.for_target(lang))
+            if done is not None:
+                texts[lang] = done
+        if u.final:
+            self._emit_final(u, texts)
+
+    def _translate_into(self, u: AsrUpdate, lang: str, target: int, mt: MtConfig) -> str | None:
+        """One target's translation of an update, shown; a failure costs this update of this
+        target. Returns what a final line's transcript gets (None: nothing, not final)."""
+        try:
+            text = self._translate_one(u, lang, target, mt)
+            self._failures = 0
+            self._unavailable_said = False
+            return text
+        except EngineGone as e:  # its process died: this model is not used again
+            log.warning("translation engine gone: %s", e)
+            self._drop_model(f"{e}; showing the transcript only (choose a model in Settings)")
+        except EngineUnavailable as e:  # a server down or stalled: asked again later
+            log.info("translation unavailable: %s", e)
+            if not (self._unavailable_said or e.announced):  # once per outage
+                self._unavailable_said = True
+                self.emit(ErrorEvent("mt", f"translation failed: {e}"))
+        except Exception as e:
+            self._failed(u, e)
+        # What was said stays on screen and in the transcript.
+        return self._keep_last_good(u, lang, target) if u.final else None
+
+    def _translate_one(self, u: AsrUpdate, lang: str, target: int, mt: MtConfig) -> str | None:
+        engine, _ = self._engine()
         # Whisper writes "...", "-" or "?" for noise: nothing to translate (a model would
         # invent a sentence for it).
         if engine is None or not any(ch.isalnum() for ch in u.text):
-            return self._untranslated(u)
+            return self._untranslated(u, lang, target)
         src = u.language if u.language in LANGUAGES else mt.src_lang
-        if src == mt.tgt_lang:
+        if src == lang:
             # Someone speaks the target language already: shown as said, not "translated".
-            return self._untranslated(u, u.text)
+            return self._untranslated(u, lang, target, u.text)
 
         def abort() -> bool:
-            return self._stop_ev.is_set() or (not u.final and self.mailbox.has_newer(u.segment_id))
+            return self._superseded(u)
 
         t = engine.translate(u.segment_id, u.text, u.final, src, mt, should_abort=abort)
         if engine.notice != self._notice:  # e.g. a server stopped returning log-probabilities
@@ -485,29 +554,33 @@ class TranslationStage(threading.Thread):
         if t.stats.aborted:
             self.metrics.on_abandoned(u.segment_id)
             if u.final:  # stopped mid-decode: what was said still reaches the transcript
-                self._untranslated(u)
-            return
+                return self._untranslated(u, lang, target)
+            return None
+        self._turns += 1
+        self._served[lang] = self._turns
         shown = t.shown_by_k
         if u.final and t.stats.hit_cap:
             # The translation was cut at its length limit: say so rather than end mid-phrase.
             shown = tuple(f"{x}…" for x in shown)
-        ev = SubtitleEvent(
-            u.segment_id,
-            u.text,
-            t.text,
-            shown,
-            u.final,
-            u.emitted_at,
-            self.clock(),
-            u.audio_t0,
-            u.audio_t1,
-            t.stats,
+        self._show(
+            SubtitleEvent(
+                u.segment_id,
+                u.text,
+                t.text,
+                shown,
+                u.final,
+                u.emitted_at,
+                self.clock(),
+                u.audio_t0,
+                u.audio_t1,
+                t.stats,
+                lang=lang,
+                target=target,
+            )
         )
-        self.metrics.on_translation(ev)
-        self.emit(ev)
-        self._last_good = (u.segment_id, u.text, t.text) if t.text else self._last_good
-        if u.final:
-            self._emit_final(u, t.text)
+        if t.text:
+            self._last_good[lang] = (u.segment_id, u.text, t.text)
+        return t.text
 
     def _next_update(self) -> AsrUpdate | None:
         # Taken under the lock: stop() then finds an update either queued or in flight.
@@ -529,29 +602,14 @@ class TranslationStage(threading.Thread):
             self.idle.clear()
             try:
                 self.translate(u)
-                self._failures = 0
-                self._unavailable_said = False
-            except EngineGone as e:  # its process died: this model is not used again
-                log.warning("translation engine gone: %s", e)
-                self._drop_model(f"{e}; showing the transcript only (choose a model in Settings)")
-                if u.final:
-                    self._keep_last_good(u)
-            except EngineUnavailable as e:  # a server down or stalled: asked again later
-                log.info("translation unavailable: %s", e)
-                if not (self._unavailable_said or e.announced):  # once per outage
-                    self._unavailable_said = True
-                    self.emit(ErrorEvent("mt", f"translation failed: {e}"))
-                if u.final:
-                    self._keep_last_good(u)
-            except Exception as e:
-                self._failed(u, e)
             finally:
                 with self._final_lock:
                     self._inflight = None
         self._keep_queued_finals()
 
     def _failed(self, u: AsrUpdate, e: Exception) -> None:
-        """One failed translation costs this update; a model failing every time is set aside."""
+        """One failed translation costs this update (of this target); a model failing every
+        time is set aside."""
         self._failures += 1
         log.info("translation failed (%d in a row): %s", self._failures, why(e))
         log.info("the failed translation", exc_info=True)
@@ -564,8 +622,6 @@ class TranslationStage(threading.Thread):
             # Once per segment: a failing segment is retried at every update.
             self._failed_segment = u.segment_id
             self.emit(ErrorEvent("mt", f"translation failed: {e}"))
-        if u.final:  # what was said stays on screen and in the transcript
-            self._keep_last_good(u)
 
     def _keep_queued_finals(self) -> None:
         """At stop: lines that finished but were not translated yet go to the transcript."""
@@ -574,7 +630,7 @@ class TranslationStage(threading.Thread):
                 if self._sealed or (u := self.mailbox.get(timeout=0)) is None:
                     return
                 if u.final:
-                    self._write(u, "")
+                    self._write(u, {})
 
     def seal(self) -> None:
         """At stop, from the stopping thread: write every finished line not written yet (the
@@ -588,7 +644,7 @@ class TranslationStage(threading.Thread):
                 pending.append(u)
             for u in pending:
                 if u.final:
-                    self._write(u, "")
+                    self._write(u, {})
             self._inflight = None
             self._sealed = True
 

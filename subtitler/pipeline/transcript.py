@@ -20,10 +20,41 @@ class SegmentRecord:
     start: float  # audio time of the segment start (s)
     end: float  # audio time of its end (s)
     source: str
-    translation: str
+    translation: str  # into tgt_lang, the main target language
     src_lang: str
     tgt_lang: str
     wall_time: float  # epoch seconds when it finished
+    # (language, translation) of each extra target language, in their order (issue 19)
+    extra: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The languages this line was translated into, the main one first."""
+        return (self.tgt_lang, *(lang for lang, _ in self.extra if lang != self.tgt_lang))
+
+    def translation_in(self, lang: str | None) -> str:
+        """The translation into ``lang`` (None: the main target); "" if it has none."""
+        if lang is None or lang == self.tgt_lang:
+            return self.translation
+        return next((text for code, text in self.extra if code == lang), "")
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        if not self.extra:
+            del data["extra"]  # a line with one target reads as before (older versions too)
+        return json.dumps(data, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> SegmentRecord:
+        """Raises ValueError (or TypeError) for a line that is no record."""
+        data = json.loads(raw.decode("utf-8"))
+        extra = data.pop("extra", ())
+        pairs = tuple(
+            (str(x[0]), str(x[1]))
+            for x in (extra if isinstance(extra, list) else ())
+            if isinstance(x, list) and len(x) == 2
+        )
+        return cls(**data, extra=pairs)
 
 
 class TranscriptWriter:
@@ -52,7 +83,7 @@ class TranscriptWriter:
 
     def append(self, rec: SegmentRecord) -> None:
         self.records.append(rec)
-        self._pending.append((json.dumps(asdict(rec), ensure_ascii=False) + "\n").encode())
+        self._pending.append((rec.to_json() + "\n").encode())
         self.flush()
 
     def _open(self) -> int:
@@ -128,11 +159,11 @@ def read_transcript(path: Path) -> list[SegmentRecord]:
     with path.open("rb") as f:
         for raw in f:
             try:
-                rec = SegmentRecord(**json.loads(raw.decode("utf-8")))
+                rec = SegmentRecord.from_json(raw)
                 if rec in seen:  # (TypeError: a field holding a table or list, not a record)
                     continue
                 seen.add(rec)
-            except (UnicodeDecodeError, json.JSONDecodeError, TypeError):
+            except (ValueError, TypeError, AttributeError):  # (UnicodeDecodeError, JSON's)
                 continue
             out.append(rec)
     return out
@@ -146,45 +177,63 @@ def _ts(t: float, sep: str) -> str:
     return f"{h:02d}:{m:02d}:{s:02d}{sep}{ms:03d}"
 
 
-def _text(r: SegmentRecord, which: Which) -> str:
+def _text(r: SegmentRecord, which: Which, lang: str | None = None) -> str:
+    """What a line exports: its source, its translation into ``lang`` (None: the main
+    target), or both."""
     if which == "source":
         return r.source
+    translation = r.translation_in(lang)
     if which == "translation":
-        return r.translation
-    if not r.translation or r.translation == r.source or r.src_lang == r.tgt_lang:
+        return translation
+    same = r.src_lang == (lang or r.tgt_lang)
+    if not translation or translation == r.source or same:
         return r.source  # one language (transcript only, or the same pair): not twice
-    return f"{r.source}\n{r.translation}"
+    return f"{r.source}\n{translation}"
 
 
-def _lines(records: list[SegmentRecord], which: Which) -> list[tuple[SegmentRecord, str]]:
+def _lines(
+    records: list[SegmentRecord], which: Which, lang: str | None = None
+) -> list[tuple[SegmentRecord, str]]:
     """Records with the text to export; lines with none (an untranslated line) are left out
     rather than written as empty cues."""
-    return [(r, t) for r in records if (t := _text(r, which).strip())]
+    return [(r, t) for r in records if (t := _text(r, which, lang).strip())]
 
 
-def to_srt(records: list[SegmentRecord], which: Which = "translation") -> str:
+def to_srt(
+    records: list[SegmentRecord], which: Which = "translation", lang: str | None = None
+) -> str:
     blocks = [
         f"{i}\n{_ts(r.start, ',')} --> {_ts(r.end, ',')}\n{t}\n"
-        for i, (r, t) in enumerate(_lines(records, which), 1)
+        for i, (r, t) in enumerate(_lines(records, which, lang), 1)
     ]
     return "\n".join(blocks)
 
 
-def to_vtt(records: list[SegmentRecord], which: Which = "translation") -> str:
+def to_vtt(
+    records: list[SegmentRecord], which: Which = "translation", lang: str | None = None
+) -> str:
     blocks = [
-        f"{_ts(r.start, '.')} --> {_ts(r.end, '.')}\n{t}\n" for r, t in _lines(records, which)
+        f"{_ts(r.start, '.')} --> {_ts(r.end, '.')}\n{t}\n" for r, t in _lines(records, which, lang)
     ]
     return "WEBVTT\n\n" + "\n".join(blocks)
 
 
-def to_text(records: list[SegmentRecord], which: Which = "translation") -> str:
-    return "".join(t + "\n" for _, t in _lines(records, which))
+def to_text(
+    records: list[SegmentRecord], which: Which = "translation", lang: str | None = None
+) -> str:
+    return "".join(t + "\n" for _, t in _lines(records, which, lang))
 
 
-def export(records: list[SegmentRecord], path: Path, which: Which = "translation") -> Path:
-    """Write SRT, VTT or plain text, chosen by the file suffix."""
+def export(
+    records: list[SegmentRecord],
+    path: Path,
+    which: Which = "translation",
+    lang: str | None = None,
+) -> Path:
+    """Write SRT, VTT or plain text, chosen by the file suffix; the translation into
+    ``lang`` (one of the meeting's target languages; None: each line's main one)."""
     fmt = {".srt": to_srt, ".vtt": to_vtt, ".txt": to_text}.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"unknown export format {path.suffix!r} (use .srt, .vtt or .txt)")
-    path.write_text(fmt(records, which), encoding="utf-8")
+    path.write_text(fmt(records, which, lang), encoding="utf-8")
     return path
