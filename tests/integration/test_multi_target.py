@@ -3,18 +3,25 @@ its own (a llama.cpp sequence of a shared context, or a context each) on the sam
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+from subtitler.config import AppConfig, AsrConfig, MtConfig
+from subtitler.mt.llama_backend import LlamaLM, LlamaSettings, LlamaView
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
+from subtitler.pipeline.pipeline import Pipeline
+from subtitler.pipeline.transcript import export, read_transcript
 from subtitler_research.bench.streams import prefixes
 from subtitler_research.bench.targets import main
+from subtitler_research.pipeline.oracle import looped_words, oracle_factories
+from tests.unit.test_pipeline import Events
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "translator" / "model.gguf"
@@ -77,3 +84,77 @@ def test_bench_targets_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "| 2 targets (de,ja), sequences |" in printed
     assert "| 2 targets (de,ja), contexts |" in printed
     assert "| NO |" not in printed  # sharing the model changed no translation
+
+
+# -- through the app's pipeline ------------------------------------------------------------
+
+
+def test_a_local_engine_gives_each_target_a_stream_of_its_own(lm: LlamaLM) -> None:
+    """The engine the pipeline uses: a target each on its own llama.cpp context, translating
+    token for token as each target alone does."""
+    from subtitler.mt.engine import LoadedModel, LocalEngine
+
+    mt = MtConfig(max_new_tokens=40, len_ratio=1.5, extra_targets="ja", adaptive_guessing=False)
+    engine = LocalEngine(LoadedModel(lm, "chatml"))
+    both: dict[str, list[str]] = {"de": [], "ja": []}
+    for i, s in enumerate(sources()):
+        stream = prefixes(s, 2)
+        for j, p in enumerate(stream):
+            for t in ("de", "ja"):
+                r = engine.translate(i, p, j == len(stream) - 1, "en", mt.for_target(t))
+                both[t].append(r.text)
+    de, ja = (engine._trs[t].lm for t in ("de", "ja"))
+    assert de is lm and isinstance(ja, LlamaView) and ja.parent is lm
+    for t in ("de", "ja"):
+        alone = LocalEngine(LoadedModel(lm, "chatml"))
+        one = dataclasses.replace(mt, tgt_lang=t, extra_targets="")
+        got = [
+            alone.translate(i, p, j == len(st) - 1, "en", one).text
+            for i, s in enumerate(sources())
+            for st in [prefixes(s, 2)]
+            for j, p in enumerate(st)
+        ]
+        assert got == both[t], t
+    assert both["de"] != both["ja"]
+
+
+def run_pipeline(tmp_path: Path, mt_changes: dict[str, object]) -> tuple[list[SubtitleEvent], Path]:
+    """The oracle talk's first sentences through the pipeline with the fixture translator in
+    its worker process, as the app runs it."""
+    words = tmp_path / "w.tsv"
+    lines = (DATA / "ljspeech_talk.words.tsv").read_text().splitlines()[:40]
+    words.write_text("\n".join(lines) + "\n")
+    mt = MtConfig(model_path=str(FIXTURE), max_new_tokens=24, beta=0.0, n_ctx=512)
+    cfg = AppConfig(mt=dataclasses.replace(mt, **mt_changes), asr=AsrConfig(language="en"))
+    ev = Events()
+    path = tmp_path / f"t-{'-'.join(map(str, mt_changes.values())) or 'one'}.jsonl"
+    p = Pipeline(cfg, ev, oracle_factories(looped_words(words)), speed=8.0, transcript_path=path)
+    p.start()
+    assert p.finished.wait(120)
+    assert p.stop(5.0)
+    assert not [e for e in ev.of(ErrorEvent)]
+    return ev.of(SubtitleEvent), path
+
+
+def test_the_pipeline_translates_every_line_into_two_targets_on_one_model(
+    tmp_path: Path,
+) -> None:
+    """de and ja on the fixture translator: every finished line in both, exactly as each
+    target alone translates it (beta = 0: the final translation is the model's greedy one
+    whatever updates came before), in the transcript and in the export of each language."""
+
+    def finals(events: list[SubtitleEvent], lang: str) -> list[tuple[int, str]]:
+        return [(e.segment_id, e.translation) for e in events if e.final and e.lang == lang]
+
+    both, path = run_pipeline(tmp_path, {"tgt_lang": "de", "extra_targets": "ja"})
+    got = {t: finals(both, t) for t in ("de", "ja")}
+    alone = {t: finals(run_pipeline(tmp_path, {"tgt_lang": t})[0], t) for t in ("de", "ja")}
+    assert got == alone and len(got["de"]) >= 2
+    assert all(text for _, text in got["ja"]) and got["de"] != got["ja"]
+    assert any(not e.final and e.lang == "ja" and e.translation for e in both)
+    recs = read_transcript(path)
+    assert [(r.segment_id, r.translation) for r in recs] == got["de"]
+    assert [(r.segment_id, r.translation_in("ja")) for r in recs] == got["ja"]
+    for t in ("de", "ja"):
+        out = export(recs, tmp_path / f"meeting.{t}.srt", "translation", t).read_text()
+        assert out.splitlines()[2::4] == [text for _, text in got[t]]
