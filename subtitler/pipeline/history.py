@@ -41,8 +41,19 @@ def _started(path: Path, records: tuple[SegmentRecord, ...]) -> dt.datetime:
 def _pairs(records: tuple[SegmentRecord, ...]) -> tuple[str, ...]:
     pairs: dict[str, None] = {}
     for r in records:
-        pairs.setdefault(r.src_lang if r.src_lang == r.tgt_lang else f"{r.src_lang} → {r.tgt_lang}")
+        into = [t for t in r.targets if t != r.src_lang]
+        pairs.setdefault(f"{r.src_lang} → {', '.join(into)}" if into else r.src_lang)
     return tuple(pairs)
+
+
+def targets_of(records: tuple[SegmentRecord, ...] | list[SegmentRecord]) -> tuple[str, ...]:
+    """Every language a meeting's lines were translated into, in order of first use (the
+    main target of its first line first): what its export can be made in."""
+    seen: dict[str, None] = {}
+    for r in records:
+        for t in r.targets:
+            seen.setdefault(t)
+    return tuple(seen)
 
 
 def load_meeting(path: Path) -> Meeting:
@@ -84,17 +95,19 @@ def _fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+def _texts(r: SegmentRecord) -> tuple[str, ...]:
+    return (r.source, r.translation, *(text for _, text in r.extra))
+
+
 def search(meetings: list[Meeting], query: str) -> list[tuple[Meeting, list[SegmentRecord]]]:
-    """Meetings with a line whose source or translation contains every word of the query,
+    """Meetings with a line whose source or a translation contains every word of the query,
     with those lines; an empty query matches every meeting (with no lines picked out)."""
     words = _fold(query).split()
     if not words:
         return [(m, []) for m in meetings]
     out = []
     for m in meetings:
-        hits = [
-            r for r in m.records if all(w in _fold(f"{r.source}\n{r.translation}") for w in words)
-        ]
+        hits = [r for r in m.records if all(w in _fold("\n".join(_texts(r))) for w in words)]
         if hits:
             out.append((m, hits))
     return out

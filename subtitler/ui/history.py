@@ -22,7 +22,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.pipeline.history import Meeting, format_duration, list_meetings, search
+from subtitler.mt.languages import LANGUAGES
+from subtitler.pipeline.history import (
+    Meeting,
+    format_duration,
+    list_meetings,
+    search,
+    targets_of,
+)
 from subtitler.pipeline.transcript import SegmentRecord, Which, export
 
 TEXT_CHOICES: tuple[tuple[str, Which], ...] = (
@@ -40,20 +47,25 @@ def _clock(t: float) -> str:
 
 
 def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str:
-    """A meeting's lines as HTML: time, original, translation below it in grey; the lines
-    that match the search on a light yellow band."""
+    """A meeting's lines as HTML: time, original, each translation below it in grey (with
+    its language when there are several); the lines that match the search on a light yellow
+    band."""
     picked = {id(r) for r in hits}
     first = id(hits[0]) if hits else None
     rows = []
     for r in records:
-        two = r.translation and r.translation != r.source and r.src_lang != r.tgt_lang
         text = html.escape(r.source)
-        if two:
-            text += f"<br><span style='color:#555'>{html.escape(r.translation)}</span>"
+        several = len(r.targets) > 1  # each translation says its language
+        for lang in r.targets:
+            translation = r.translation_in(lang)
+            if not translation or translation == r.source or r.src_lang == lang:
+                continue
+            tag = f"<span style='color:#999'>{html.escape(lang)}</span> " if several else ""
+            text += f"<br>{tag}<span style='color:#555'>{html.escape(translation)}</span>"
         band = " style='background:#fff3b0'" if id(r) in picked else ""
         anchor = "<a name='hit'></a>" if id(r) == first else ""
         rows.append(
-            f"<tr{band}><td style='color:#777;padding-right:10px' valign='top'>"
+            f"<tr{band}><td style='color:#777;padding-right:10px;white-space:pre' valign='top'>"
             f"{anchor}{_clock(r.start)}</td><td width='100%'>{text}</td></tr>"
         )
     return "<table cellspacing='4' width='100%'>" + "".join(rows) + "</table>"
@@ -87,6 +99,10 @@ class HistoryDialog(QDialog):
         self.which = QComboBox()
         for label, which in TEXT_CHOICES:
             self.which.addItem(label, which)
+        # The translation's language, for a meeting translated into several (issue 19).
+        self.lang = QComboBox()
+        self.lang.setToolTip("Which translation the export has")
+        self.which.currentIndexChanged.connect(lambda _i: self._follow_which())
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(self._export_clicked)
         reload = QPushButton("Refresh")
@@ -101,6 +117,7 @@ class HistoryDialog(QDialog):
         bottom = QHBoxLayout()
         bottom.addWidget(QLabel("Export:"))
         bottom.addWidget(self.which)
+        bottom.addWidget(self.lang)
         bottom.addWidget(self.export_button)
         bottom.addStretch(1)
         bottom.addWidget(reload)
@@ -151,11 +168,27 @@ class HistoryDialog(QDialog):
         row = self.list.currentIndex().row()
         return self.shown[row][0] if 0 <= row < len(self.shown) else None
 
+    def _fill_languages(self, meeting: Meeting) -> None:
+        """The export's language choice: the meeting's target languages (shown only when
+        there are several), the one chosen before kept where the meeting has it."""
+        keep = self.lang.currentData()
+        self.lang.clear()
+        for code in targets_of(meeting.records):
+            self.lang.addItem(f"{LANGUAGES.get(code, code)} ({code})", code)
+        i = self.lang.findData(keep)
+        self.lang.setCurrentIndex(max(0, i))
+        self.lang.setVisible(self.lang.count() > 1)
+        self._follow_which()
+
+    def _follow_which(self) -> None:
+        self.lang.setEnabled(self.which.currentData() != "source")
+
     def _show_current(self) -> None:
         row = self.list.currentIndex().row()
         if not 0 <= row < len(self.shown):
             return
         meeting, hits = self.shown[row]
+        self._fill_languages(meeting)
         self.text.setHtml(render(meeting.records, hits))
         if hits:
             self.text.scrollToAnchor("hit")  # the first line that matches
@@ -164,7 +197,9 @@ class HistoryDialog(QDialog):
         meeting = self.current()
         if meeting is None:
             return
-        suggested = Path.home() / f"meeting {meeting.started:%Y-%m-%d %H%M}.srt"
+        lang = self.lang.currentData() if self.lang.count() > 1 else None
+        tag = f" {lang}" if lang else ""
+        suggested = Path.home() / f"meeting {meeting.started:%Y-%m-%d %H%M}{tag}.srt"
         path, _ = QFileDialog.getSaveFileName(self, "Export meeting", str(suggested), FORMATS)
         if path:
             self.export_to(Path(path))
@@ -177,7 +212,7 @@ class HistoryDialog(QDialog):
         if not path.suffix:
             path = path.with_suffix(".srt")
         try:
-            export(list(meeting.records), path, self.which.currentData())
+            export(list(meeting.records), path, self.which.currentData(), self.lang.currentData())
         except (OSError, ValueError) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             self.problem.emit(f"Export failed: {path.name}: {why}")

@@ -3,6 +3,7 @@ read and exported with a choice of languages (offscreen Qt, real files)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -95,3 +96,39 @@ def test_the_tray_opens_history_with_the_running_meeting(qtbot, tmp_path: Path) 
     assert app.history.list.topLevelItemCount() == 1
     assert "hi." in app.history.text.toPlainText()
     app.quit()
+
+
+def test_a_meeting_in_two_languages_is_read_and_exported_in_either(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    both = [
+        dataclasses.replace(r, extra=(("ja", ja),))
+        for r, ja in zip(
+            PLANNING, ["計画会議へようこそ。", "チューリッヒには予算が必要です。"], strict=True
+        )
+    ]
+    write(tmp_path, "20261116-093000", both)
+    write(tmp_path, "20261117-101500", STANDUP)
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    assert not dlg.lang.isVisible()  # the newest meeting has one language
+    dlg.list.setCurrentItem(dlg.list.topLevelItem(1))
+    assert dlg.list.topLevelItem(1).text(2) == "en → de, ja"
+    shown = dlg.text.toPlainText()
+    assert "de Willkommen zum Planungsgespräch." in shown and "ja 計画会議へようこそ。" in shown
+    assert dlg.lang.isVisible() and dlg.lang.count() == 2
+    assert [dlg.lang.itemData(i) for i in range(2)] == ["de", "ja"]
+    dlg.lang.setCurrentIndex(1)
+    dlg.which.setCurrentIndex([d for _, d in TEXT_CHOICES].index("translation"))
+    assert dlg.export_to(tmp_path / "planning.ja.srt")
+    assert (tmp_path / "planning.ja.srt").read_text(encoding="utf-8").splitlines()[2::4] == [
+        "計画会議へようこそ。",
+        "チューリッヒには予算が必要です。",
+    ]
+    dlg.lang.setCurrentIndex(0)
+    assert dlg.export_to(tmp_path / "planning.de.txt")
+    assert (tmp_path / "planning.de.txt").read_text(encoding="utf-8").splitlines() == [
+        "Willkommen zum Planungsgespräch.",
+        "Zürich braucht ein Budget.",
+    ]
+    dlg.which.setCurrentIndex([d for _, d in TEXT_CHOICES].index("source"))
+    assert not dlg.lang.isEnabled()  # the original has no target language

@@ -5,7 +5,13 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from subtitler.pipeline.history import format_duration, list_meetings, load_meeting, search
+from subtitler.pipeline.history import (
+    format_duration,
+    list_meetings,
+    load_meeting,
+    search,
+    targets_of,
+)
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter, export, to_srt, to_text
 
 
@@ -95,3 +101,34 @@ def test_export_source_target_or_both_and_same_language_lines_once(tmp_path: Pat
         "00:00:01.000 --> 00:00:03.000",
         "Good morning, everyone.",
     ]
+
+
+TWO = [
+    SegmentRecord(0, 1.0, 3.0, "Good morning.", "Guten Morgen.", "en", "de", 1e9, (("ja", "おはよう。"),)),  # noqa: E501
+    SegmentRecord(1, 4.0, 6.0, "Thanks.", "Danke.", "en", "de", 1e9 + 4, (("ja", ""),)),
+]  # fmt: skip
+
+
+def test_a_meeting_in_two_target_languages_exports_each(tmp_path: Path) -> None:
+    """Lines translated into de and ja (issue 19): listed with both, searched in both, and
+    exported in the language chosen; a line the extra target has no text for is left out
+    of that export only."""
+    path = write(tmp_path, "20261116-093000", TWO)
+    (m,) = list_meetings(tmp_path)[0]
+    assert m.records == tuple(TWO)  # the extra target's text comes back from the file
+    assert m.languages == ("en → de, ja",) and targets_of(m.records) == ("de", "ja")
+    assert [len(hits) for _, hits in search([m], "おはよう")] == [1]
+    assert to_text(list(m.records), "translation") == "Guten Morgen.\nDanke.\n"
+    assert to_text(list(m.records), "translation", "ja") == "おはよう。\n"
+    assert to_text(list(m.records), "both", "ja") == "Good morning.\nおはよう。\nThanks.\n"
+    out = export(list(m.records), tmp_path / "m.ja.srt", "translation", "ja")
+    assert out.read_text(encoding="utf-8") == "1\n00:00:01,000 --> 00:00:03,000\nおはよう。\n"
+    assert '"extra": [["ja", "おはよう。"]]' in path.read_text(encoding="utf-8")
+
+
+def test_a_line_with_a_damaged_extra_field_keeps_its_main_translation(tmp_path: Path) -> None:
+    path = tmp_path / "20261116-093000.jsonl"
+    good = TWO[0].to_json().replace('[["ja", "おはよう。"]]', '"nonsense"')
+    path.write_text(good + "\n", encoding="utf-8")
+    (r,) = load_meeting(path).records
+    assert (r.translation, r.extra) == ("Guten Morgen.", ())
