@@ -2,6 +2,8 @@
 
 Finished lines in full, the open (unfinished) line with display-only mask-k, exactly as
 ``subtitler.ui.overlay.SubtitleOverlay.lines`` does (tests/ui/test_web_page.py compares them).
+With several target languages (issue 19) each line also carries the extra targets' text,
+under the same rule.
 """
 
 from __future__ import annotations
@@ -20,6 +22,36 @@ class ShownLine:
     source: str
     text: str  # what is displayed: the translation, masked while the line is open
     final: bool
+    lang: str = ""  # the language of ``text`` (the main target)
+    # (language, what is displayed) of each extra target language with a text, in order
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+def shown_text(ev: SubtitleEvent, k: int) -> str:
+    """What a display shows of one target's event: all of a final one, the open one masked."""
+    return ev.translation if ev.final else ev.shown(k)
+
+
+class ExtraTargets:
+    """The extra target languages' newest event per line (segment), for the displays."""
+
+    def __init__(self, keep: int = 4 * KEEP) -> None:
+        self._events: dict[int, dict[int, SubtitleEvent]] = {}
+        self.keep = keep
+
+    def add(self, ev: SubtitleEvent) -> None:
+        self._events.setdefault(ev.segment_id, {})[ev.target] = ev
+        while len(self._events) > self.keep:  # the oldest lines are long gone from view
+            del self._events[min(self._events)]
+
+    def shown(self, segment_id: int, k: int) -> tuple[tuple[str, str], ...]:
+        """(language, text) of each extra target of a line that has a text, in their order."""
+        got = self._events.get(segment_id, {})
+        out = ((got[t].lang, shown_text(got[t], k)) for t in sorted(got))
+        return tuple((lang, text) for lang, text in out if text)
+
+    def clear(self) -> None:
+        self._events.clear()
 
 
 class ShownLines:
@@ -28,11 +60,14 @@ class ShownLines:
     def __init__(self, keep: int = KEEP) -> None:
         self._done: deque[ShownLine] = deque(maxlen=keep)
         self._open: SubtitleEvent | None = None
+        self._extra = ExtraTargets()
 
     def add(self, ev: SubtitleEvent) -> None:
-        if ev.final:
+        if ev.extra:
+            self._extra.add(ev)
+        elif ev.final:
             self._done.append(
-                ShownLine(ev.segment_id, ev.source, ev.translation or ev.source, True)
+                ShownLine(ev.segment_id, ev.source, ev.translation or ev.source, True, lang=ev.lang)
             )
             if self._open is not None and self._open.segment_id == ev.segment_id:
                 self._open = None
@@ -42,6 +77,7 @@ class ShownLines:
     def clear(self) -> None:
         self._done.clear()
         self._open = None
+        self._extra.clear()
 
     def lines(self, k: int, n: int) -> list[ShownLine]:
         """The last ``n`` lines: finished ones in full, the open one as mask-k shows it."""
@@ -49,5 +85,11 @@ class ShownLines:
         ev = self._open
         if ev is not None:
             shown = ev.shown(k) if ev.translation else ev.source
-            out.append(ShownLine(ev.segment_id, ev.source, shown, False))
-        return out[-n:] if n > 0 else []
+            out.append(ShownLine(ev.segment_id, ev.source, shown, False, lang=ev.lang))
+        out = out[-n:] if n > 0 else []
+        return [
+            ShownLine(ln.segment_id, ln.source, ln.text, ln.final, ln.lang, extra)
+            if (extra := self._extra.shown(ln.segment_id, k))
+            else ln
+            for ln in out
+        ]

@@ -92,7 +92,15 @@ class _Hub:
         lines = self._lines.lines(d.mask_k, SEND_LINES)
         snap: dict[str, Any] = {
             "lines": [
-                {"id": ln.segment_id, "text": ln.text, "source": ln.source, "final": ln.final}
+                {
+                    "id": ln.segment_id,
+                    "text": ln.text,
+                    "source": ln.source,
+                    "final": ln.final,
+                    "lang": ln.lang,
+                    # the extra target languages' text (issue 19), in their order
+                    "more": [{"lang": lang, "text": text} for lang, text in ln.extra],
+                }
                 for ln in lines
             ],
             "style": {

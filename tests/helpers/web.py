@@ -12,8 +12,11 @@ from subtitler.mt.masking import display_text
 from subtitler.pipeline.events import MAX_K, SubtitleEvent
 
 
-def subtitle(seg: int, source: str, translation: str, final: bool) -> SubtitleEvent:
-    """An event as the translator makes it, with words as tokens and the real mask-k rule."""
+def subtitle(
+    seg: int, source: str, translation: str, final: bool, lang: str = "", target: int = 0
+) -> SubtitleEvent:
+    """An event as the translator makes it, with words as tokens and the real mask-k rule
+    (``lang``, ``target``: which target language it is in, 0 the main one)."""
     words: Sequence[str] = translation.split(" ") if translation else []
     ids = list(range(len(words)))
 
@@ -21,7 +24,7 @@ def subtitle(seg: int, source: str, translation: str, final: bool) -> SubtitleEv
         return " ".join(words[t] for t in toks).encode("utf-8")
 
     shown = tuple(display_text(detok, ids, k, final) for k in range(MAX_K + 1))
-    return SubtitleEvent(seg, source, translation, shown, final, 0.0, 0.0)
+    return SubtitleEvent(seg, source, translation, shown, final, 0.0, 0.0, lang=lang, target=target)
 
 
 def http_get(

@@ -140,3 +140,35 @@ def test_a_renewed_key_tells_the_open_page(browser: Chromium) -> None:
         assert "not valid" in page.evaluate("document.getElementById('status').textContent")
     finally:
         new.stop()
+
+
+def test_page_shows_each_target_language_or_the_one_asked_for(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    """Two target languages (issue 19): each line's translations one under the other, masked
+    alike; ``?lang=ja`` shows the Japanese alone (an OBS source per language)."""
+    server = WebSubtitles(WebConfig(share="local", port=0), DisplayConfig(mask_k=1, lines=2))
+    server.start()
+    try:
+        page = open_page(browser, server.url + "?bilingual=1")
+        page.wait_for("document.body.dataset.state === 'live'")
+        server.publish(subtitle(1, "Good morning.", "Guten Morgen.", True, "de"))
+        server.publish(subtitle(1, "Good morning.", "おはよう 。", True, "ja", 1))
+        server.publish(subtitle(2, "How are you", "Wie geht es", False, "de"))
+        server.publish(subtitle(2, "How are you", "お元気 です か", False, "ja", 1))
+        wait_texts(page, ["Guten Morgen.", "おはよう 。", "Wie geht", "お元気 です"])
+        assert page.evaluate("document.querySelectorAll('#lines .source').length") == 2
+        shot = page.screenshot()
+        if os.environ.get("SUBTITLER_WEB_SHOT"):
+            Path(os.environ["SUBTITLER_WEB_SHOT"]).with_suffix(".two.png").write_bytes(shot)
+        page.go(server.url + "?lang=ja")
+        wait_texts(page, ["おはよう 。", "お元気 です"])
+        page.go(server.url + "?lang=de")
+        wait_texts(page, ["Guten Morgen.", "Wie geht"])
+        server.publish(subtitle(2, "How are you?", "Wie geht es dir?", True, "de"))
+        server.publish(subtitle(2, "How are you?", "お元気 です か？", True, "ja", 1))
+        server.publish(subtitle(3, "Thanks a lot", "Vielen Dank", False, "de"))  # no ja yet
+        page.go(server.url + "?lang=ja&lines=3")
+        wait_texts(page, ["おはよう 。", "お元気 です か？"])
+    finally:
+        server.stop()

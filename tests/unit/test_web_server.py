@@ -88,11 +88,56 @@ def test_stream_sends_the_masked_lines_then_each_change(local: WebSubtitles) -> 
     local.publish(subtitle(1, "good morning all.", "Guten Morgen allerseits.", True))
     local.publish(subtitle(2, "how", "wie", False))  # one word, k = 2: nothing shown yet
     assert page.texts() == ["Guten Morgen allerseits."]
-    assert page.next()["lines"] == [
+    assert [{k: v for k, v in ln.items() if k in KEYS} for ln in page.next()["lines"]] == [
         {"id": 1, "text": "Guten Morgen allerseits.", "source": "good morning all.", "final": True},
         {"id": 2, "text": "", "source": "how", "final": False},
     ]
     page.close()
+
+
+KEYS = ("id", "text", "source", "final")
+
+
+def test_shown_lines_carry_the_extra_targets_under_the_same_rule() -> None:
+    lines = ShownLines()
+    lines.add(subtitle(1, "one", "eins zwei drei", False, "de"))
+    lines.add(subtitle(1, "one", "ichi ni san", False, "ja", 1))
+    lines.add(subtitle(1, "one", "un deux trois", False, "fr", 2))
+    (ln,) = lines.lines(k=1, n=2)
+    assert (ln.text, ln.lang, ln.extra) == (
+        "eins zwei",
+        "de",
+        (("ja", "ichi ni"), ("fr", "un deux")),
+    )
+    lines.add(subtitle(1, "one.", "eins zwei drei vier.", True, "de"))
+    lines.add(subtitle(1, "one.", "ichi ni san shi.", True, "ja", 1))
+    lines.add(subtitle(2, "two", "zwei", False, "de"))  # its extra targets come later
+    lines.add(subtitle(1, "one.", "", True, "fr", 2))  # fr failed: nothing shown for it
+    assert [(ln.text, ln.extra) for ln in lines.lines(k=0, n=2)] == [
+        ("eins zwei drei vier.", (("ja", "ichi ni san shi."),)),
+        ("zwei", ()),
+    ]
+    lines.add(subtitle(2, "two", "ni", False, "ja", 1))
+    assert lines.lines(k=0, n=1)[0].extra == (("ja", "ni"),)
+    lines.clear()
+    lines.add(subtitle(1, "x", "y", True, "de"))
+    assert lines.lines(k=0, n=2)[0].extra == ()  # a new run: the old extras are gone
+
+
+def test_the_page_gets_every_target_language(local: WebSubtitles) -> None:
+    local.publish(subtitle(1, "yes.", "ja.", True, "de"))
+    local.publish(subtitle(1, "yes.", "はい。", True, "ja", 1))
+    snap = json.loads(http_get(local.port, "/lines")[2])
+    assert snap["lines"] == [
+        {
+            "id": 1,
+            "text": "ja.",
+            "source": "yes.",
+            "final": True,
+            "lang": "de",
+            "more": [{"lang": "ja", "text": "はい。"}],
+        }
+    ]
 
 
 def test_a_change_only_to_hidden_words_sends_nothing(local: WebSubtitles) -> None:
@@ -132,7 +177,9 @@ def test_page_and_snapshot_are_served(local: WebSubtitles) -> None:
     assert headers["referrer-policy"] == "no-referrer" and headers["cache-control"] == "no-store"
     status, headers, body = http_get(local.port, "/lines")
     assert status == 200 and headers["content-type"] == "application/json"
-    assert json.loads(body)["lines"] == [{"id": 4, "text": "ja", "source": "yes", "final": True}]
+    assert json.loads(body)["lines"] == [
+        {"id": 4, "text": "ja", "source": "yes", "final": True, "lang": "", "more": []}
+    ]
     assert http_get(local.port, "/nothing-here")[0] == 404
 
 
