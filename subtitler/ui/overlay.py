@@ -1,7 +1,8 @@
 """The subtitle overlay: a frameless, translucent, always-on-top window with the last lines.
 
 Finished lines are shown in full, the open line with display-only mask-k. Events only store
-data and schedule a repaint; repaints are throttled to ~30 per second.
+data and schedule a repaint; repaints are throttled to ~30 per second. With several target
+languages each line shows the extra targets' translations under the first one's, masked alike.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from subtitler.config import DisplayConfig
 from subtitler.pipeline.events import SubtitleEvent
+from subtitler.web.lines import ExtraTargets
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,7 @@ class Line:
     segment_id: int
     source: str
     translation: str
+    extra: tuple[str, ...] = ()  # the extra target languages' text, in their order
 
 
 def wrap(text: str, fm: QFontMetricsF, width: float) -> list[str]:
@@ -117,6 +120,8 @@ class SubtitleOverlay(QWidget):
         self.display = display
         self._done: deque[Line] = deque(maxlen=12)
         self._open: SubtitleEvent | None = None
+        self._extra = ExtraTargets()
+        self.targets = 1  # target languages: each line has a row block for each
         self._notice = ""
         self._alert = ""
         self._alert_timer = QTimer(self)
@@ -150,7 +155,9 @@ class SubtitleOverlay(QWidget):
 
     # -- content ---------------------------------------------------------------------------
     def on_subtitle(self, ev: SubtitleEvent) -> None:
-        if ev.final:
+        if ev.extra:
+            self._extra.add(ev)
+        elif ev.final:
             self._done.append(Line(ev.segment_id, ev.source, ev.translation or ev.source))
             if self._open is not None and self._open.segment_id == ev.segment_id:
                 self._open = None
@@ -183,6 +190,7 @@ class SubtitleOverlay(QWidget):
     def clear(self) -> None:
         self._done.clear()
         self._open = None
+        self._extra.clear()
         self.schedule_repaint()
 
     def lines(self) -> list[Line]:
@@ -193,6 +201,9 @@ class SubtitleOverlay(QWidget):
             ev = self._open
             shown = ev.shown(self.display.mask_k) if ev.translation else ev.source
             out.append(Line(ev.segment_id, ev.source, shown))
+        k = self.display.mask_k
+        for line in out[-n:]:
+            line.extra = tuple(text for _, text in self._extra.shown(line.segment_id, k))
         return out[-n:]
 
     # -- look ------------------------------------------------------------------------------
@@ -203,7 +214,20 @@ class SubtitleOverlay(QWidget):
         old, self.display = self.display, display
         self.set_click_through(display.click_through)
         sizing = ("lines", "font_size", "font_family", "bilingual")
-        if self.isVisible() and any(getattr(old, f) != getattr(display, f) for f in sizing):
+        if any(getattr(old, f) != getattr(display, f) for f in sizing):
+            self._fit()
+        self.schedule_repaint()
+
+    def set_targets(self, n: int) -> None:
+        """How many target languages each line shows (the window fits them, as above)."""
+        if n != self.targets:
+            self.targets = max(1, n)
+            self._fit()
+            self.schedule_repaint()
+
+    def _fit(self) -> None:
+        """Resize to ``fitting_height`` keeping the bottom edge (when shown)."""
+        if self.isVisible():
             g = self.geometry()
             h = self.fitting_height()
             rect = QRect(g.x(), g.y() + g.height() - h, g.width(), h)
@@ -212,13 +236,12 @@ class SubtitleOverlay(QWidget):
                 rect = fit_inside(rect, scr.availableGeometry())
             self.setGeometry(rect)
             self.geometry_saved.emit(self.screen_name(), self.geometry())
-        self.schedule_repaint()
 
     def fitting_height(self) -> int:
         """Window height for ``display.lines`` lines of text (with their source lines when
-        bilingual) and a little room for wrapping."""
-        scale = 1.6 if self.display.bilingual else 1.0
-        return round(self.display.font_size * 1.6 * self.display.lines * scale) + 2 * PAD
+        bilingual, and a row block per target language) and a little room for wrapping."""
+        rows = self.targets + (0.6 if self.display.bilingual else 0.0)
+        return round(self.display.font_size * 1.6 * self.display.lines * rows) + 2 * PAD
 
     def font_for(self, scale: float = 1.0) -> QFont:
         f = QFont(self.display.font_family)
@@ -276,6 +299,8 @@ class SubtitleOverlay(QWidget):
             if self.display.bilingual and line.source and line.translation != line.source:
                 rows += [(t, small, QColor(200, 200, 200)) for t in wrap(line.source, fms, width)]
             rows += [(t, main, color) for t in wrap(line.translation, fm, width)]
+            for text in line.extra:  # the extra target languages, under the first
+                rows += [(t, main, color) for t in wrap(text, fm, width)]
             blocks.append(rows)
         # An alert keeps the top row(s); subtitles get the rest.
         top = 0.0

@@ -537,3 +537,42 @@ def test_settings_speak_plain_words_with_the_exact_term_in_a_tooltip(qtbot) -> N
     # The hover text of the control itself says the same as its label's.
     assert pane.beta.toolTip() == rows["Stability"]
     assert pane.mask_k.toolTip() == rows["Hide the last words of an unfinished line"]
+
+
+def test_each_target_language_has_a_row_block_under_the_source(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Two target languages (issue 19): each line shows the main translation, then the extra
+    one's under it, masked alike while the line is open; the window grows to fit both."""
+    import dataclasses
+
+    def extra(ev: SubtitleEvent) -> SubtitleEvent:
+        return dataclasses.replace(ev, lang="ja", target=1)
+
+    overlay.setGeometry(100, 300, 600, 140)
+    bottom = overlay.geometry().bottom()
+    overlay.set_targets(2)
+    g = overlay.geometry()
+    assert g.height() == round(26 * 1.6 * 2 * 2) + 2 * 14 and g.bottom() == bottom
+    overlay.apply_display(DisplayConfig(mask_k=1, lines=2, bilingual=True))
+    overlay.on_subtitle(sub(0, ["Guten", "Morgen."], final=True, source="Good morning."))
+    overlay.on_subtitle(extra(sub(0, ["おはよう", "ございます。"], final=True)))
+    overlay.on_subtitle(sub(1, ["Wie", "geht", "es"], source="How are you"))
+    overlay.on_subtitle(extra(sub(1, ["お元気", "です", "か"])))
+    assert [(ln.translation, ln.extra) for ln in overlay.lines()] == [
+        ("Guten Morgen.", ("おはよう ございます。",)),
+        ("Wie geht", ("お元気 です",)),  # k = 1: the last word of each hidden
+    ]
+    qtbot.waitUntil(lambda: "お元気 です" in overlay.drawn)
+    # Painted bottom up: for each line its translations under its (small) source line.
+    assert overlay.drawn[::-1] == [
+        "Good morning.",
+        "Guten Morgen.",
+        "おはよう ございます。",
+        "How are you",
+        "Wie geht",
+        "お元気 です",
+    ]
+    overlay.on_subtitle(sub(2, ["Danke"], source="Thanks"))  # its Japanese not there yet
+    assert overlay.lines()[-1].extra == ()
+    overlay.clear()
+    overlay.on_subtitle(sub(1, ["x."], final=True))  # a new run: the old extras are gone
+    assert overlay.lines()[-1].extra == ()
