@@ -95,6 +95,7 @@ class SubtitlerApp(QObject):
         self.web: WebSubtitles | None = None
         self.web_problem = ""
         self.overlay = SubtitleOverlay(config.display)
+        self.overlay.set_targets(len(config.mt.targets))
         self.overlay.place()
         self.tray = Tray(app_icon(), self)
         self.settings: SettingsPane | None = None
@@ -278,6 +279,7 @@ class SubtitlerApp(QObject):
         old_web = self.config.web
         self.session.config = cfg
         self.overlay.apply_display(cfg.display)
+        self.overlay.set_targets(len(cfg.mt.targets))
         if cfg.web != old_web:
             self.start_web()
         elif self.web is not None:

@@ -183,3 +183,18 @@ def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
     assert app.overlay.display.font_size == 36 and app.config.display.font_size == 36
     assert settings_store.load(tmp_path / "config.toml").config.display.font_size == 36
     assert app.overlay.lines() == []
+
+
+def test_the_app_shows_every_target_language(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    assert app.overlay.targets == 1
+    two = dataclasses.replace(app.config, mt=MtConfig(model_path="x", extra_targets="ja"))
+    app.apply_settings(two)  # (saved, and used by the next run)
+    assert app.overlay.targets == 2
+    assert settings_store.load(tmp_path / "config.toml").config.mt.extra_targets == "ja"
+    app.start()
+    qtbot.waitUntil(lambda: any(ln.extra for ln in app.overlay.lines()), timeout=10_000)
+    (line,) = app.overlay.lines()
+    assert line.translation and line.extra[0] and line.extra[0] != line.translation
+    app.quit()
