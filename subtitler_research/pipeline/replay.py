@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from subtitler.config import AppConfig, add_setting_flags, given_settings, with_settings
+from subtitler.config import (
+    AppConfig,
+    add_setting_flags,
+    given_settings,
+    language_codes,
+    with_settings,
+)
 from subtitler.mt.languages import UnknownLanguageError, normalize_code
 from subtitler.pipeline.events import (
     AsrEvent,
@@ -140,8 +146,36 @@ class Recorder:
             self.done.set()
 
 
+def target_latencies(events: list[SubtitleEvent], targets: tuple[str, ...]) -> dict[str, Any]:
+    """Per target language: its updates and their latency (ASR update to that target's
+    subtitle); with several, also the time until every target had an update (what a room
+    reading all of them waits) and how many updates reached every target."""
+    per: dict[str, list[float]] = {t: [] for t in targets}
+    ready: dict[tuple[int, float], dict[str, float]] = defaultdict(dict)
+    for e in events:
+        lat = e.emitted_at - e.asr_emitted_at
+        per.setdefault(e.lang, []).append(lat)
+        ready[e.segment_id, e.asr_emitted_at][e.lang] = lat
+    out: dict[str, Any] = {}
+    for t, xs in per.items():
+        med, p90 = median_p90(xs)
+        out[t] = {"updates": len(xs), "latency_median_s": med, "latency_p90_s": p90}
+    if len(targets) > 1:
+        every = [max(d.values()) for d in ready.values() if set(targets) <= set(d)]
+        med, p90 = median_p90(every)
+        out["all"] = {"updates": len(every), "latency_median_s": med, "latency_p90_s": p90}
+        out["updates_not_in_every_target"] = len(ready) - len(every)
+    return {
+        k: ({m: round(x, 4) if isinstance(x, float) else x for m, x in v.items()})
+        if isinstance(v, dict)
+        else v
+        for k, v in out.items()
+    }
+
+
 def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any]:
-    subs = [e for e in rec.events if isinstance(e, SubtitleEvent)]
+    every = [e for e in rec.events if isinstance(e, SubtitleEvent)]
+    subs = [e for e in every if not e.extra]  # the main target's (as with one target)
     asr = [e.update for e in rec.events if isinstance(e, AsrEvent)]
     shown: dict[int, list[str]] = defaultdict(list)
     displayed = []
@@ -161,6 +195,8 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
         sum(1 for t in asr_times[e.segment_id] if e.asr_emitted_at < t <= e.emitted_at)
         for e in subs
     ]
+    extra = {(e.segment_id, e.lang): e.translation for e in every if e.extra and e.final}
+    targets = pipeline.config.mt.targets
     segments = [
         {
             "id": e.segment_id,
@@ -168,6 +204,11 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
             "end": round(e.audio_t1, 3),
             "source": e.source,
             "translation": e.translation,
+            **(
+                {"more": {t: extra.get((e.segment_id, t), "") for t in targets[1:]}}
+                if targets[1:]
+                else {}
+            ),
         }
         for e in subs
         if e.final
@@ -191,6 +232,7 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
             "guessed_kept": sum(e.stats.lookahead_accepted for e in subs),
         }
     )
+    metrics["targets"] = target_latencies(every, targets)
     notices = [e.message for e in rec.events if isinstance(e, ErrorEvent) and not e.fatal]
     return {"segments": segments, "displayed": displayed, "metrics": metrics, "notices": notices}
 
@@ -250,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         tgt = normalize_code(base.mt.tgt_lang)
         src = normalize_code(a.src_lang)
+        extra = [normalize_code(c) for c in language_codes(base.mt.extra_targets)]
     except UnknownLanguageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -264,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
             "asr.language": src,
             "mt.src_lang": src,
             "mt.tgt_lang": tgt,
+            "mt.extra_targets": ",".join(c for c in extra if c != tgt),
         },
     )
     rec = Recorder(cfg.display.mask_k)
@@ -309,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         "rss_workers_end_mb": round(rss_workers, 1),  # (the rss_* figures include them)
         "mt_model": cfg.mt.model_path,
         "pair": f"{src}-{tgt}",
+        "targets": list(cfg.mt.targets),
         "method": cfg.mt.method,
         "beta": cfg.mt.beta,
         "k": cfg.display.mask_k,

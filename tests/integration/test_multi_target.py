@@ -158,3 +158,26 @@ def test_the_pipeline_translates_every_line_into_two_targets_on_one_model(
     for t in ("de", "ja"):
         out = export(recs, tmp_path / f"meeting.{t}.srt", "translation", t).read_text()
         assert out.splitlines()[2::4] == [text for _, text in got[t]]
+
+
+def test_the_replay_reports_each_target_and_both(tmp_path: Path) -> None:
+    """The command docs/BENCHMARKS.md times two targets with: every line in both, and the
+    latency of each target and until both were updated."""
+    import json
+
+    from subtitler_research.pipeline.replay import main as replay
+
+    words = tmp_path / "w.tsv"
+    lines = (DATA / "ljspeech_talk.words.tsv").read_text().splitlines()[:40]
+    words.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.json"
+    argv = ["--oracle", str(words), "--mt-model", str(FIXTURE), "--speed", "8", "--quiet"]
+    assert replay([*argv, "--mt-extra-targets", "JA", "--json", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert d["run"]["targets"] == ["de", "ja"]
+    assert d["segments"] and all(s["translation"] and s["more"]["ja"] for s in d["segments"])
+    t = d["metrics"]["targets"]
+    assert set(t) == {"de", "ja", "all", "updates_not_in_every_target"}
+    assert t["de"]["updates"] == d["metrics"]["translations"]  # the main target's, as before
+    assert t["all"]["latency_median_s"] >= t["de"]["latency_median_s"] > 0
+    assert replay([*argv, "--mt-extra-targets", "xx"]) == 2
