@@ -195,16 +195,21 @@ class SettingsPane(QDialog):
         form = page.layout()
         assert isinstance(form, QFormLayout), f"the {tab} tab is not a form"
         made = HANDMADE.get(tab, ())
-        for section, f, spec in pane_fields(tab):
+        for section, f, _spec in pane_fields(tab):
             key = f"{section}.{f.name}"
-            if key in made:
-                continue
-            row = DeclaredRow(section, f.name, get_type_hints(SECTIONS[section])[f.name], spec)
-            self.declared_rows[key] = row
-            if isinstance(row.widget, QCheckBox):
-                form.addRow("", row.widget)
-            else:
-                form.addRow(spec.label, row.widget)
+            if key not in made and key not in self.declared_rows:  # (not placed already)
+                self._declared_row(form, section, f.name)
+
+    def _declared_row(self, form: QFormLayout, section: str, name: str) -> None:
+        """The row of a setting made from its declaration, added to ``form`` here (a tab
+        may place one next to a related hand-made row; the rest go at its end)."""
+        spec = spec_of(SECTIONS[section], name)
+        row = DeclaredRow(section, name, get_type_hints(SECTIONS[section])[name], spec)
+        self.declared_rows[f"{section}.{name}"] = row
+        if isinstance(row.widget, QCheckBox):
+            form.addRow("", row.widget)
+        else:
+            form.addRow(spec.label, row.widget)
 
     def _lang_combo(self, with_auto: bool) -> QComboBox:
         c = QComboBox()
@@ -251,6 +256,7 @@ class SettingsPane(QDialog):
         self._server_rows(model_row)
         _row(f, AsrConfig, "language", self.src_lang)
         _row(f, MtConfig, "tgt_lang", self.tgt_lang)
+        self._declared_row(f, "mt", "extra_targets")  # (made from its declaration)
         _row(f, MtConfig, "method", self.mode)
         _row(f, MtConfig, "beta", beta_row, self.beta)
         _row(f, DisplayConfig, "mask_k", self.mask_k)
