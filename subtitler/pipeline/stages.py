@@ -387,14 +387,17 @@ class TranslationStage(threading.Thread):
             model.close()
         self.emit(ErrorEvent("mt", message))
 
-    def _write(self, u: AsrUpdate, translations: dict[str, str]) -> None:
+    def _write(
+        self, u: AsrUpdate, translations: dict[str, str], targets: tuple[str, ...] = ()
+    ) -> None:
         """The transcript line of a finished update (under _final_lock): its translation
-        into each target language ({} or "": none)."""
+        into each of ``targets`` (the languages it was translated into; (): those chosen
+        now) ({} or "": none)."""
         if self.transcript is None or not u.text:
             return
         with self._lock:
             mt = self._mt
-        main, *extra = mt.targets
+        main, *extra = targets or mt.targets
         try:
             self.transcript.append(
                 SegmentRecord(
@@ -419,12 +422,14 @@ class TranslationStage(threading.Thread):
                 )
             )
 
-    def _emit_final(self, u: AsrUpdate, translations: dict[str, str]) -> None:
+    def _emit_final(
+        self, u: AsrUpdate, translations: dict[str, str], targets: tuple[str, ...]
+    ) -> None:
         with self._final_lock:
             if self._inflight is u:
                 self._inflight = None
             if not self._sealed:  # else stop() wrote it already (its source, at least)
-                self._write(u, translations)
+                self._write(u, translations, targets)
         m = self.metrics.finish_segment(u.segment_id, self.metrics.dropped_blocks)
         self.emit(MetricsEvent(m))
         log.info(
@@ -509,7 +514,7 @@ class TranslationStage(threading.Thread):
             if done is not None:
                 texts[lang] = done
         if u.final:
-            self._emit_final(u, texts)
+            self._emit_final(u, texts, targets)
 
     def _translate_into(self, u: AsrUpdate, lang: str, target: int, mt: MtConfig) -> str | None:
         """One target's translation of an update, shown; a failure costs this update of this

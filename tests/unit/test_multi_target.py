@@ -4,6 +4,7 @@ a finished line reaches the transcript with every target's text."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -192,3 +193,33 @@ def test_settings_are_given_to_each_target_as_its_own(tmp_path: Path) -> None:
     assert all(m.beta == TWO.beta and m.model_path == TWO.model_path for m in got)
     cfg = AppConfig(mt=TWO)
     assert cfg.mt.targets == ("de", "ja")
+
+
+def test_a_target_added_while_running_is_translated_from_the_next_update(tmp_path: Path) -> None:
+    """No model is loaded again: the next update is translated into the new target too."""
+    from tests.helpers.fake_pipeline import FakeSource, Step, echo_lm, loader_for
+    from tests.unit.test_pipeline import wait_for
+
+    loads: list[MtConfig] = []
+    script = [Step(0.3 * i, i, [f"w{i}", "x."], final=True) for i in range(1, 40)]
+    p, ev, _, _ = make(
+        tmp_path,
+        source=FakeSource(13.0, speed=5.0),
+        script=script,
+        loader=loader_for(echo_lm(), loads),
+    )
+    p.start()
+    assert wait_for(lambda: len(ev.of(SubtitleEvent)) >= 2)
+    p.apply_config(
+        dataclasses.replace(p.config, mt=dataclasses.replace(p.config.mt, extra_targets="ja"))
+    )
+    assert wait_for(lambda: any(e.lang == "ja" for e in ev.of(SubtitleEvent)))
+    assert p.finished.wait(20)
+    p.stop()
+    assert len(loads) == 1
+    first_ja = next(e.segment_id for e in ev.of(SubtitleEvent) if e.lang == "ja")
+    later = {e.segment_id for e in ev.of(SubtitleEvent) if e.segment_id >= first_ja}
+    ja = {e.segment_id for e in ev.of(SubtitleEvent) if e.lang == "ja"}
+    assert ja == later  # from then on, every line in both
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert recs[0].extra == () and recs[-1].targets == ("de", "ja")
