@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import logging
@@ -431,6 +432,10 @@ class SubtitlerApp(QObject):
     def quit(self) -> None:
         self.stop_web()
         self.session.stop(2.0)
+        # Events the pipeline posted before it stopped are not delivered any more (the
+        # overlay may be gone by the time the event loop would get to them).
+        with contextlib.suppress(RuntimeError, TypeError):
+            self.bridge.delivered.disconnect(self.on_event)
         self._save()
         self.hotkeys.close()
         QApplication.quit()
