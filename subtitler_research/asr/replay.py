@@ -144,6 +144,13 @@ SHORT_FLAGS = {
 }
 
 
+# Flags kept from before that turn a setting off.
+ALIASES = (
+    ("--fixed-chunk", "asr.adaptive_chunk", "always --min-chunk: --asr-adaptive-chunk false"),
+    ("--no-vad", "asr.vad", "no VAD, one endless utterance: --asr-vad false"),
+)
+
+
 def setting_keys() -> list[str]:
     """The settings this replay takes: every speech setting of the schema, and the audio
     block and queue."""
@@ -167,20 +174,8 @@ def parser() -> argparse.ArgumentParser:
     # The app's settings, from their declarations in subtitler.config (defaults: the app's).
     g = ap.add_argument_group("settings (the app's)")
     add_setting_flags(g, only=setting_keys(), names=SHORT_FLAGS)
-    g.add_argument(
-        "--fixed-chunk",
-        dest=SETTING_DEST + "asr.adaptive_chunk",
-        action="store_const",
-        const=False,
-        help="always --min-chunk (no adaptive cadence): --asr-adaptive-chunk false",
-    )
-    g.add_argument(
-        "--no-vad",
-        dest=SETTING_DEST + "asr.vad",
-        action="store_const",
-        const=False,
-        help="no VAD, one endless utterance: --asr-vad false",
-    )
+    for flag, key, doc in ALIASES:
+        g.add_argument(flag, dest=SETTING_DEST + key, action="store_const", const=False, help=doc)
     # Research knobs the app does not have.
     g = ap.add_argument_group("recogniser (audio files; research only)")
     w = WhisperSettings()
