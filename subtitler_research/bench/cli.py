@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from subtitler.config import TEMPLATES
 from subtitler.mt.drafting import VocabularyMismatchError, check_same_vocabulary
 from subtitler.mt.languages import UnknownLanguageError, language_name, normalize_code
 from subtitler.mt.prompts import PromptBuilder, TemplateError, resolve_template
@@ -86,7 +87,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--mask-beta", type=float, default=0.2, help="beta of the mask-k runs")
     ap.add_argument("--limit", type=int, default=None, help="first N sentence pairs")
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--template", default="auto", help="auto | tower | qwen3 | gguf")
+    ap.add_argument("--template", default="auto", choices=TEMPLATES, help="prompt template")
     ap.add_argument("--n-ctx", type=int, default=2048)
     ap.add_argument("--n-batch", type=int, default=512)
     ap.add_argument("--n-ubatch", type=int, default=512)
