@@ -268,16 +268,7 @@ def _load_gguf(path: Path, mt: MtConfig) -> LlamaLM:
     n_ctx = info.usable_context(mt.n_ctx)
     hw = hardware.detect(probe_backends=False)
     hardware.check_fits([(path.name, hardware.gguf_memory_for(info, n_ctx))], hw)
-    return LlamaLM(
-        LlamaSettings(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_ubatch=mt.n_ubatch,
-            n_threads=mt.threads,
-            n_gpu_layers=mt.gpu_layers,
-            flash_attn=mt.flash_attn,
-        )
-    )
+    return LlamaLM(LlamaSettings.from_config(mt, str(path), n_ctx))
 
 
 class DraftModelError(RuntimeError):
