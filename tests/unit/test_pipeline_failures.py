@@ -210,7 +210,7 @@ def _translations_stopped(tmp_path: Path, mt: MtConfig, loader: ModelLoader) -> 
     p.stop()
     stopped = [e.message for e in ev.of(ErrorEvent) if "translation stopped" in e.message]
     assert len(stopped) == 1, [e.message for e in ev.of(ErrorEvent)]
-    return stopped[0]
+    return str(stopped[0])
 
 
 def test_a_server_failing_every_time_says_to_check_its_address_not_to_choose_a_model(
