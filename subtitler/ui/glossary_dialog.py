@@ -129,11 +129,24 @@ class GlossaryDialog(QDialog):
         return True
 
     def _pair_changed(self) -> None:
-        if not self._collect():
+        if not self._collect():  # the shown pair's rows stay, and so does its name
+            self._show_boxes(*self._pair)
             return
         self._pair = (self.src_box.currentData(), self.tgt_box.currentData())
         self._fill()
         self.status.setText("")
+
+    def _show_boxes(self, src_lang: str, tgt_lang: str) -> None:
+        for box, code in ((self.src_box, src_lang), (self.tgt_box, tgt_lang)):
+            box.blockSignals(True)
+            box.setCurrentIndex(max(0, box.findData(code)))
+            box.blockSignals(False)
+
+    def show_pair(self, src_lang: str, tgt_lang: str) -> None:
+        """Switch to a language pair (the edits of the shown one are kept, unsaved)."""
+        if (src_lang, tgt_lang) != self._pair:
+            self._show_boxes(src_lang, tgt_lang)
+            self._pair_changed()
 
     def add_row(self) -> None:
         r = self._append("", "")

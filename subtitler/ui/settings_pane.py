@@ -54,6 +54,7 @@ from subtitler.config import (
     with_settings,
 )
 from subtitler.mt.completions import address_problem
+from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
 from subtitler.ui.web_settings import WebSettings
@@ -85,6 +86,10 @@ HANDMADE: dict[str, tuple[str, ...]] = {
     ),
     "browser": ("web.share", "web.port"),
 }  # fmt: skip
+GLOSSARY_TIP = (
+    "Names and terms to recognise, and how to translate them, for this language pair. "
+    "Saved in the Glossary window itself, apart from these settings."
+)
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
 
 
@@ -100,6 +105,7 @@ class Choices:
     )
     hardware: str = ""  # a line describing what computes (CPU / Metal / CUDA)
     web_status: Callable[[], tuple[str, str]] = lambda: ("", "")  # the page's address, problem
+    glossary: Callable[[], Glossary] = Glossary  # the glossary in use now
 
 
 def _combo_value(combo: QComboBox) -> str:
@@ -130,6 +136,7 @@ def meeting_audio_hint() -> str:
 class SettingsPane(QDialog):
     applied = Signal(object)  # a validated AppConfig
     previewed = Signal(object)  # the DisplayConfig the look controls say now (not applied)
+    glossary_requested = Signal(str, str)  # open the glossary of this (source, target) pair
 
     def __init__(
         self, config: AppConfig, choices: Choices | None = None, parent: QWidget | None = None
@@ -250,6 +257,7 @@ class SettingsPane(QDialog):
         self._server_rows(model_row)
         _row(f, AsrConfig, "language", self.src_lang)
         _row(f, MtConfig, "tgt_lang", self.tgt_lang)
+        f.addRow(self._glossary_label(), self._glossary_row())
         _row(f, MtConfig, "method", self.mode)
         _row(f, MtConfig, "beta", beta_row, self.beta)
         _row(f, DisplayConfig, "mask_k", self.mask_k)
@@ -264,6 +272,43 @@ class SettingsPane(QDialog):
         _row(f, MtConfig, "gpu_layers", self.gpu_layers)
         _row(f, MtConfig, "context_sentences", self.context)
         return w
+
+    def _glossary_label(self) -> QLabel:
+        label = QLabel("Glossary")
+        label.setToolTip(GLOSSARY_TIP)
+        return label
+
+    def _glossary_row(self) -> QHBoxLayout:
+        """The glossary of the language pair chosen above: how many terms, and a button that
+        opens it (saved there, apart from these settings)."""
+        self.glossary_button = QPushButton("Glossary…")
+        self.glossary_button.setToolTip(GLOSSARY_TIP)
+        self.glossary_count = QLabel()
+        self.glossary_button.clicked.connect(
+            lambda: self.glossary_requested.emit(*self.glossary_pair())
+        )
+        self.src_lang.currentIndexChanged.connect(self.refresh_glossary)
+        self.tgt_lang.currentIndexChanged.connect(self.refresh_glossary)
+        row = QHBoxLayout()
+        row.addWidget(self.glossary_button)
+        row.addWidget(self.glossary_count, 1)
+        return row
+
+    def glossary_pair(self) -> tuple[str, str]:
+        """(source, target) as chosen above; a detected source language: the one set for
+        translation (as the tray's Glossary… opens it)."""
+        src = self.src_lang.currentData() or self._cfg.asr.language or self._cfg.mt.src_lang
+        return str(src), str(self.tgt_lang.currentData())
+
+    def refresh_glossary(self, *_: object) -> None:
+        src, tgt = self.glossary_pair()
+        n = len(self.choices.glossary().pair(src, tgt))
+        pair = f"{LANGUAGES.get(src, src)} → {LANGUAGES.get(tgt, tgt)}"
+        self.glossary_count.setText(
+            f"{n} term{'' if n == 1 else 's'} for {pair}"
+            if n
+            else f"No terms for {pair} yet: add names and jargon of your meetings"
+        )
 
     def _server_rows(self, model_row: QHBoxLayout) -> None:
         """A shared translation server (issue 19) instead of the model file: its rows are
@@ -519,6 +564,7 @@ class SettingsPane(QDialog):
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
         self.web.load(cfg.web)
+        self.refresh_glossary()
         for row in self.declared_rows.values():
             row.load(getattr(getattr(cfg, row.section), row.name))
 
