@@ -296,6 +296,8 @@ class SubtitlerApp(QObject):
         self.config = dataclasses.replace(cfg, display=dataclasses.replace(cfg.display, **changes))
         # (While the settings preview a look, the overlay keeps it, with these changes too.)
         self.overlay.display = dataclasses.replace(self.overlay.display, **changes)
+        if self.settings is not None:  # an open pane applied later keeps these changes
+            self.settings.rebase(self.config)
 
     def set_click_through(self, on: bool) -> None:
         self.set_display(click_through=on)

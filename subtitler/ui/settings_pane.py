@@ -521,7 +521,13 @@ class SettingsPane(QDialog):
         elif combo.isEditable() and isinstance(value, str):
             combo.setEditText(value)
 
+    def rebase(self, cfg: AppConfig) -> None:
+        """The settings in use, changed elsewhere (the overlay's place, say): what the pane
+        has no row for is taken from them when it is applied."""
+        self._cfg = copy.deepcopy(cfg)
+
     def load(self, cfg: AppConfig) -> None:
+        self.rebase(cfg)
         mt, d, asr = cfg.mt, cfg.display, cfg.asr
         self._select(self.src_lang, asr.language)
         self._select(self.tgt_lang, mt.tgt_lang)
