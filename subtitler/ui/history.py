@@ -53,7 +53,8 @@ def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str
         band = " style='background:#fff3b0'" if id(r) in picked else ""
         anchor = "<a name='hit'></a>" if id(r) == first else ""
         rows.append(
-            f"<tr{band}><td style='color:#777;padding-right:10px' valign='top'>"
+            f"<tr{band}><td style='color:#777;padding-right:10px;white-space:nowrap' "
+            "valign='top'>"
             f"{anchor}{_clock(r.start)}</td><td width='100%'>{text}</td></tr>"
         )
     return "<table cellspacing='4' width='100%'>" + "".join(rows) + "</table>"
@@ -93,6 +94,10 @@ class HistoryDialog(QDialog):
         reload.clicked.connect(self.reload)
         close = QPushButton("Close")
         close.clicked.connect(self.close)
+
+        for b in (self.export_button, reload, close):
+            b.setAutoDefault(False)  # Enter in the search goes to the list, not to a button
+        self.query.returnPressed.connect(self.list.setFocus)
 
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.list)
