@@ -65,6 +65,7 @@ class GlossaryDialog(QDialog):
         self.table.setHorizontalHeaderLabels(["Term (as spoken)", "Fixed translation"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().hide()  # (row numbers say nothing here)
         self.add_button = QPushButton("Add term")
         self.remove_button = QPushButton("Remove")
         self.import_button = QPushButton("Import CSV…")
@@ -95,7 +96,10 @@ class GlossaryDialog(QDialog):
         self.buttons.rejected.connect(self.close)
         self.src_box.currentIndexChanged.connect(self._pair_changed)
         self.tgt_box.currentIndexChanged.connect(self._pair_changed)
+        self.table.itemSelectionChanged.connect(self._update_remove)
+        self.table.itemChanged.connect(self._edited)
         self._fill()
+        self._say_empty()
 
     # -- the table -------------------------------------------------------------------------
     def rows(self) -> list[tuple[str, str]]:
@@ -108,9 +112,29 @@ class GlossaryDialog(QDialog):
 
     def _fill(self) -> None:
         entries = self.glossary.pair(*self._pair)
+        self.table.blockSignals(True)  # (filled, not edited)
         self.table.setRowCount(0)
         for e in entries:
             self._append(e.term, e.translation)
+        self.table.blockSignals(False)
+        self._update_remove()
+
+    def _pair_name(self) -> str:
+        return f"{self.src_box.currentText()} → {self.tgt_box.currentText()}"
+
+    def _say_empty(self) -> None:
+        """An empty pair says how to begin."""
+        if self.table.rowCount() == 0:
+            self.status.setText(
+                f"No terms for {self._pair_name()} yet: click Add term, or Import CSV… to "
+                "bring a list."
+            )
+
+    def _edited(self, *_: object) -> None:
+        self.status.setText("Not saved yet: click Save to use these terms.")
+
+    def _update_remove(self) -> None:
+        self.remove_button.setEnabled(bool(self.table.selectedIndexes()))
 
     def _append(self, term: str, translation: str) -> int:
         r = self.table.rowCount()
@@ -135,6 +159,7 @@ class GlossaryDialog(QDialog):
         self._pair = (self.src_box.currentData(), self.tgt_box.currentData())
         self._fill()
         self.status.setText("")
+        self._say_empty()
 
     def _show_boxes(self, src_lang: str, tgt_lang: str) -> None:
         for box, code in ((self.src_box, src_lang), (self.tgt_box, tgt_lang)):
@@ -156,8 +181,11 @@ class GlossaryDialog(QDialog):
             self.table.editItem(item)
 
     def remove_rows(self) -> None:
-        for r in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
+        rows = sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True)
+        for r in rows:
             self.table.removeRow(r)
+        if rows:
+            self._edited()
 
     # -- import and save -------------------------------------------------------------------
     def choose_import(self) -> None:
@@ -189,7 +217,10 @@ class GlossaryDialog(QDialog):
         self._fill()  # as saved: empty rows gone, duplicates merged
         self.applied.emit(self.glossary)
         n = len(self.glossary.pair(*self._pair))
-        self.status.setText(f"Saved: {n} terms for this language pair, in use from now on.")
+        terms = "1 term" if n == 1 else f"{n} terms"
+        self.status.setText(f"Saved: {terms} for this language pair, in use from now on.")
+        if n == 0:
+            self._say_empty()
 
     def show_problem(self, text: str) -> None:
         self.status.setText(text)

@@ -185,3 +185,26 @@ def test_settings_open_it_at_the_chosen_pair_and_count_its_terms(  # type: ignor
     pane.glossary_button.click()
     assert (d.tgt_box.currentData(), d.rows()) == ("de", [("Subiaco", "")])
     app.pipeline.stop()
+
+
+def test_an_empty_pair_says_how_to_begin_and_edits_say_they_are_not_saved(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Seen on the screenshots: an empty pair was a blank table, Remove was offered with
+    nothing to remove, and Close after an edit gave no sign that it was not saved."""
+    d = GlossaryDialog(Glossary().with_pair("en", "de", [("Subiaco", "")]), "en", "fr")
+    qtbot.addWidget(d)
+    assert d.status.text() == (
+        "No terms for English (en) → French (fr) yet: click Add term, or Import CSV… to "
+        "bring a list."
+    )
+    assert not d.remove_button.isEnabled()
+    d.tgt_box.setCurrentIndex(d.tgt_box.findData("de"))
+    assert d.status.text() == "" and not d.remove_button.isEnabled()
+    d.table.setItem(0, 1, QTableWidgetItem("Subiaco"))
+    assert d.status.text() == "Not saved yet: click Save to use these terms."
+    d.save()
+    assert d.status.text() == "Saved: 1 term for this language pair, in use from now on."
+    d.table.selectRow(0)
+    assert d.remove_button.isEnabled()
+    d.remove_button.click()
+    assert d.rows() == [] and not d.remove_button.isEnabled()
+    assert d.status.text() == "Not saved yet: click Save to use these terms."
