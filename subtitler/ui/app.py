@@ -252,6 +252,7 @@ class SubtitlerApp(QObject):
             self.settings.previewed.connect(self.preview_display)
             self.settings.finished.connect(self.end_preview)
             self.settings.glossary_requested.connect(self.open_glossary)
+            self.settings.models_requested.connect(self.open_models)
         else:
             self.settings.load(self.config)
         self.settings.show_hotkeys(self.hotkey_problems, self.hotkeys.note, self.hotkeys.available)
@@ -327,7 +328,8 @@ class SubtitlerApp(QObject):
             return
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
-    def open_models(self) -> None:
+    def open_models(self, kind: str = "", value: str = "") -> None:
+        """The Models window; from Settings, at the model of ``kind`` chosen there."""
         from subtitler.models.catalog import CatalogError, load_catalog
 
         if self.models is None:
@@ -341,6 +343,8 @@ class SubtitlerApp(QObject):
         else:
             self.models.cfg = self.config
             self.models.refresh()
+        if kind:
+            self.models.select_value(kind, value)
         self.models.show()
         self.models.raise_()
         self.models.activateWindow()

@@ -38,17 +38,21 @@ STATES = {
 }
 
 
-def in_use(entry: CatalogEntry, cfg: AppConfig, root: Path | None) -> bool:
-    """Whether the settings name this model (by catalog id, size name or its file)."""
-    chosen = cfg.asr.model if entry.kind == "asr" else cfg.mt.model_path
-    if not chosen:
+def names(value: str, entry: CatalogEntry, root: Path | None) -> bool:
+    """Whether a model setting's value is this model (its catalog id, size name or file)."""
+    if not value:
         return False
-    if chosen in (entry.id, entry.size_name):
+    if value in (entry.id, entry.size_name):
         return True
     try:
-        return Path(chosen).expanduser().resolve() == dl.model_path(entry, root).resolve()
+        return Path(value).expanduser().resolve() == dl.model_path(entry, root).resolve()
     except OSError:
         return False
+
+
+def in_use(entry: CatalogEntry, cfg: AppConfig, root: Path | None) -> bool:
+    """Whether the settings name this model."""
+    return names(cfg.asr.model if entry.kind == "asr" else cfg.mt.model_path, entry, root)
 
 
 class ModelsDialog(QDialog):
@@ -113,6 +117,9 @@ class ModelsDialog(QDialog):
         lay.addWidget(self.status)
         lay.addLayout(row)
         self.refresh()
+        chosen = next((e for e in self.entries if in_use(e, cfg, root)), None)
+        if chosen is not None:  # opened on a model in use rather than on the first one
+            self.select(chosen.id)
 
     # -- the table ---------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -145,6 +152,14 @@ class ModelsDialog(QDialog):
         item = self.table.topLevelItem(ids.index(model_id))
         if item is not None:
             self.table.setCurrentItem(item)
+
+    def select_value(self, kind: str, value: str) -> bool:
+        """Select the model of ``kind`` that a setting's value names (False: none)."""
+        for e in self.entries:
+            if e.kind == kind and names(value, e, self.root):
+                self.select(e.id)
+                return True
+        return False
 
     def selected(self) -> CatalogEntry | None:
         row = self.table.currentIndex().row()

@@ -137,6 +137,7 @@ class SettingsPane(QDialog):
     applied = Signal(object)  # a validated AppConfig
     previewed = Signal(object)  # the DisplayConfig the look controls say now (not applied)
     glossary_requested = Signal(str, str)  # open the glossary of this (source, target) pair
+    models_requested = Signal(str, str)  # open the Models window at ("asr" | "mt", value)
 
     def __init__(
         self, config: AppConfig, choices: Choices | None = None, parent: QWidget | None = None
@@ -249,6 +250,7 @@ class SettingsPane(QDialog):
         for label, path in self.choices.translation_models:
             self.mt_model.addItem(label, path)
         model_row = _with_browse(self.mt_model, self._browse_gguf)
+        model_row.addWidget(self._models_button("mt", self.mt_model))
         self.template = _choice_combo(MtConfig, "template", {"auto": "As the model file says"})
         self.mt_threads = _spin(MtConfig, "threads")
         self.gpu_layers = _spin(MtConfig, "gpu_layers")
@@ -294,6 +296,14 @@ class SettingsPane(QDialog):
         row.addWidget(self.glossary_count, 1)
         return row
 
+    def _models_button(self, kind: str, combo: QComboBox) -> QPushButton:
+        """Opens the Models window at the model chosen in ``combo``: there a model that is
+        not downloaded yet is downloaded, checked or removed."""
+        button = QPushButton("Models…")
+        button.setToolTip("Download, check or remove models, and pick one to use")
+        button.clicked.connect(lambda: self.models_requested.emit(kind, _combo_value(combo)))
+        return button
+
     def glossary_pair(self) -> tuple[str, str]:
         """(source, target) as chosen above; a detected source language: the one set for
         translation (as the tray's Glossary… opens it)."""
@@ -333,9 +343,10 @@ class SettingsPane(QDialog):
         ]  # fmt: skip
         # threads and GPU layers are the server's business there
         file_rows: list[QWidget] = [self.mt_model, self.mt_threads, self.gpu_layers]
-        browse = model_row.itemAt(1)
-        if browse is not None and (button := browse.widget()) is not None:
-            file_rows.append(button)
+        for i in range(1, model_row.count()):  # its Choose file… and Models… buttons
+            item = model_row.itemAt(i)
+            if item is not None and (button := item.widget()) is not None:
+                file_rows.append(button)
 
         def follow(_i: int = 0) -> None:
             server = self.backend.currentData() == "server"
@@ -388,7 +399,10 @@ class SettingsPane(QDialog):
         self.asr_threads = _spin(AsrConfig, "threads")
         self.silence = _double_spin(AsrConfig, "silence_end_s", 0.1)
         self.silence.setSuffix(" s")
-        _row(f, AsrConfig, "model", self.asr_model)
+        asr_row = QHBoxLayout()
+        asr_row.addWidget(self.asr_model, 1)
+        asr_row.addWidget(self._models_button("asr", self.asr_model))
+        _row(f, AsrConfig, "model", asr_row, self.asr_model)
         _row(f, AsrConfig, "device", self.asr_device)
         _row(f, AsrConfig, "threads", self.asr_threads)
         _row(f, AsrConfig, "silence_end_s", self.silence)
