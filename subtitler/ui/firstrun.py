@@ -21,6 +21,7 @@ from subtitler.config import AppConfig
 from subtitler.models.catalog import CatalogEntry
 from subtitler.models.firstrun import FirstRunPlan, with_models
 from subtitler.ui.background import BackgroundJob, Report, show_progress
+from subtitler.ui.sizing import room
 
 
 class FirstRunDialog(QDialog):
@@ -35,6 +36,8 @@ class FirstRunDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("subtitler: models")
+        # Wide enough that a model's size is not broken over two lines ("1.7 / GB").
+        self.setMinimumWidth(min(600, room(self).width()))
         self.cfg, self.plan, self.root = cfg, plan, root
         self.result_config: AppConfig = cfg
         self._cancel = threading.Event()

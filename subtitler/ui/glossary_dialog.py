@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from subtitler.mt.glossary import Glossary, GlossaryError, read_import
 from subtitler.mt.languages import LANGUAGES
+from subtitler.ui.sizing import open_at
 
 CSV_FILTER = "CSV files (*.csv *.txt);;All files (*)"
 
@@ -47,7 +48,7 @@ class GlossaryDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Glossary – subtitler")
-        self.resize(520, 460)
+        open_at(self, 520, 460)
         self.glossary = glossary
         self.src_box, self.tgt_box = _language_box(src_lang), _language_box(tgt_lang)
         self._pair = (src_lang, tgt_lang)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from subtitler.pipeline.history import Meeting, format_duration, list_meetings, search
 from subtitler.pipeline.transcript import SegmentRecord, Which, export
+from subtitler.ui.sizing import open_at
 
 TEXT_CHOICES: tuple[tuple[str, Which], ...] = (
     ("Both languages", "both"),
@@ -68,7 +69,7 @@ class HistoryDialog(QDialog):
     def __init__(self, folder: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Meeting history — subtitler")
-        self.resize(900, 560)
+        open_at(self, 900, 560)
         self.folder = folder
         self.meetings: list[Meeting] = []
         self.shown: list[tuple[Meeting, list[SegmentRecord]]] = []

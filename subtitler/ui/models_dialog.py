@@ -27,6 +27,7 @@ from subtitler.models import download as dl
 from subtitler.models.catalog import Catalog, CatalogEntry, size_text
 from subtitler.models.firstrun import with_models
 from subtitler.ui.background import BackgroundJob, Report, show_progress
+from subtitler.ui.sizing import open_at
 
 KINDS = {"asr": "Speech", "mt": "Translation"}
 STATES = {
@@ -69,7 +70,7 @@ class ModelsDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models — subtitler")
-        self.resize(760, 420)
+        open_at(self, 760, 420)
         self.cfg, self.catalog, self.root = cfg, catalog, root
         self.entries = list(catalog)
         self.busy = False

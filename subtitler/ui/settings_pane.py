@@ -15,7 +15,7 @@ import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, TypeVar, get_type_hints
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QKeySequence, QPixmap
@@ -214,7 +214,7 @@ class SettingsPane(QDialog):
                 form.addRow(spec.label, row.widget)
 
     def _lang_combo(self, with_auto: bool) -> QComboBox:
-        c = QComboBox()
+        c = _fitting(QComboBox())
         if with_auto:
             c.addItem("Detect automatically", None)
         for code, name in sorted(LANGUAGES.items(), key=lambda kv: kv[1]):
@@ -245,7 +245,7 @@ class SettingsPane(QDialog):
         beta_row.addWidget(self.beta)
         beta_row.addWidget(self.beta_label)
         self.mask_k = _spin(DisplayConfig, "mask_k")
-        self.mt_model = QComboBox()
+        self.mt_model = _fitting(QComboBox())
         self.mt_model.setEditable(True)
         for label, path in self.choices.translation_models:
             self.mt_model.addItem(label, path)
@@ -361,7 +361,7 @@ class SettingsPane(QDialog):
     def _audio_tab(self) -> QWidget:
         w = QWidget()
         f = QFormLayout(w)
-        self.device = QComboBox()
+        self.device = _fitting(QComboBox())
         self._fill_devices(None)
         self.level = QProgressBar()
         self.level.setRange(0, 100)
@@ -387,7 +387,7 @@ class SettingsPane(QDialog):
     def _speech_tab(self) -> QWidget:
         w = QWidget()
         f = QFormLayout(w)
-        self.asr_model = QComboBox()
+        self.asr_model = _fitting(QComboBox())
         self.asr_model.setEditable(True)
         for label, value in self.choices.asr_models:
             self.asr_model.addItem(label, value)
@@ -413,7 +413,7 @@ class SettingsPane(QDialog):
     def _look_tab(self) -> QWidget:
         w = QWidget()
         f = QFormLayout(w)
-        self.font_family = QFontComboBox()
+        self.font_family = _fitting(QFontComboBox())
         self.font_size = _spin(DisplayConfig, "font_size")
         self.color_btn = QPushButton()
         self.color_btn.clicked.connect(self._pick_color)
@@ -710,7 +710,7 @@ class DeclaredRow:
         self.section, self.name, self.spec = section, name, spec
         self.widget: QWidget
         if spec.choices is not None:
-            combo = QComboBox()
+            combo = _fitting(QComboBox())
             for value in spec.choices:
                 combo.addItem(str(value), value)
             self.widget = combo
@@ -756,6 +756,18 @@ class DeclaredRow:
             return round(w.value(), 2)
         assert isinstance(w, QLineEdit)
         return w.text().strip()
+
+
+C = TypeVar("C", bound=QComboBox)
+
+
+def _fitting(combo: C) -> C:
+    """A list as wide as the pane gives it, not as its longest entry: a model's or an input's
+    long name made the pane wider than a small screen. (Set before its first size is asked
+    for: Qt keeps that.)"""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(14)
+    return combo
 
 
 def _with_browse(edit: QWidget, browse: Callable[[], None]) -> QHBoxLayout:
@@ -805,7 +817,7 @@ def _choice_combo(cls: type, name: str, labels: dict[str, str] | None = None) ->
     """A combo box of the field's declared choices (``labels``: how each is shown)."""
     spec = spec_of(cls, name)
     assert spec.choices is not None, f"{cls.__name__}.{name} declares no choices"
-    combo = QComboBox()
+    combo = _fitting(QComboBox())
     for value in spec.choices:
         combo.addItem((labels or {}).get(value, str(value)), value)
     return combo
