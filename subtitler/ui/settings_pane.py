@@ -57,6 +57,7 @@ from subtitler.mt.completions import address_problem
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
+from subtitler.ui.sizing import open_at
 from subtitler.ui.web_settings import WebSettings
 
 HOTKEYS_WORK = (
@@ -181,6 +182,8 @@ class SettingsPane(QDialog):
         lay.addWidget(self.error)
         lay.addWidget(buttons)
         self.load(config)
+        # Room for a model's name beside its buttons where the screen has it.
+        open_at(self, max(self.sizeHint().width(), 820), self.sizeHint().height())
         for changed in (
             self.font_family.currentFontChanged,
             self.font_size.valueChanged,
@@ -534,6 +537,8 @@ class SettingsPane(QDialog):
             combo.setCurrentIndex(i)
         elif combo.isEditable() and isinstance(value, str):
             combo.setEditText(value)
+        if (edit := combo.lineEdit()) is not None:
+            edit.setCursorPosition(0)  # a long name shows its start, not its end
 
     def rebase(self, cfg: AppConfig) -> None:
         """The settings in use, changed elsewhere (the overlay's place, say): what the pane
