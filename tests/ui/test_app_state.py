@@ -204,3 +204,24 @@ def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
     assert app.overlay.display.font_size == 36 and app.config.display.font_size == 36
     assert settings_store.load(tmp_path / "config.toml").config.display.font_size == 36
     assert app.overlay.lines() == []
+
+
+def test_the_trays_first_item_follows_the_run_and_is_not_offered_while_loading(
+    qtbot, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Seen on the screenshots: the menu said Pause before anything ran, and its Start did
+    nothing while the models loaded (there is nothing to pause yet)."""
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    action = app.tray.run_action
+    assert action.text() == "Start" and action.isEnabled()
+    states = []
+    app.tray.set_state("loading")
+    states.append((action.text(), action.isEnabled()))
+    app.start()
+    qtbot.waitUntil(lambda: action.text() == "Pause", timeout=10_000)
+    assert action.isEnabled()
+    action.trigger()
+    qtbot.waitUntil(lambda: action.text() == "Resume", timeout=10_000)
+    assert states == [("Loading models…", False)]
+    app.quit()
