@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from PySide6.QtCore import QPoint, QRect, QTimer  # noqa: E402
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget  # noqa: E402
 
 
@@ -40,7 +40,10 @@ def main(out: Path) -> int:
         screen = w.screen()
         area = screen.availableGeometry()
         frame = w.frameGeometry()
-        pix = screen.grabWindow(w.winId())
+        if w.testAttribute(Qt.WidgetAttribute.WA_TranslucentBackground):
+            pix = w.grab()  # (the overlay: with its see-through corners, as a compositor shows it)
+        else:
+            pix = screen.grabWindow(w.winId())
         pix.save(str(out / f"{name}.png"))
         on = "on screen" if area.contains(frame) else f"NOT INSIDE the screen {_rect(area)}"
         cut = clipped(w)
