@@ -128,7 +128,9 @@ class ModelsDialog(QDialog):
         self.table.clear()
         for e in self.entries:
             state = dl.status(e, self.root)
-            mark = "in use" if in_use(e, self.cfg, self.root) else ""
+            mark = ""
+            if in_use(e, self.cfg, self.root):  # (one not here is wanted, not in use)
+                mark = "in use" if state in ("installed", "local") else "chosen: download it"
             item = QTreeWidgetItem(
                 [
                     e.name,

@@ -198,6 +198,8 @@ def test_settings_open_models_at_the_chosen_model(
     qtbot.addWidget(dlg)
     picked = dlg.selected()
     assert picked is not None and (picked.kind, picked.size_name) == ("asr", "base")
+    small = next(e for e in dlg.entries if e.size_name == "small")
+    assert row(dlg, small.id)[4:] == ["Not downloaded", "chosen: download it"]  # not "in use"
     assert dlg.download_btn.isEnabled()
     dlg.close()
     app.models = None
