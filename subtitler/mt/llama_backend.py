@@ -11,7 +11,9 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,6 +111,44 @@ def check_gguf_file(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+_params_lock = threading.Lock()
+
+
+def has_amx(lib: Any) -> bool:
+    """Whether this llama.cpp build would run matrix products on the CPU's AMX tiles."""
+    return b"AMX_INT8 = 1" in bytes(lib.llama_print_system_info() or b"")
+
+
+@contextmanager
+def amx_safe_load(lib: Any) -> Iterator[None]:
+    """Load models with llama.cpp's extra buffer types off on CPUs with AMX.
+
+    ggml's AMX matrix product segfaults on Sapphire Rapids-class Xeons (seen here in the first
+    decode of the fixture translator; upstream ggml-org/llama.cpp#20824, closed without a fix),
+    which a native build picks on its own. Off, the weights stay in plain CPU buffers (AVX-512),
+    so nothing else changes. llama-cpp-python's ``Llama`` has no argument for
+    ``llama_model_params.use_extra_bufts``, so its default-params factory is wrapped while a
+    model loads.
+    """
+    if not has_amx(lib):
+        yield
+        return
+    module = lib.llama_cpp
+    with _params_lock:
+        original = module.llama_model_default_params
+
+        def safe_params() -> Any:
+            params = original()
+            params.use_extra_bufts = False
+            return params
+
+        module.llama_model_default_params = safe_params
+        try:
+            yield
+        finally:
+            module.llama_model_default_params = original
+
+
 class LlamaLM:
     """A GGUF model in llama.cpp behind :class:`~subtitler.mt.lm.LanguageModel`."""
 
@@ -127,18 +167,19 @@ class LlamaLM:
         self.gpu_offload = offload and n_gpu != 0
         _NativeLog.last_error = ""
         try:
-            self._llm: Any = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=settings.n_ctx,
-                n_batch=n_batch,
-                n_ubatch=min(n_batch, settings.n_ubatch),
-                n_threads=threads,
-                n_threads_batch=threads,
-                n_gpu_layers=n_gpu,
-                flash_attn=settings.flash_attn,
-                logits_all=False,
-                verbose=_NativeLog.routed,
-            )
+            with amx_safe_load(llama_cpp):
+                self._llm: Any = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=settings.n_ctx,
+                    n_batch=n_batch,
+                    n_ubatch=min(n_batch, settings.n_ubatch),
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    n_gpu_layers=n_gpu,
+                    flash_attn=settings.flash_attn,
+                    logits_all=False,
+                    verbose=_NativeLog.routed,
+                )
         except (ValueError, RuntimeError, OSError) as e:
             # llama-cpp-python says only "Failed to load model"; llama.cpp logged why.
             why = _NativeLog.last_error.removeprefix("llama_model_load: ") or str(e)

@@ -31,6 +31,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# llama_cpp.server under the app's AMX guard (subtitler.mt.llama_backend.amx_safe_load): on a
+# CPU with AMX its first decode would segfault (ggml-org/llama.cpp#20824).
+_SERVE = (
+    "import runpy, sys, llama_cpp; sys.argv[0] = 'llama_cpp.server'\n"
+    "from subtitler.mt.llama_backend import amx_safe_load\n"
+    "with amx_safe_load(llama_cpp): runpy.run_module('llama_cpp.server', run_name='__main__')"
+)
+
+
 class LlamaServer:
     """``python -m llama_cpp.server`` serving a GGUF with the bit-exact settings (Q8_0 weights,
     flash attention, n_ubatch 32: README, "Exactness of beta = 0")."""
@@ -48,7 +57,7 @@ class LlamaServer:
 
     def start(self, timeout: float = 90.0) -> LlamaServer:
         cmd = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
+            sys.executable, "-c", _SERVE, "--model", str(self.model),
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "1024",
             "--n_batch", "256", "--n_ubatch", "32", "--flash_attn", "true",
             "--n_threads", "1", "--n_threads_batch", "1", "--api_key", self.api_key,

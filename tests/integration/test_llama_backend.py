@@ -123,3 +123,25 @@ def test_long_token_pieces_are_not_lost(tmp_path: Path) -> None:
         tok = lm.n_vocab - 1
         assert lm.detokenize([tok]).decode() == long_piece
         assert lm.detokenize([15496, tok]).decode() == "Hello" + long_piece
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_amx_cpus_load_without_extra_buffers(
+    tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch, amx: bool
+) -> None:
+    """On a CPU with AMX the weights stay out of ggml's AMX buffers (its matrix product
+    segfaulted in the first decode on this project's Sapphire Rapids machine); elsewhere
+    llama.cpp's defaults are kept, and the factory is put back after the load."""
+    import llama_cpp
+
+    info = b"CPU : AVX2 = 1 | AMX_INT8 = 1 | " if amx else b"CPU : AVX2 = 1 | "
+    monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: info)
+    factory = llama_cpp.llama_cpp.llama_model_default_params
+    lm = LlamaLM(LlamaSettings(str(tiny_gguf), n_ctx=256, n_batch=64, n_ubatch=32))
+    try:
+        assert lm._llm.model_params.use_extra_bufts is (not amx)
+        assert llama_cpp.llama_cpp.llama_model_default_params is factory
+        if amx:  # (the other case would crash where the CPU really has AMX)
+            assert lm.evaluate(lm.tokenize("hello there"), [0]).shape[0] == 1
+    finally:
+        lm.close()
