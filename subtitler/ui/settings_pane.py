@@ -15,7 +15,7 @@ import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, TypeVar, get_type_hints
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QKeySequence, QPixmap
@@ -54,8 +54,10 @@ from subtitler.config import (
     with_settings,
 )
 from subtitler.mt.completions import address_problem
+from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
+from subtitler.ui.sizing import open_at
 from subtitler.ui.web_settings import WebSettings
 
 HOTKEYS_WORK = (
@@ -85,6 +87,10 @@ HANDMADE: dict[str, tuple[str, ...]] = {
     ),
     "browser": ("web.share", "web.port"),
 }  # fmt: skip
+GLOSSARY_TIP = (
+    "Names and terms to recognise, and how to translate them, for this language pair. "
+    "Saved in the Glossary window itself, apart from these settings."
+)
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
 
 
@@ -100,6 +106,7 @@ class Choices:
     )
     hardware: str = ""  # a line describing what computes (CPU / Metal / CUDA)
     web_status: Callable[[], tuple[str, str]] = lambda: ("", "")  # the page's address, problem
+    glossary: Callable[[], Glossary] = Glossary  # the glossary in use now
 
 
 def _combo_value(combo: QComboBox) -> str:
@@ -130,6 +137,8 @@ def meeting_audio_hint() -> str:
 class SettingsPane(QDialog):
     applied = Signal(object)  # a validated AppConfig
     previewed = Signal(object)  # the DisplayConfig the look controls say now (not applied)
+    glossary_requested = Signal(str, str)  # open the glossary of this (source, target) pair
+    models_requested = Signal(str, str)  # open the Models window at ("asr" | "mt", value)
 
     def __init__(
         self, config: AppConfig, choices: Choices | None = None, parent: QWidget | None = None
@@ -173,6 +182,8 @@ class SettingsPane(QDialog):
         lay.addWidget(self.error)
         lay.addWidget(buttons)
         self.load(config)
+        # Room for a model's name beside its buttons where the screen has it.
+        open_at(self, max(self.sizeHint().width(), 820), self.sizeHint().height())
         for changed in (
             self.font_family.currentFontChanged,
             self.font_size.valueChanged,
@@ -206,7 +217,7 @@ class SettingsPane(QDialog):
                 form.addRow(spec.label, row.widget)
 
     def _lang_combo(self, with_auto: bool) -> QComboBox:
-        c = QComboBox()
+        c = _fitting(QComboBox())
         if with_auto:
             c.addItem("Detect automatically", None)
         for code, name in sorted(LANGUAGES.items(), key=lambda kv: kv[1]):
@@ -237,11 +248,12 @@ class SettingsPane(QDialog):
         beta_row.addWidget(self.beta)
         beta_row.addWidget(self.beta_label)
         self.mask_k = _spin(DisplayConfig, "mask_k")
-        self.mt_model = QComboBox()
+        self.mt_model = _fitting(QComboBox())
         self.mt_model.setEditable(True)
         for label, path in self.choices.translation_models:
             self.mt_model.addItem(label, path)
         model_row = _with_browse(self.mt_model, self._browse_gguf)
+        model_row.addWidget(self._models_button("mt", self.mt_model))
         self.template = _choice_combo(MtConfig, "template", {"auto": "As the model file says"})
         self.mt_threads = _spin(MtConfig, "threads")
         self.gpu_layers = _spin(MtConfig, "gpu_layers")
@@ -250,6 +262,7 @@ class SettingsPane(QDialog):
         self._server_rows(model_row)
         _row(f, AsrConfig, "language", self.src_lang)
         _row(f, MtConfig, "tgt_lang", self.tgt_lang)
+        f.addRow(self._glossary_label(), self._glossary_row())
         _row(f, MtConfig, "method", self.mode)
         _row(f, MtConfig, "beta", beta_row, self.beta)
         _row(f, DisplayConfig, "mask_k", self.mask_k)
@@ -264,6 +277,51 @@ class SettingsPane(QDialog):
         _row(f, MtConfig, "gpu_layers", self.gpu_layers)
         _row(f, MtConfig, "context_sentences", self.context)
         return w
+
+    def _glossary_label(self) -> QLabel:
+        label = QLabel("Glossary")
+        label.setToolTip(GLOSSARY_TIP)
+        return label
+
+    def _glossary_row(self) -> QHBoxLayout:
+        """The glossary of the language pair chosen above: how many terms, and a button that
+        opens it (saved there, apart from these settings)."""
+        self.glossary_button = QPushButton("Glossary…")
+        self.glossary_button.setToolTip(GLOSSARY_TIP)
+        self.glossary_count = QLabel()
+        self.glossary_button.clicked.connect(
+            lambda: self.glossary_requested.emit(*self.glossary_pair())
+        )
+        self.src_lang.currentIndexChanged.connect(self.refresh_glossary)
+        self.tgt_lang.currentIndexChanged.connect(self.refresh_glossary)
+        row = QHBoxLayout()
+        row.addWidget(self.glossary_button)
+        row.addWidget(self.glossary_count, 1)
+        return row
+
+    def _models_button(self, kind: str, combo: QComboBox) -> QPushButton:
+        """Opens the Models window at the model chosen in ``combo``: there a model that is
+        not downloaded yet is downloaded, checked or removed."""
+        button = QPushButton("Models…")
+        button.setToolTip("Download, check or remove models, and pick one to use")
+        button.clicked.connect(lambda: self.models_requested.emit(kind, _combo_value(combo)))
+        return button
+
+    def glossary_pair(self) -> tuple[str, str]:
+        """(source, target) as chosen above; a detected source language: the one set for
+        translation (as the tray's Glossary… opens it)."""
+        src = self.src_lang.currentData() or self._cfg.asr.language or self._cfg.mt.src_lang
+        return str(src), str(self.tgt_lang.currentData())
+
+    def refresh_glossary(self, *_: object) -> None:
+        src, tgt = self.glossary_pair()
+        n = len(self.choices.glossary().pair(src, tgt))
+        pair = f"{LANGUAGES.get(src, src)} → {LANGUAGES.get(tgt, tgt)}"
+        self.glossary_count.setText(
+            f"{n} term{'' if n == 1 else 's'} for {pair}"
+            if n
+            else f"No terms for {pair} yet: add names and jargon of your meetings"
+        )
 
     def _server_rows(self, model_row: QHBoxLayout) -> None:
         """A shared translation server (issue 19) instead of the model file: its rows are
@@ -288,9 +346,10 @@ class SettingsPane(QDialog):
         ]  # fmt: skip
         # threads and GPU layers are the server's business there
         file_rows: list[QWidget] = [self.mt_model, self.mt_threads, self.gpu_layers]
-        browse = model_row.itemAt(1)
-        if browse is not None and (button := browse.widget()) is not None:
-            file_rows.append(button)
+        for i in range(1, model_row.count()):  # its Choose file… and Models… buttons
+            item = model_row.itemAt(i)
+            if item is not None and (button := item.widget()) is not None:
+                file_rows.append(button)
 
         def follow(_i: int = 0) -> None:
             server = self.backend.currentData() == "server"
@@ -305,7 +364,7 @@ class SettingsPane(QDialog):
     def _audio_tab(self) -> QWidget:
         w = QWidget()
         f = QFormLayout(w)
-        self.device = QComboBox()
+        self.device = _fitting(QComboBox())
         self._fill_devices(None)
         self.level = QProgressBar()
         self.level.setRange(0, 100)
@@ -331,7 +390,7 @@ class SettingsPane(QDialog):
     def _speech_tab(self) -> QWidget:
         w = QWidget()
         f = QFormLayout(w)
-        self.asr_model = QComboBox()
+        self.asr_model = _fitting(QComboBox())
         self.asr_model.setEditable(True)
         for label, value in self.choices.asr_models:
             self.asr_model.addItem(label, value)
@@ -343,7 +402,10 @@ class SettingsPane(QDialog):
         self.asr_threads = _spin(AsrConfig, "threads")
         self.silence = _double_spin(AsrConfig, "silence_end_s", 0.1)
         self.silence.setSuffix(" s")
-        _row(f, AsrConfig, "model", self.asr_model)
+        asr_row = QHBoxLayout()
+        asr_row.addWidget(self.asr_model, 1)
+        asr_row.addWidget(self._models_button("asr", self.asr_model))
+        _row(f, AsrConfig, "model", asr_row, self.asr_model)
         _row(f, AsrConfig, "device", self.asr_device)
         _row(f, AsrConfig, "threads", self.asr_threads)
         _row(f, AsrConfig, "silence_end_s", self.silence)
@@ -354,7 +416,7 @@ class SettingsPane(QDialog):
     def _look_tab(self) -> QWidget:
         w = QWidget()
         f = QFormLayout(w)
-        self.font_family = QFontComboBox()
+        self.font_family = _fitting(QFontComboBox())
         self.font_size = _spin(DisplayConfig, "font_size")
         self.color_btn = QPushButton()
         self.color_btn.clicked.connect(self._pick_color)
@@ -475,8 +537,16 @@ class SettingsPane(QDialog):
             combo.setCurrentIndex(i)
         elif combo.isEditable() and isinstance(value, str):
             combo.setEditText(value)
+        if (edit := combo.lineEdit()) is not None:
+            edit.setCursorPosition(0)  # a long name shows its start, not its end
+
+    def rebase(self, cfg: AppConfig) -> None:
+        """The settings in use, changed elsewhere (the overlay's place, say): what the pane
+        has no row for is taken from them when it is applied."""
+        self._cfg = copy.deepcopy(cfg)
 
     def load(self, cfg: AppConfig) -> None:
+        self.rebase(cfg)
         mt, d, asr = cfg.mt, cfg.display, cfg.asr
         self._select(self.src_lang, asr.language)
         self._select(self.tgt_lang, mt.tgt_lang)
@@ -519,6 +589,7 @@ class SettingsPane(QDialog):
         self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
         self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
         self.web.load(cfg.web)
+        self.refresh_glossary()
         for row in self.declared_rows.values():
             row.load(getattr(getattr(cfg, row.section), row.name))
 
@@ -644,7 +715,7 @@ class DeclaredRow:
         self.section, self.name, self.spec = section, name, spec
         self.widget: QWidget
         if spec.choices is not None:
-            combo = QComboBox()
+            combo = _fitting(QComboBox())
             for value in spec.choices:
                 combo.addItem(str(value), value)
             self.widget = combo
@@ -690,6 +761,18 @@ class DeclaredRow:
             return round(w.value(), 2)
         assert isinstance(w, QLineEdit)
         return w.text().strip()
+
+
+C = TypeVar("C", bound=QComboBox)
+
+
+def _fitting(combo: C) -> C:
+    """A list as wide as the pane gives it, not as its longest entry: a model's or an input's
+    long name made the pane wider than a small screen. (Set before its first size is asked
+    for: Qt keeps that.)"""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(14)
+    return combo
 
 
 def _with_browse(edit: QWidget, browse: Callable[[], None]) -> QHBoxLayout:
@@ -739,7 +822,7 @@ def _choice_combo(cls: type, name: str, labels: dict[str, str] | None = None) ->
     """A combo box of the field's declared choices (``labels``: how each is shown)."""
     spec = spec_of(cls, name)
     assert spec.choices is not None, f"{cls.__name__}.{name} declares no choices"
-    combo = QComboBox()
+    combo = _fitting(QComboBox())
     for value in spec.choices:
         combo.addItem((labels or {}).get(value, str(value)), value)
     return combo

@@ -145,6 +145,27 @@ def test_click_through_from_a_hotkey_is_kept_when_open_settings_are_applied(
     assert settings_store.load(tmp_path / "config.toml").config.display.click_through
 
 
+def test_the_overlays_place_is_kept_when_settings_are_applied(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The overlay moved while Settings were open, or since they were last open: applying
+    them must not put it back where it was (its place has no row in the pane)."""
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.open_settings()
+    assert app.settings is not None
+    qtbot.addWidget(app.settings)
+    app.remember_geometry("A", QRect(40, 50, 600, 110))  # dragged with the pane open
+    assert app.settings.apply()
+    assert app.config.display.geometry == {"A": [40, 50, 600, 110]}
+    app.settings.close()
+    app.remember_geometry("B", QRect(10, 20, 300, 100))  # dragged with the pane closed
+    app.open_settings()  # the same pane, shown again
+    assert app.settings.apply()
+    assert app.config.display.geometry == {"A": [40, 50, 600, 110], "B": [10, 20, 300, 100]}
+    assert app.config.display.screen == "B"
+    saved = settings_store.load(tmp_path / "config.toml").config
+    assert saved.display.geometry == app.config.display.geometry
+
+
 def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
     qtbot, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -183,3 +204,24 @@ def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
     assert app.overlay.display.font_size == 36 and app.config.display.font_size == 36
     assert settings_store.load(tmp_path / "config.toml").config.display.font_size == 36
     assert app.overlay.lines() == []
+
+
+def test_the_trays_first_item_follows_the_run_and_is_not_offered_while_loading(
+    qtbot, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Seen on the screenshots: the menu said Pause before anything ran, and its Start did
+    nothing while the models loaded (there is nothing to pause yet)."""
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    action = app.tray.run_action
+    assert action.text() == "Start" and action.isEnabled()
+    states = []
+    app.tray.set_state("loading")
+    states.append((action.text(), action.isEnabled()))
+    app.start()
+    qtbot.waitUntil(lambda: action.text() == "Pause", timeout=10_000)
+    assert action.isEnabled()
+    action.trigger()
+    qtbot.waitUntil(lambda: action.text() == "Resume", timeout=10_000)
+    assert states == [("Loading models…", False)]
+    app.quit()
