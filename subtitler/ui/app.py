@@ -305,7 +305,7 @@ class SubtitlerApp(QObject):
         self.overlay.set_click_through(on)
         self.tray.set_click_through(on)
         if self.settings is not None:  # an open pane would apply its stale box again
-            self.settings.click_through.setChecked(on)
+            self.settings.show_setting("display.click_through", on)
         self._save()
 
     def remember_geometry(self, screen: str, rect: QRect) -> None:

@@ -137,7 +137,7 @@ def test_click_through_from_a_hotkey_is_kept_when_open_settings_are_applied(
     app.open_settings()
     assert app.settings is not None
     qtbot.addWidget(app.settings)
-    assert not app.settings.click_through.isChecked()
+    assert not app.settings.widget("display.click_through").isChecked()
     app.toggle("click-through")
     assert app.overlay.click_through
     assert app.settings.apply()
@@ -183,15 +183,15 @@ def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
     assert pane is not None
     qtbot.addWidget(pane)
     assert app.overlay.lines() == []
-    pane.font_size.setValue(40)
+    pane.widget("display.font_size").setValue(40)
     assert app.overlay.display.font_size == 40  # before Apply
     lines = app.overlay.lines()
     assert lines and all(ln.segment_id <= PREVIEW_ID for ln in lines)
     unfinished = lines[-1].translation
-    pane.mask_k.setValue(0)
+    pane.widget("display.mask_k").setValue(0)
     assert app.overlay.lines()[-1].translation.startswith(unfinished)
     assert len(app.overlay.lines()[-1].translation) > len(unfinished)  # k hides its end
-    pane.bilingual.setChecked(True)
+    pane.widget("display.bilingual").setChecked(True)
     assert app.overlay.display.bilingual
     app.overlay.grab().save(str(Path(os.environ.get("SUBTITLER_SHOTS", tmp_path)) / "preview.png"))
     assert app.config.display.font_size != 40  # nothing applied or saved yet
@@ -199,7 +199,7 @@ def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
     assert app.overlay.display == app.config.display and app.overlay.lines() == []
 
     app.open_settings()
-    pane.font_size.setValue(36)
+    pane.widget("display.font_size").setValue(36)
     pane._ok()  # OK: applied, saved, the preview's samples gone
     assert app.overlay.display.font_size == 36 and app.config.display.font_size == 36
     assert settings_store.load(tmp_path / "config.toml").config.display.font_size == 36
