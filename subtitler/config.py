@@ -638,11 +638,7 @@ def add_setting_flags(
                 type=_arg_type(spec, convert),
                 choices=spec.choices,
                 default=None,
-                metavar=None
-                if spec.choices
-                else "true|false"
-                if convert is _parse_bool
-                else f.name.upper(),
+                metavar=_metavar(f.name, spec, convert),
                 help=doc.replace("%", "%%"),
             )
 

@@ -12,6 +12,10 @@ Checks, one output line each (``ok   name: detail`` or ``FAIL name: reason``):
 - worker: both engines run in worker processes as the app runs them (multiprocessing "spawn":
   in the bundle, the executable started again as a worker).
 
+The engines are built as the app builds them: the settings come from the session
+(``subtitler.session``: defaults planned for this machine, the tiny models given as overrides)
+and the parts from the pipeline's factories.
+
 It exits non-zero when any check fails and never hangs: each check after Qt runs in a worker
 thread with its own time limit, and a watchdog ends the process if the whole run overruns.
 The models have random weights: the checks prove the libraries load and run, not quality, and
@@ -26,12 +30,15 @@ import platform
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from subtitler import __version__
 from subtitler.resources import asset_path
+
+if TYPE_CHECKING:
+    from subtitler.session import Session
 
 CHECK_TIMEOUT_S = 90.0  # one check (the first llama.cpp / CTranslate2 load can be slow)
 TOTAL_TIMEOUT_S = 240.0  # the whole run, Qt included
@@ -39,6 +46,22 @@ CLIP = "LJ001-0002.flac"  # LJSpeech, 1.9 s
 CLIP_TEXT = "in being comparatively modern."
 WHISPER_DIR = "whisper-random"
 LLAMA_FILE = "llama-random-q8_0.gguf"
+# The self-test's settings over the app's defaults ({"section.field": value}): the clip's
+# language pair, the processor with one thread, short caps (random weights write on and on).
+SETTINGS: dict[str, Any] = {
+    "asr.device": "cpu",
+    "asr.threads": 1,
+    "asr.beam_size": 1,
+    "asr.vad": False,  # (the vad check loads Silero on its own)
+    "mt.template": "chatml",
+    "mt.src_lang": "en",
+    "mt.tgt_lang": "de",
+    "mt.threads": 1,
+    "mt.n_ctx": 512,
+    "mt.n_ubatch": 32,
+    "mt.max_new_tokens": 12,
+}
+WHISPER_MAX_NEW_TOKENS = 4  # a cap on one recognition (not a setting of the app)
 
 
 def selftest_dir() -> Path:
@@ -113,19 +136,43 @@ def check_vad() -> str:
     return f"Silero found {speech:.1f} s of speech in {len(audio) / 16000:.1f} s (peak {peak:.2f})"
 
 
+def session(settings: Mapping[str, Any] = {}, *, isolate: bool = False) -> Session:
+    """The app's session as the self-test runs it: the default settings (the user's settings
+    file is neither read nor written, so the run is the same on every machine), filled in for
+    this machine's hardware, with the bundled tiny models, :data:`SETTINGS` and ``settings``
+    over them; its parts are built by the app's factories (``isolate``: engines in worker
+    processes)."""
+    from subtitler.pipeline.factories import RealParts, real_factories
+    from subtitler.session import Overrides, Session, prepare
+
+    models = {
+        "asr.model": str(_required(WHISPER_DIR)),
+        "mt.model_path": str(_required(LLAMA_FILE)),
+    }
+    start = prepare(
+        None, Overrides({**models, **SETTINGS, **settings}, replay=_required(CLIP)), defaults=True
+    )
+    parts = RealParts(isolate=isolate, asr_max_new_tokens=WHISPER_MAX_NEW_TOKENS)
+    return Session(start.config, real_factories(parts), lambda _event: None)
+
+
+def _whisper(rec: Any) -> Any:
+    """The ASR backend under the streaming recogniser the session built."""
+    from subtitler.asr.streaming import StreamingRecognizer
+
+    if not isinstance(rec, StreamingRecognizer):
+        raise TypeError(f"the recogniser is a {type(rec).__name__}, not a StreamingRecognizer")
+    return rec.backend
+
+
 def check_whisper() -> str:
     """Load the tiny model through the app's loader, decode the clip, and align its known
     words. Nothing here depends on what the random weights say (that differs between CPUs,
     CTranslate2 picking other kernels): the decode may produce any text, even none, and a
     forced alignment puts the clip's four words in order inside the clip with any weights."""
-    from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings
-
-    model = _required(WHISPER_DIR)
     audio = _clip()
     t0 = time.perf_counter()
-    backend = FasterWhisperBackend(
-        WhisperSettings(str(model), device="cpu", threads=1, beam_size=1, max_new_tokens=4)
-    )
+    backend = _whisper(session().recognizer())
     hyp = backend.transcribe(audio, t0=0.0, prompt="", language="en")
     words = backend.align(audio, CLIP_TEXT, language="en")
     seconds = len(audio) / 16000
@@ -143,53 +190,53 @@ def check_whisper() -> str:
 
 
 def check_llama() -> str:
-    from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
-    from subtitler.mt.prompts import PromptBuilder
-    from subtitler.mt.ssbd import DecodeOptions, Method
-    from subtitler.mt.translator import StreamTranslator
-
-    path = _required(LLAMA_FILE)
-    lm = LlamaLM(LlamaSettings(str(path), n_ctx=512, n_batch=128, n_ubatch=32, n_threads=1))
+    s = session()
+    mt = s.config.mt
+    engine = s.translator()
     try:
-        tr = StreamTranslator(
-            lm,
-            PromptBuilder("chatml", "en", "de"),
-            DecodeOptions(method=Method.SSBD, beta=0.2, max_new_tokens=12),
-        )
-        first = tr.update(0, "in being comparatively", final=False)
-        last = tr.update(0, "in being comparatively modern.", final=True)
+        first = engine.translate(0, "in being comparatively", False, mt.src_lang, mt)
+        last = engine.translate(0, "in being comparatively modern.", True, mt.src_lang, mt)
         if not last.tokens:
             raise RuntimeError("llama.cpp produced no tokens")
         stats = last.stats
-        accel = "GPU offload" if lm.gpu_offload else "CPU"
+        accel = "GPU offload" if getattr(_lm(engine), "gpu_offload", False) else "CPU"
         return (
             f"tiny GGUF on {accel}: {len(first.tokens)} then {len(last.tokens)} token(s), "
             f"draft {stats.draft_len} accepted {stats.accepted}"
         )
     finally:
-        lm.close()
+        engine.close()
+
+
+def _lm(engine: Any) -> Any:
+    from subtitler.mt.engine import LocalEngine
+
+    if not isinstance(engine, LocalEngine):
+        raise TypeError(f"the translator is a {type(engine).__name__}, not in this process")
+    return engine.lm
 
 
 def check_worker() -> str:
-    from subtitler.asr.faster_whisper import WhisperSettings
-    from subtitler.config import MtConfig
     from subtitler.pipeline.engines import WorkerEngine, WorkerWhisper
 
-    gguf = _required(LLAMA_FILE)
-    mt = MtConfig(str(gguf), template="chatml", n_ctx=512, max_new_tokens=8)
+    # The app's beam for Whisper; a shorter translation than the in-process check's.
+    s = session({"asr.beam_size": 5, "mt.max_new_tokens": 8}, isolate=True)
+    mt = s.config.mt
     t0 = time.perf_counter()
-    engine = WorkerEngine(mt, gguf)
+    engine = s.translator()
     try:
-        out = engine.translate(0, "in being comparatively modern.", True, "en", mt)
+        if not isinstance(engine, WorkerEngine):
+            raise TypeError(f"the translator is a {type(engine).__name__}, not in a worker")
+        out = engine.translate(0, "in being comparatively modern.", True, mt.src_lang, mt)
         pids = [engine.pid]
     finally:
         engine.close()
     if not out.tokens:
         raise RuntimeError("llama.cpp in the worker produced no tokens")
-    whisper = WorkerWhisper(
-        WhisperSettings(str(_required(WHISPER_DIR)), device="cpu", threads=1, max_new_tokens=4)
-    )
+    whisper = _whisper(s.recognizer())
     try:
+        if not isinstance(whisper, WorkerWhisper):
+            raise TypeError(f"the recogniser is a {type(whisper).__name__}, not in a worker")
         hyp = whisper.transcribe(_clip(), t0=0.0, prompt="", language="en")
         pids.append(whisper.pid)
     finally:

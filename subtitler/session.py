@@ -1,7 +1,7 @@
 """One place that assembles the app, without Qt: the settings (loaded, overridden for one run,
 saved), the hardware and model plan, the audio inputs, and the pipeline (built, reconfigured,
-started, paused and stopped). The Qt app, the headless replay and the tests drive it; the UI only
-wires widgets to it."""
+started, paused and stopped). The Qt app, the headless replay, the self-test and the tests drive
+it; the UI only wires widgets to it."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 from subtitler import settings_store
 from subtitler.config import AppConfig, with_settings
 from subtitler.mt import glossary as glossary_store
+from subtitler.mt.engine import Engine, as_engine
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.events import Event
 from subtitler.pipeline.pipeline import Factories, Pipeline
+from subtitler.pipeline.stages import Recognizer
 
 if TYPE_CHECKING:
     from subtitler.models.catalog import Catalog
@@ -120,9 +122,14 @@ class Startup:
         return ""
 
 
-def prepare(config_path: Path | None, overrides: Overrides = Overrides()) -> Startup:
+def prepare(
+    config_path: Path | None, overrides: Overrides = Overrides(), *, defaults: bool = False
+) -> Startup:
     """Load the settings (a damaged file is set aside with a notice), fill in what the hardware
-    decides, apply this run's overrides, and plan the models."""
+    decides, apply this run's overrides, and plan the models.
+
+    ``defaults``: begin with the default settings instead of the file's, which is neither read
+    nor written (the self-test: the same run on every machine)."""
     from subtitler.models import hardware
     from subtitler.models.catalog import load_catalog
     from subtitler.models.firstrun import (
@@ -133,11 +140,12 @@ def prepare(config_path: Path | None, overrides: Overrides = Overrides()) -> Sta
     )
 
     path = config_path or settings_store.default_path()
-    loaded = settings_store.load(path)
+    loaded = settings_store.LoadResult(AppConfig()) if defaults else settings_store.load(path)
     notices = [loaded.notice] if loaded.notice else []
     hw = hardware.detect()
     cfg = with_runtime(loaded.config, hardware.plan_runtime(hw))
     cfg, overridden = overrides.apply(cfg)
+    overridden = overridden or defaults  # (nothing is saved over the user's settings)
     audio_notice = "" if overrides.replay else input_devices()[1]
     if audio_notice:
         notices.append(audio_notice)
@@ -242,3 +250,13 @@ class Session:
     def stop(self, timeout: float = 2.0) -> None:
         if self.pipeline is not None:
             self.pipeline.stop(timeout)
+
+    # -- the pipeline's parts on their own (the self-test) ----------------------------------
+    def recognizer(self) -> Recognizer:
+        """A speech recogniser for the current settings, built as the pipeline builds it."""
+        return self.factories.recognizer(self.config.asr)
+
+    def translator(self) -> Engine:
+        """A translation engine for the current settings, loaded as the pipeline loads it."""
+        mt = self.config.mt
+        return as_engine(self.factories.model(mt), Path(mt.model_path).name)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from subtitler.config import MtConfig
 from subtitler.mt.lm import Logits
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,19 @@ class LlamaSettings:
     n_threads: int | None = None  # None: half the logical cores, at least 1
     n_gpu_layers: int | None = None  # None: all layers when the build offloads (Metal/CUDA), else 0
     flash_attn: bool = True
+
+    @classmethod
+    def from_config(cls, mt: MtConfig, model_path: str, n_ctx: int) -> LlamaSettings:
+        """How the translation settings load ``model_path`` (the one mapping from MtConfig, for
+        the app and the benchmark); ``n_ctx``: the settings' context as the model allows it."""
+        return cls(
+            model_path=model_path,
+            n_ctx=n_ctx,
+            n_ubatch=mt.n_ubatch,
+            n_threads=mt.threads,
+            n_gpu_layers=mt.gpu_layers,
+            flash_attn=mt.flash_attn,
+        )
 
 
 class _NativeLog:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from subtitler.config import TEMPLATES
 from subtitler.mt.languages import language_name
 from subtitler.mt.terms import present
 
@@ -31,7 +32,7 @@ CHATML = (
     "<|im_start|>user\n{text}<|im_end|>\n<|im_start|>assistant\n"
 )
 BUILTIN: dict[str, str] = {"tower": TOWER, "qwen3": QWEN3, "chatml": CHATML}
-TEMPLATE_NAMES = ("auto", "tower", "qwen3", "chatml", "gguf")
+# The names a setting may give are subtitler.config.TEMPLATES: these, "gguf" and "auto".
 CONTEXT_LINE = "(Previous {src} sentence, for context only, do not translate: {context})"
 # The glossary's fixed translations of terms in the text, told to instruction-following
 # models after the text (see build()). Not for "chatml": the small models trained here follow
@@ -115,8 +116,8 @@ def detect_template(metadata: Mapping[str, str]) -> str:
 
 
 def resolve_template(requested: str, metadata: Mapping[str, str]) -> str:
-    if requested not in TEMPLATE_NAMES:
-        raise TemplateError(f"unknown prompt template {requested!r} (one of {TEMPLATE_NAMES})")
+    if requested not in TEMPLATES:
+        raise TemplateError(f"unknown prompt template {requested!r} (one of {TEMPLATES})")
     if requested == "auto":
         return detect_template(metadata)
     if requested == "gguf" and not metadata.get("tokenizer.chat_template"):

@@ -44,7 +44,7 @@ from subtitler.mt.glossary import Glossary
 from subtitler.mt.masking import MAX_K
 from subtitler.mt.prompts import BUILTIN, PromptBuilder, TemplateError, detect_template
 from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
-from subtitler.mt.translator import CONTEXT_WORDS, LengthCap
+from subtitler.mt.translator import CONTEXT_WORDS, LengthCap, apply_settings
 from subtitler.types import UpdateStats
 
 log = logging.getLogger(__name__)
@@ -364,24 +364,19 @@ class RemoteEngine:
     def _configure(self, src_lang: str, mt: MtConfig) -> RemoteTranslator:
         terms = self.glossary.translations(src_lang, mt.tgt_lang)
         prompts = PromptBuilder(self.template, src_lang, mt.tgt_lang, terms=terms)
-        method = Method(mt.method)
-        if method is Method.SSBD and not self._ssbd:
-            method = Method.RT
-        opts = DecodeOptions(method=method, beta=mt.beta, max_new_tokens=mt.max_new_tokens)
-        cap = LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens)
         for gone in [t for t in self._trs if t not in mt.targets]:
             del self._trs[gone]  # a target no longer chosen
         tgt = mt.targets[0]
         tr = self._trs.get(tgt)
         if tr is None:
             tr = self._trs[tgt] = RemoteTranslator(
-                self.client, prompts, opts, cap=cap, n_ctx=self.n_ctx
+                self.client, prompts, DecodeOptions(), n_ctx=self.n_ctx
             )
-        else:
-            tr.prompts, tr.options, tr.cap = prompts, opts, cap
-        tr.context_sentences = mt.context_sentences
-        if mt.context_sentences == 0:
-            tr.context = ""
+        tr.prompts = prompts
+        # The local translator's mapping (the server decodes by method, beta and the caps).
+        apply_settings(tr, mt, draft_model=False)
+        if tr.options.method is Method.SSBD and not self._ssbd:
+            tr.options = dataclasses.replace(tr.options, method=Method.RT)
         return tr
 
     def translate(

@@ -6,6 +6,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +52,26 @@ def decode_options(mt: MtConfig, *, draft_model: bool, fuse_prompt: bool = True)
     )
 
 
+class Configurable(Protocol):
+    """What the translation settings set on a translator, local or on a server."""
+
+    options: DecodeOptions
+    cap: LengthCap
+    context: str
+    context_sentences: int
+
+
+def apply_settings(tr: Configurable, mt: MtConfig, *, draft_model: bool) -> None:
+    """Hand the translation settings to a translator, from its next update on: decoding
+    (:func:`decode_options`), the length cap and the previous sentences given as context. The
+    one mapping from MtConfig, for the local translator and the one on a server alike."""
+    tr.options = decode_options(mt, draft_model=draft_model)
+    tr.cap = LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens)
+    tr.context_sentences = mt.context_sentences
+    if mt.context_sentences == 0:
+        tr.context = ""
+
+
 class StreamTranslator:
     """Translates growing source text; the previous output of a segment is the next draft."""
 
@@ -87,15 +108,11 @@ class StreamTranslator:
         """Take the translation settings, from the next update on: the language pair (the
         model's template stays), decoding, the length cap, guessing and context."""
         self.prompts = dataclasses.replace(self.prompts, src_lang=src_lang, tgt_lang=mt.tgt_lang)
-        self.options = decode_options(mt, draft_model=self.draft_model is not None)
-        self.cap = LengthCap(ratio=mt.len_ratio, hard=mt.max_new_tokens)
+        apply_settings(self, mt, draft_model=self.draft_model is not None)
         if not mt.adaptive_guessing:
             self.gate = None
         elif self.gate is None:
             self.gate = GuessGate()
-        self.context_sentences = mt.context_sentences
-        if mt.context_sentences == 0:
-            self.context = ""
 
     def prompt_tokens(self, source: str) -> list[int]:
         text = self.prompts.build(source, self.context)

@@ -147,6 +147,9 @@ class RealParts:
     # Native engines (llama.cpp, CTranslate2) in worker processes, where a crash on a bad
     # file or input is a message rather than the end of the app. False: in this process.
     isolate: bool = True
+    # A cap on the tokens of one recognition (None: Whisper's own): the self-test's model has
+    # random weights, which may never write an end.
+    asr_max_new_tokens: int | None = None
 
 
 def make_audio(cfg: AudioConfig, clock: Callable[[], float], parts: RealParts) -> AudioSource:
@@ -187,7 +190,10 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
 
         need = hardware.whisper_memory_needed(st.path, cfg.compute_type)
         hardware.check_fits([(st.path.name, need)], hardware.detect(probe_backends=False))
-    settings = WhisperSettings.from_config(dataclasses.replace(cfg, model=model))
+    settings = dataclasses.replace(
+        WhisperSettings.from_config(dataclasses.replace(cfg, model=model)),
+        max_new_tokens=parts.asr_max_new_tokens,
+    )
     backend: AsrBackend
     if parts.isolate:
         from subtitler.pipeline.engines import WorkerWhisper
@@ -262,16 +268,7 @@ def _load_gguf(path: Path, mt: MtConfig) -> LlamaLM:
     n_ctx = info.usable_context(mt.n_ctx)
     hw = hardware.detect(probe_backends=False)
     hardware.check_fits([(path.name, hardware.gguf_memory_for(info, n_ctx))], hw)
-    return LlamaLM(
-        LlamaSettings(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_ubatch=mt.n_ubatch,
-            n_threads=mt.threads,
-            n_gpu_layers=mt.gpu_layers,
-            flash_attn=mt.flash_attn,
-        )
-    )
+    return LlamaLM(LlamaSettings.from_config(mt, str(path), n_ctx))
 
 
 class DraftModelError(RuntimeError):

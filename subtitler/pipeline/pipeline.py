@@ -140,13 +140,14 @@ class Pipeline:
         if cfg.mt.translator_chosen:
             self._load_model(cfg.mt, self._next_load())
         else:
-            self.emit(
-                ErrorEvent(
-                    "mt",
-                    "no translation model chosen: subtitles show the "
-                    "transcript only (choose one in Settings)",
-                )
+            missing = (
+                "no translation server address given: subtitles show the transcript only "
+                "(give its address in Settings → Translation)"
+                if cfg.mt.uses_server
+                else "no translation model chosen: subtitles show the "
+                "transcript only (choose one in Settings)"
             )
+            self.emit(ErrorEvent("mt", missing))
         if self._stop.is_set():
             return
         # Settings applied while the model loaded: audio and speech use the newest ones.

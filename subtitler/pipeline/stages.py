@@ -39,6 +39,14 @@ Clock = Callable[[], float]
 MAX_FAILED_CALLS = 10
 
 
+def what_to_do(mt: MtConfig) -> str:
+    """Where the user can fix a translator that was set aside (a server has no model file to
+    choose: its address or model name is what to check)."""
+    if mt.uses_server:
+        return "check the translation server's address and model in Settings → Translation"
+    return "choose a model in Settings"
+
+
 def why(e: BaseException) -> str:
     """An exception as "IndexError: message" (the kind a worker process reported, if any)."""
     text = (str(e).strip().splitlines() or [""])[0]
@@ -387,6 +395,10 @@ class TranslationStage(threading.Thread):
             model.close()
         self.emit(ErrorEvent("mt", message))
 
+    def _what_to_do(self) -> str:
+        with self._lock:
+            return what_to_do(self._mt)
+
     def _write(
         self, u: AsrUpdate, translations: dict[str, str], targets: tuple[str, ...] = ()
     ) -> None:
@@ -526,7 +538,7 @@ class TranslationStage(threading.Thread):
             return text
         except EngineGone as e:  # its process died: this model is not used again
             log.warning("translation engine gone: %s", e)
-            self._drop_model(f"{e}; showing the transcript only (choose a model in Settings)")
+            self._drop_model(f"{e}; showing the transcript only ({self._what_to_do()})")
         except EngineUnavailable as e:  # a server down or stalled: asked again later
             log.info("translation unavailable: %s", e)
             if not (self._unavailable_said or e.announced):  # once per outage
@@ -621,7 +633,7 @@ class TranslationStage(threading.Thread):
         if self._failures >= MAX_FAILED_CALLS:
             self._drop_model(
                 f"translation stopped: the last {self._failures} translations failed "
-                f"({why(e)}); showing the transcript only (choose a model in Settings)"
+                f"({why(e)}); showing the transcript only ({self._what_to_do()})"
             )
         elif self._failed_segment != u.segment_id:
             # Once per segment: a failing segment is retried at every update.

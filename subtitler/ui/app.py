@@ -74,6 +74,7 @@ class SubtitlerApp(QObject):
         self.data_dir = data_dir
         self.choices = choices or Choices()
         self.choices.web_status = self.web_status
+        self.choices.glossary = lambda: self.glossary
         self.bridge = EventBridge()
         self.bridge.delivered.connect(self.on_event)
         # The pipeline's events go to the overlay (through the bridge) and, straight from the
@@ -252,6 +253,8 @@ class SubtitlerApp(QObject):
             self.settings.applied.connect(self.apply_settings)
             self.settings.previewed.connect(self.preview_display)
             self.settings.finished.connect(self.end_preview)
+            self.settings.glossary_requested.connect(self.open_glossary)
+            self.settings.models_requested.connect(self.open_models)
         else:
             self.settings.load(self.config)
         self.settings.show_hotkeys(self.hotkey_problems, self.hotkeys.note, self.hotkeys.available)
@@ -297,13 +300,15 @@ class SubtitlerApp(QObject):
         self.config = dataclasses.replace(cfg, display=dataclasses.replace(cfg.display, **changes))
         # (While the settings preview a look, the overlay keeps it, with these changes too.)
         self.overlay.display = dataclasses.replace(self.overlay.display, **changes)
+        if self.settings is not None:  # an open pane applied later keeps these changes
+            self.settings.rebase(self.config)
 
     def set_click_through(self, on: bool) -> None:
         self.set_display(click_through=on)
         self.overlay.set_click_through(on)
         self.tray.set_click_through(on)
         if self.settings is not None:  # an open pane would apply its stale box again
-            self.settings.click_through.setChecked(on)
+            self.settings.show_setting("display.click_through", on)
         self._save()
 
     def remember_geometry(self, screen: str, rect: QRect) -> None:
@@ -326,7 +331,8 @@ class SubtitlerApp(QObject):
             return
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
-    def open_models(self) -> None:
+    def open_models(self, kind: str = "", value: str = "") -> None:
+        """The Models window; from Settings, at the model of ``kind`` chosen there."""
         from subtitler.models.catalog import CatalogError, load_catalog
 
         if self.models is None:
@@ -340,6 +346,8 @@ class SubtitlerApp(QObject):
         else:
             self.models.cfg = self.config
             self.models.refresh()
+        if kind:
+            self.models.select_value(kind, value)
         self.models.show()
         self.models.raise_()
         self.models.activateWindow()
@@ -349,20 +357,27 @@ class SubtitlerApp(QObject):
         if self.settings is not None:  # an open pane shows the model now in use
             self.settings.load(cfg)
 
-    def open_glossary(self) -> None:
+    def open_glossary(self, src_lang: str = "", tgt_lang: str = "") -> None:
+        """The Glossary window, at the given language pair (from Settings) or at the one in
+        use (from the tray)."""
+        c = self.config
+        src_lang = src_lang or c.asr.language or c.mt.src_lang
+        tgt_lang = tgt_lang or c.mt.tgt_lang
         if self.glossary_dialog is None:
-            c = self.config
-            self.glossary_dialog = GlossaryDialog(
-                self.glossary, c.asr.language or c.mt.src_lang, c.mt.tgt_lang
-            )
+            self.glossary_dialog = GlossaryDialog(self.glossary, src_lang, tgt_lang)
             self.glossary_dialog.applied.connect(self.apply_glossary)
+        else:
+            self.glossary_dialog.show_pair(src_lang, tgt_lang)
         self.glossary_dialog.show()
         self.glossary_dialog.raise_()
         self.glossary_dialog.activateWindow()
 
     def apply_glossary(self, new: Glossary) -> None:
         """In use at once (no model is loaded again); saved next to the settings."""
-        if problem := self.session.set_glossary(new):
+        problem = self.session.set_glossary(new)
+        if self.settings is not None:  # its count of terms
+            self.settings.refresh_glossary()
+        if problem:
             if self.glossary_dialog is not None:
                 self.glossary_dialog.show_problem(problem)
             self.show_problem(problem)

@@ -3,13 +3,9 @@
 
 from __future__ import annotations
 
-import logging
-import queue
 import threading
 from pathlib import Path
-from typing import Any
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -24,8 +20,8 @@ from PySide6.QtWidgets import (
 from subtitler.config import AppConfig
 from subtitler.models.catalog import CatalogEntry
 from subtitler.models.firstrun import FirstRunPlan, with_models
-
-log = logging.getLogger(__name__)
+from subtitler.ui.background import BackgroundJob, Report, show_progress
+from subtitler.ui.sizing import room
 
 
 class FirstRunDialog(QDialog):
@@ -40,16 +36,18 @@ class FirstRunDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("subtitler: models")
+        # Wide enough that a model's size is not broken over two lines ("1.7 / GB").
+        self.setMinimumWidth(min(600, room(self).width()))
         self.cfg, self.plan, self.root = cfg, plan, root
         self.result_config: AppConfig = cfg
         self._cancel = threading.Event()
-        # The download thread talks to the dialog only through this queue, read by a timer: a
-        # thread that held the dialog (or any Qt object) could drop the last reference to it
-        # and so destroy it outside the GUI thread, which crashed the process at times.
-        self._inbox: queue.SimpleQueue[tuple[str, Any, Any]] = queue.SimpleQueue()
-        self._poll = QTimer(self)
-        self._poll.setInterval(50)
-        self._poll.timeout.connect(self._drain)
+        self._job = BackgroundJob(
+            self,
+            "model-download",
+            on_progress=self._on_progress,
+            on_done=lambda result: self._on_finished(*result),
+            on_error=lambda err: self._on_finished(None, f"unexpected error: {err}"),
+        )
         heading = QLabel("Speech and translation models")
         font = heading.font()
         font.setPointSizeF(font.pointSizeF() * 1.25)
@@ -91,49 +89,25 @@ class FirstRunDialog(QDialog):
         self.download_btn.setEnabled(False)
         self.cancel_btn.show()
         self.bar.show()
-        entries, root, cancel, inbox = list(self.plan.offer), self.root, self._cancel, self._inbox
+        entries, root, cancel = list(self.plan.offer), self.root, self._cancel
 
-        def work() -> None:  # no reference to self: see _inbox
+        def work(report: Report) -> tuple[dict[str, Path] | None, str]:  # no Qt object here
             got: dict[str, Path] = {}
             try:
                 for e in entries:
 
-                    def report(p: dl.DownloadProgress, e: CatalogEntry = e) -> None:
-                        f = p.fraction
-                        inbox.put(("progress", f"{e.name}: {p.phase} {p.file}", f))
+                    def progress(p: dl.DownloadProgress, e: CatalogEntry = e) -> None:
+                        report(f"{e.name}: {p.phase} {p.file}", p.fraction)
 
-                    got[e.id] = dl.download(e, root=root, progress=report, cancel=cancel)
+                    got[e.id] = dl.download(e, root=root, progress=progress, cancel=cancel)
             except dl.DownloadError as err:
-                inbox.put(("finished", None, str(err)))
-                return
-            except Exception as err:  # never leave the dialog waiting on a dead thread
-                log.exception("model download failed")
-                inbox.put(("finished", None, f"unexpected error: {err}"))
-                return
-            inbox.put(("finished", got, ""))
+                return None, str(err)
+            return got, ""
 
-        self._poll.start()
-        threading.Thread(target=work, name="model-download", daemon=True).start()
+        self._job.start(work)
 
-    def _drain(self) -> None:
-        while True:
-            try:
-                kind, a, b = self._inbox.get_nowait()
-            except queue.Empty:
-                return
-            if kind == "progress":
-                self._on_progress(a, -1.0 if b is None else b)
-            else:
-                self._poll.stop()
-                self._on_finished(a, b)
-
-    def _on_progress(self, label: str, fraction: float) -> None:
-        self.status.setText(label)
-        if fraction < 0:
-            self.bar.setRange(0, 0)
-        else:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(round(fraction * 1000))
+    def _on_progress(self, label: str, fraction: float | None) -> None:
+        show_progress(self.bar, self.status, label, fraction)
 
     def _on_finished(self, got: dict[str, Path] | None, error: str) -> None:
         self.cancel_btn.hide()

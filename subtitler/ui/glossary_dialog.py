@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from subtitler.mt.glossary import Glossary, GlossaryError, read_import
 from subtitler.mt.languages import LANGUAGES
+from subtitler.ui.sizing import open_at
 
 CSV_FILTER = "CSV files (*.csv *.txt);;All files (*)"
 
@@ -47,7 +48,7 @@ class GlossaryDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Glossary – subtitler")
-        self.resize(520, 460)
+        open_at(self, 520, 460)
         self.glossary = glossary
         self.src_box, self.tgt_box = _language_box(src_lang), _language_box(tgt_lang)
         self._pair = (src_lang, tgt_lang)
@@ -65,6 +66,7 @@ class GlossaryDialog(QDialog):
         self.table.setHorizontalHeaderLabels(["Term (as spoken)", "Fixed translation"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().hide()  # (row numbers say nothing here)
         self.add_button = QPushButton("Add term")
         self.remove_button = QPushButton("Remove")
         self.import_button = QPushButton("Import CSV…")
@@ -95,7 +97,10 @@ class GlossaryDialog(QDialog):
         self.buttons.rejected.connect(self.close)
         self.src_box.currentIndexChanged.connect(self._pair_changed)
         self.tgt_box.currentIndexChanged.connect(self._pair_changed)
+        self.table.itemSelectionChanged.connect(self._update_remove)
+        self.table.itemChanged.connect(self._edited)
         self._fill()
+        self._say_empty()
 
     # -- the table -------------------------------------------------------------------------
     def rows(self) -> list[tuple[str, str]]:
@@ -108,9 +113,29 @@ class GlossaryDialog(QDialog):
 
     def _fill(self) -> None:
         entries = self.glossary.pair(*self._pair)
+        self.table.blockSignals(True)  # (filled, not edited)
         self.table.setRowCount(0)
         for e in entries:
             self._append(e.term, e.translation)
+        self.table.blockSignals(False)
+        self._update_remove()
+
+    def _pair_name(self) -> str:
+        return f"{self.src_box.currentText()} → {self.tgt_box.currentText()}"
+
+    def _say_empty(self) -> None:
+        """An empty pair says how to begin."""
+        if self.table.rowCount() == 0:
+            self.status.setText(
+                f"No terms for {self._pair_name()} yet: click Add term, or Import CSV… to "
+                "bring a list."
+            )
+
+    def _edited(self, *_: object) -> None:
+        self.status.setText("Not saved yet: click Save to use these terms.")
+
+    def _update_remove(self) -> None:
+        self.remove_button.setEnabled(bool(self.table.selectedIndexes()))
 
     def _append(self, term: str, translation: str) -> int:
         r = self.table.rowCount()
@@ -129,11 +154,25 @@ class GlossaryDialog(QDialog):
         return True
 
     def _pair_changed(self) -> None:
-        if not self._collect():
+        if not self._collect():  # the shown pair's rows stay, and so does its name
+            self._show_boxes(*self._pair)
             return
         self._pair = (self.src_box.currentData(), self.tgt_box.currentData())
         self._fill()
         self.status.setText("")
+        self._say_empty()
+
+    def _show_boxes(self, src_lang: str, tgt_lang: str) -> None:
+        for box, code in ((self.src_box, src_lang), (self.tgt_box, tgt_lang)):
+            box.blockSignals(True)
+            box.setCurrentIndex(max(0, box.findData(code)))
+            box.blockSignals(False)
+
+    def show_pair(self, src_lang: str, tgt_lang: str) -> None:
+        """Switch to a language pair (the edits of the shown one are kept, unsaved)."""
+        if (src_lang, tgt_lang) != self._pair:
+            self._show_boxes(src_lang, tgt_lang)
+            self._pair_changed()
 
     def add_row(self) -> None:
         r = self._append("", "")
@@ -143,8 +182,11 @@ class GlossaryDialog(QDialog):
             self.table.editItem(item)
 
     def remove_rows(self) -> None:
-        for r in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
+        rows = sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True)
+        for r in rows:
             self.table.removeRow(r)
+        if rows:
+            self._edited()
 
     # -- import and save -------------------------------------------------------------------
     def choose_import(self) -> None:
@@ -176,7 +218,10 @@ class GlossaryDialog(QDialog):
         self._fill()  # as saved: empty rows gone, duplicates merged
         self.applied.emit(self.glossary)
         n = len(self.glossary.pair(*self._pair))
-        self.status.setText(f"Saved: {n} terms for this language pair, in use from now on.")
+        terms = "1 term" if n == 1 else f"{n} terms"
+        self.status.setText(f"Saved: {terms} for this language pair, in use from now on.")
+        if n == 0:
+            self._say_empty()
 
     def show_problem(self, text: str) -> None:
         self.status.setText(text)

@@ -31,6 +31,7 @@ from subtitler.pipeline.history import (
     targets_of,
 )
 from subtitler.pipeline.transcript import SegmentRecord, Which, export
+from subtitler.ui.sizing import open_at
 
 TEXT_CHOICES: tuple[tuple[str, Which], ...] = (
     ("Both languages", "both"),
@@ -65,7 +66,8 @@ def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str
         band = " style='background:#fff3b0'" if id(r) in picked else ""
         anchor = "<a name='hit'></a>" if id(r) == first else ""
         rows.append(
-            f"<tr{band}><td style='color:#777;padding-right:10px;white-space:pre' valign='top'>"
+            f"<tr{band}><td style='color:#777;padding-right:10px;white-space:nowrap' "
+            "valign='top'>"
             f"{anchor}{_clock(r.start)}</td><td width='100%'>{text}</td></tr>"
         )
     return "<table cellspacing='4' width='100%'>" + "".join(rows) + "</table>"
@@ -79,7 +81,7 @@ class HistoryDialog(QDialog):
     def __init__(self, folder: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Meeting history — subtitler")
-        self.resize(900, 560)
+        open_at(self, 900, 560)
         self.folder = folder
         self.meetings: list[Meeting] = []
         self.shown: list[tuple[Meeting, list[SegmentRecord]]] = []
@@ -109,6 +111,10 @@ class HistoryDialog(QDialog):
         reload.clicked.connect(self.reload)
         close = QPushButton("Close")
         close.clicked.connect(self.close)
+
+        for b in (self.export_button, reload, close):
+            b.setAutoDefault(False)  # Enter in the search goes to the list, not to a button
+        self.query.returnPressed.connect(self.list.setFocus)
 
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.list)

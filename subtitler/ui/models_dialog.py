@@ -3,14 +3,12 @@ speech and translation models of the catalog, through the same code as `subtitle
 
 from __future__ import annotations
 
-import logging
-import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -28,8 +26,8 @@ from subtitler.config import AppConfig
 from subtitler.models import download as dl
 from subtitler.models.catalog import Catalog, CatalogEntry, size_text
 from subtitler.models.firstrun import with_models
-
-log = logging.getLogger(__name__)
+from subtitler.ui.background import BackgroundJob, Report, show_progress
+from subtitler.ui.sizing import open_at
 
 KINDS = {"asr": "Speech", "mt": "Translation"}
 STATES = {
@@ -41,17 +39,21 @@ STATES = {
 }
 
 
-def in_use(entry: CatalogEntry, cfg: AppConfig, root: Path | None) -> bool:
-    """Whether the settings name this model (by catalog id, size name or its file)."""
-    chosen = cfg.asr.model if entry.kind == "asr" else cfg.mt.model_path
-    if not chosen:
+def names(value: str, entry: CatalogEntry, root: Path | None) -> bool:
+    """Whether a model setting's value is this model (its catalog id, size name or file)."""
+    if not value:
         return False
-    if chosen in (entry.id, entry.size_name):
+    if value in (entry.id, entry.size_name):
         return True
     try:
-        return Path(chosen).expanduser().resolve() == dl.model_path(entry, root).resolve()
+        return Path(value).expanduser().resolve() == dl.model_path(entry, root).resolve()
     except OSError:
         return False
+
+
+def in_use(entry: CatalogEntry, cfg: AppConfig, root: Path | None) -> bool:
+    """Whether the settings name this model."""
+    return names(cfg.asr.model if entry.kind == "asr" else cfg.mt.model_path, entry, root)
 
 
 class ModelsDialog(QDialog):
@@ -68,17 +70,18 @@ class ModelsDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models — subtitler")
-        self.resize(760, 420)
+        open_at(self, 760, 420)
         self.cfg, self.catalog, self.root = cfg, catalog, root
         self.entries = list(catalog)
         self.busy = False
         self._cancel = threading.Event()
-        # Worker threads report through this queue, read by a timer on the GUI thread (no Qt
-        # object is touched off it: see FirstRunDialog).
-        self._inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        self._poll = QTimer(self)
-        self._poll.setInterval(50)
-        self._poll.timeout.connect(self._drain)
+        self._job = BackgroundJob(
+            self,
+            "model-action",
+            on_progress=self._on_progress,
+            on_done=self._on_done,
+            on_error=lambda err: self._on_done(f"Something went wrong: {err}"),
+        )
 
         self.table = QTreeWidget()
         self.table.setHeaderLabels(["Model", "For", "Download", "Memory", "Status", ""])
@@ -115,6 +118,9 @@ class ModelsDialog(QDialog):
         lay.addWidget(self.status)
         lay.addLayout(row)
         self.refresh()
+        chosen = next((e for e in self.entries if in_use(e, cfg, root)), None)
+        if chosen is not None:  # opened on a model in use rather than on the first one
+            self.select(chosen.id)
 
     # -- the table ---------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -122,7 +128,9 @@ class ModelsDialog(QDialog):
         self.table.clear()
         for e in self.entries:
             state = dl.status(e, self.root)
-            mark = "in use" if in_use(e, self.cfg, self.root) else ""
+            mark = ""
+            if in_use(e, self.cfg, self.root):  # (one not here is wanted, not in use)
+                mark = "in use" if state in ("installed", "local") else "chosen: download it"
             item = QTreeWidgetItem(
                 [
                     e.name,
@@ -148,6 +156,14 @@ class ModelsDialog(QDialog):
         if item is not None:
             self.table.setCurrentItem(item)
 
+    def select_value(self, kind: str, value: str) -> bool:
+        """Select the model of ``kind`` that a setting's value names (False: none)."""
+        for e in self.entries:
+            if e.kind == kind and names(value, e, self.root):
+                self.select(e.id)
+                return True
+        return False
+
     def selected(self) -> CatalogEntry | None:
         row = self.table.currentIndex().row()
         return self.entries[row] if 0 <= row < len(self.entries) else None
@@ -169,22 +185,21 @@ class ModelsDialog(QDialog):
         e = self.selected()
         if e is None:
             return
-        root, cancel, inbox = self.root, self._cancel, self._inbox
+        root, cancel = self.root, self._cancel
 
-        def work() -> None:  # no reference to self: see _inbox
-            def report(p: dl.DownloadProgress) -> None:
-                inbox.put(("progress", (f"{e.name}: {p.phase} {p.file}", p.fraction)))
+        def work(report: Report) -> str:  # no Qt object here: see BackgroundJob
+            def progress(p: dl.DownloadProgress) -> None:
+                report(f"{e.name}: {p.phase} {p.file}", p.fraction)
 
             try:
-                dl.download(e, root=root, progress=report, cancel=cancel)
+                dl.download(e, root=root, progress=progress, cancel=cancel)
             except dl.DownloadCancelled:
-                inbox.put(("done", "Download cancelled: click Continue download to go on."))
+                return "Download cancelled: click Continue download to go on."
             except dl.NetworkUnavailableError as err:
-                inbox.put(("done", f"{err}. Check the connection, then click Continue download."))
+                return f"{err}. Check the connection, then click Continue download."
             except dl.DownloadError as err:
-                inbox.put(("done", f"Download stopped: {err}. Click Continue download to retry."))
-            else:
-                inbox.put(("done", f"{e.name} is downloaded: click Use this model to switch."))
+                return f"Download stopped: {err}. Click Continue download to retry."
+            return f"{e.name} is downloaded: click Use this model to switch."
 
         self._start(work, f"Downloading {e.name}…")
 
@@ -192,23 +207,21 @@ class ModelsDialog(QDialog):
         e = self.selected()
         if e is None:
             return
-        root, cancel, inbox = self.root, self._cancel, self._inbox
+        root, cancel = self.root, self._cancel
 
-        def work() -> None:
+        def work(report: Report) -> str:
             problems = dl.verify(e, root, cancel=cancel)
             if problems:
                 more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-                inbox.put(("done", f"{e.name}: {problems[0]}{more}. Click Remove, then Download."))
-                return
+                return f"{e.name}: {problems[0]}{more}. Click Remove, then Download."
             try:  # the engine itself loads it, in a worker process it may crash
                 from subtitler.pipeline.engines import probe_model
 
                 probe_model(dl.model_path(e, root), e.template or "auto")
             except Exception as err:
                 line = (str(err).strip().splitlines() or [type(err).__name__])[0]
-                inbox.put(("done", f"{e.name} does not load: {line}. Click Remove, then Download."))
-                return
-            inbox.put(("done", f"{e.name} is complete and loads."))
+                return f"{e.name} does not load: {line}. Click Remove, then Download."
+            return f"{e.name} is complete and loads."
 
         self._start(work, f"Checking {e.name}…")
 
@@ -248,46 +261,23 @@ class ModelsDialog(QDialog):
         self.chosen.emit(self.cfg)
 
     # -- background work -------------------------------------------------------------------
-    def _start(self, work: Callable[[], None], label: str) -> None:
+    def _start(self, work: Callable[[Report], str], label: str) -> None:
         self._cancel.clear()
         self.busy = True
         self.status.setText(label)
         self.bar.setRange(0, 0)
         self.bar.show()
         self._update_buttons()
+        self._job.start(work)
 
-        inbox = self._inbox
+    def _on_progress(self, label: str, fraction: float | None) -> None:
+        show_progress(self.bar, self.status, label, fraction)
 
-        def guarded() -> None:  # no reference to self: see _inbox
-            try:
-                work()
-            except Exception as err:  # never leave the dialog waiting on a dead thread
-                log.exception("model action failed")
-                inbox.put(("done", f"Something went wrong: {err}"))
-
-        self._poll.start()
-        threading.Thread(target=guarded, name="model-action", daemon=True).start()
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                kind, arg = self._inbox.get_nowait()
-            except queue.Empty:
-                return
-            if kind == "progress":
-                label, fraction = arg
-                self.status.setText(label)
-                if fraction is None:
-                    self.bar.setRange(0, 0)
-                else:
-                    self.bar.setRange(0, 1000)
-                    self.bar.setValue(round(fraction * 1000))
-            else:
-                self._poll.stop()
-                self.busy = False
-                self.bar.hide()
-                self.status.setText(arg)
-                self.refresh()
+    def _on_done(self, message: str) -> None:
+        self.busy = False
+        self.bar.hide()
+        self.status.setText(message)
+        self.refresh()
 
     def closeEvent(self, event: Any) -> None:
         self._cancel.set()  # a download in flight stops at its next block

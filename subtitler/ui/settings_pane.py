@@ -1,23 +1,25 @@
 """The settings pane: language pair, SSBD beta and k, decoding mode, audio, models, looks.
 
-Built from the config declarations: a setting appears on the tab its declaration in
-:mod:`subtitler.config` names (``tab=``). The settings in :data:`HANDMADE` have widgets made by
-hand (language lists, sliders, file choosers, key recorders); every other declared one gets a
-row made from its type and declaration (check box, spin box, choice, text). Every spin box,
-slider and choice takes its limits from the declaration, and values are validated by the same
+Built from the config declarations. :data:`TABS` says which rows each tab shows in which order;
+a setting's row is made from its type and declaration (:func:`declared_row`: a choice list, a
+check box, a spin box or slider over the declared range, a text field; :data:`LOOKS` where it
+reads otherwise), or by hand where no plain control fits (:meth:`SettingsPane._make_row`:
+language lists, model and file choosers, the colour, the input list, key recorders). A setting
+declared with ``tab=`` that :data:`TABS` does not list comes at the end of its tab, so a new
+plain setting needs its declaration only. Values are validated by the same
 ``settings_store.validate`` that guards the file, then applied live through ``applied``.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QColor, QFont, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -32,6 +34,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QKeySequenceEdit,
     QLabel,
+    QLayout,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -45,48 +48,120 @@ from PySide6.QtWidgets import (
 from subtitler.config import (
     SECTIONS,
     AppConfig,
-    AsrConfig,
-    DisplayConfig,
-    MtConfig,
-    Spec,
     language_codes,
     pane_fields,
     spec_of,
     with_settings,
 )
 from subtitler.mt.completions import address_problem
+from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
+from subtitler.ui.sizing import open_at
 from subtitler.ui.web_settings import WebSettings
 
+# The tabs, and their rows in order: "section.field" is a setting (its declaration's tab= must
+# be this one; tests/ui check it); a name without a dot is a line that is no setting (a note, a
+# meter: SettingsPane._line). Settings declared on a tab but not listed come at its end.
+TABS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("translation", "Translation", (
+        "asr.language", "mt.tgt_lang", "mt.extra_targets", "glossary", "mt.method", "mt.beta",
+        "display.mask_k", "mt.backend", "mt.model_path", "mt.server_url", "mt.server_model",
+        "mt.server_api_key", "mt.server_timeout_s", "mt.template", "mt.threads",
+        "mt.gpu_layers", "mt.context_sentences",
+    )),
+    ("audio", "Audio", ("audio.device", "level", "meeting_audio")),
+    ("speech", "Speech", (
+        "asr.model", "asr.device", "asr.threads", "asr.silence_end_s", "hardware",
+    )),
+    ("appearance", "Appearance", (
+        "display.font_family", "display.font_size", "display.text_color", "display.outline",
+        "display.background_opacity", "display.lines", "display.bilingual",
+        "display.click_through",
+    )),
+    ("hotkeys", "Hotkeys", (
+        "display.hotkey_click_through", "display.hotkey_pause", "hotkeys_note",
+    )),
+    ("advanced", "Advanced", (
+        "advanced_note", "mt.lookahead", "mt.resync", "mt.draft_model_path",
+        "mt.draft_tokens", "mt.adaptive_guessing", "mt.verify", "mt.top_b", "mt.tau",
+    )),
+    ("browser", "Browser", ("web.share", "web.port")),  # ON_THEIR_PAGE
+)  # fmt: skip
 HOTKEYS_WORK = (
     "These keys work while any app has focus, also when clicks pass through the subtitles. "
     "The tray menu does the same."
 )
-# The settings whose rows are made by hand below, by tab (tests/ui check they match the
-# declarations); any other setting declared with a tab gets a row made from its declaration.
-HANDMADE: dict[str, tuple[str, ...]] = {
-    "translation": (
-        "asr.language", "mt.tgt_lang", "mt.method", "mt.beta", "display.mask_k",
-        "mt.model_path", "mt.template", "mt.threads", "mt.gpu_layers", "mt.context_sentences",
-        "mt.backend", "mt.server_url", "mt.server_model", "mt.server_api_key",
-        "mt.server_timeout_s",
-    ),
-    "audio": ("audio.device",),
-    "speech": ("asr.model", "asr.device", "asr.threads", "asr.silence_end_s"),
-    "appearance": (
-        "display.font_family", "display.font_size", "display.text_color", "display.outline",
-        "display.background_opacity", "display.lines", "display.bilingual",
-        "display.click_through",
-    ),
-    "hotkeys": ("display.hotkey_click_through", "display.hotkey_pause"),
-    "advanced": (
-        "mt.lookahead", "mt.resync", "mt.draft_model_path", "mt.draft_tokens",
-        "mt.adaptive_guessing", "mt.verify", "mt.top_b", "mt.tau",
-    ),
-    "browser": ("web.share", "web.port"),
-}  # fmt: skip
+GLOSSARY_TIP = (
+    "Names and terms to recognise, and how to translate them, for this language pair. "
+    "Saved in the Glossary window itself, apart from these settings."
+)
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
+# Settings shown and kept by their tab's own page: the Browser page (ui/web_settings.py).
+ON_THEIR_PAGE = frozenset({"web.share", "web.port"})
+# Settings that do not preview on the overlay while they change (before Apply): clicks must
+# not start passing through the subtitles before it is applied.
+NOT_PREVIEWED = frozenset({"display.click_through"})
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a setting's row reads where it differs from what its declaration gives (the label,
+    the doc as tooltip, the choices as they are, a spin box over the range)."""
+
+    label: str = ""  # the row's label ("": the declaration's)
+    text: str = ""  # a check box's own text ("": the label)
+    tooltip: str | None = None  # the hover text (None: the declaration's)
+    choices: dict[Any, str] | None = None  # how each choice reads (else as it is)
+    percent: bool = False  # a 0..1 number as a slider in hundredths
+    readout: bool = False  # ... with its value beside it
+    step: float = 0.0  # a spin box's step (0: a hundredth of the range)
+    decimals: int = 2  # a number's decimals (it is kept rounded to them)
+    suffix: str = ""  # after a spin box's number (" s")
+    placeholder: str = ""  # what an empty text field shows
+    password: bool = False  # a text field shown as dots (shared screens, screenshots)
+    none_text: str = ""  # an optional number: None, shown as its minimum with this text
+
+
+PLAIN = Look()
+LOOKS: dict[str, Look] = {
+    "mt.method": Look(choices={
+        "SSBD": "SSBD (fast, stable)", "RT": "Re-translation (RT)",
+        "CD": "Continuous decoding (CD)",
+    }),
+    "mt.beta": Look(percent=True, readout=True),
+    "mt.backend": Look(choices={
+        "local": "A model file on this computer", "server": "A translation server",
+    }),
+    "mt.extra_targets": Look(placeholder="none (language codes, e.g. ja, fr)"),
+    "mt.server_url": Look(placeholder="http://gpu-box:8000/v1"),
+    "mt.server_model": Look(placeholder="the first model it serves"),
+    "mt.server_api_key": Look(placeholder="none", password=True),
+    "mt.server_timeout_s": Look(step=1.0, decimals=1, suffix=" s"),
+    "mt.template": Look(choices={"auto": "As the model file says"}),
+    "mt.gpu_layers": Look(none_text="auto"),  # all layers if the build offloads
+    "audio.device": Look(tooltip=""),
+    "asr.device": Look(choices={
+        "auto": "Automatic", "cpu": "The processor (CPU)", "cuda": "NVIDIA graphics card",
+    }),
+    "asr.silence_end_s": Look(step=0.1, suffix=" s"),
+    "display.font_size": Look(label="Size"),
+    "display.outline": Look(text="Outline around letters"),
+    "display.background_opacity": Look(percent=True),
+    "display.bilingual": Look(text="Show the original line above the translation"),
+    "display.click_through": Look(text="Clicks pass through the subtitles"),
+    "display.hotkey_click_through": Look(tooltip=""),
+    "display.hotkey_pause": Look(tooltip=""),
+    "mt.resync": Look(text="After a change, try the rest of the previous translation again"),
+    "mt.adaptive_guessing": Look(
+        text="Guess only while it measurably speeds decoding up",
+        tooltip="Compares decoding speed with and without guesses as the meeting goes and "
+        "keeps the faster",
+    ),
+    "mt.verify": Look(choices={
+        "biased": "By stability (SSBD's β)", "specdec": "Among the most likely (SpecDec)",
+    }),
+}  # fmt: skip
 
 
 @dataclass
@@ -101,6 +176,25 @@ class Choices:
     )
     hardware: str = ""  # a line describing what computes (CPU / Metal / CUDA)
     web_status: Callable[[], tuple[str, str]] = lambda: ("", "")  # the page's address, problem
+    glossary: Callable[[], Glossary] = Glossary  # the glossary in use now
+
+
+@dataclass
+class Row:
+    """One setting's control in the pane: the widget that edits it, what the form shows (the
+    widget, or a layout around it), how a value goes in and comes out, and the signal of a
+    change (for the preview and the rows that depend on others)."""
+
+    widget: QWidget
+    load: Callable[[Any], None]
+    value: Callable[[], Any]
+    shown: QWidget | QLayout | None = None
+    changed: SignalInstance | None = None
+    also: tuple[QWidget, ...] = ()  # usable only with it (its buttons)
+
+    def enable(self, on: bool) -> None:
+        for w in (self.widget, *self.also):
+            w.setEnabled(on)
 
 
 def _combo_value(combo: QComboBox) -> str:
@@ -108,6 +202,16 @@ def _combo_value(combo: QComboBox) -> str:
     text = combo.currentText().strip()
     data = combo.currentData()
     return str(data) if data and combo.itemText(combo.currentIndex()) == text else text
+
+
+def _select(combo: QComboBox, value: object) -> None:
+    i = combo.findData(value)
+    if i >= 0:
+        combo.setCurrentIndex(i)
+    elif combo.isEditable() and isinstance(value, str):
+        combo.setEditText(value)
+    if (edit := combo.lineEdit()) is not None:
+        edit.setCursorPosition(0)  # a long name shows its start, not its end
 
 
 def meeting_audio_hint() -> str:
@@ -131,6 +235,8 @@ def meeting_audio_hint() -> str:
 class SettingsPane(QDialog):
     applied = Signal(object)  # a validated AppConfig
     previewed = Signal(object)  # the DisplayConfig the look controls say now (not applied)
+    glossary_requested = Signal(str, str)  # open the glossary of this (source, target) pair
+    models_requested = Signal(str, str)  # open the Models window at ("asr" | "mt", value)
 
     def __init__(
         self, config: AppConfig, choices: Choices | None = None, parent: QWidget | None = None
@@ -140,22 +246,22 @@ class SettingsPane(QDialog):
         self.choices = choices or Choices()
         self._cfg = copy.deepcopy(config)
         self._color = config.display.text_color
-        tabs = QTabWidget()
-        self.declared_rows: dict[str, DeclaredRow] = {}  # "section.field" -> its row
-        pages = [
-            ("translation", "Translation", self._translation_tab()),
-            ("audio", "Audio", self._audio_tab()),
-            ("speech", "Speech", self._speech_tab()),
-            ("appearance", "Appearance", self._look_tab()),
-            ("hotkeys", "Hotkeys", self._keys_tab()),
-            ("advanced", "Advanced", self._advanced_tab()),
-        ]
+        self.rows: dict[str, Row] = {}  # "section.field" -> its row
+        self.key_problems: dict[str, QLabel] = {}  # hotkey -> why the OS refused it
         self.web = WebSettings(lambda: self.choices.web_status())
-        pages.append(("browser", "Browser", self.web))
-        for key, title, page in pages:
-            self._add_declared_rows(key, page)
-            tabs.addTab(page, title)
-        self.tabs = tabs
+        self.tabs = QTabWidget()
+        listed = {key for _tab, _title, keys in TABS for key in keys}
+        for tab, title, keys in TABS:
+            page = self.web if tab == "browser" else QWidget()
+            form = page.layout() or QFormLayout(page)
+            assert isinstance(form, QFormLayout), f"the {tab} tab is not a form"
+            unlisted = [f"{s}.{f.name}" for s, f, _ in pane_fields(tab)]
+            for key in [*keys, *(k for k in unlisted if k not in listed)]:
+                if "." in key:
+                    self._add_row(form, key)
+                else:
+                    self._line(form, key)
+            self.tabs.addTab(page, title)
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828")
         self.error.setWordWrap(True)
@@ -170,159 +276,187 @@ class SettingsPane(QDialog):
         apply_btn.clicked.connect(self.apply)
         self.buttons = buttons
         lay = QVBoxLayout(self)
-        lay.addWidget(tabs)
+        lay.addWidget(self.tabs)
         lay.addWidget(self.error)
         lay.addWidget(buttons)
+        for row in self.rows.values():
+            if row.changed is not None:
+                row.changed.connect(self._follow)
+        self.src_lang.currentIndexChanged.connect(self.refresh_glossary)
+        self.tgt_lang.currentIndexChanged.connect(self.refresh_glossary)
         self.load(config)
-        for changed in (
-            self.font_family.currentFontChanged,
-            self.font_size.valueChanged,
-            self.outline.toggled,
-            self.opacity.valueChanged,
-            self.lines.valueChanged,
-            self.bilingual.toggled,
-            self.mask_k.valueChanged,
-        ):
-            changed.connect(self._preview)
+        # Room for a model's name beside its buttons where the screen has it.
+        open_at(self, max(self.sizeHint().width(), 820), self.sizeHint().height())
+        for key, row in self.rows.items():  # the look, previewed on the overlay at once
+            if key.startswith("display.") and key not in NOT_PREVIEWED and row.changed:
+                row.changed.connect(self._preview)
+
+    def widget(self, key: str) -> QWidget:
+        """The control of the setting ``key`` ("section.field")."""
+        return self.rows[key].widget
+
+    def show_setting(self, key: str, value: Any) -> None:
+        """Show a setting changed elsewhere (the tray's click-through) in its row."""
+        self.rows[key].load(value)
 
     def _preview(self, *_: object) -> None:
         """Each look control's effect on the overlay at once, before Apply."""
         self.previewed.emit(self.values().display)
 
-    # -- tabs ------------------------------------------------------------------------------
-    def _add_declared_rows(self, tab: str, page: QWidget) -> None:
-        """A row for each setting declared on ``tab`` that has no hand-made widget."""
-        form = page.layout()
-        assert isinstance(form, QFormLayout), f"the {tab} tab is not a form"
-        made = HANDMADE.get(tab, ())
-        for section, f, _spec in pane_fields(tab):
-            key = f"{section}.{f.name}"
-            if key not in made and key not in self.declared_rows:  # (not placed already)
-                self._declared_row(form, section, f.name)
+    def _follow(self, *_: object) -> None:
+        """Rows that apply only with some value of another are usable only then."""
+        value = {key: row.value() for key, row in self.rows.items()}
+        self.rows["mt.beta"].enable(value["mt.method"] == "SSBD")
+        server = value["mt.backend"] == "server"
+        for key in ("mt.server_url", "mt.server_model", "mt.server_api_key", "mt.server_timeout_s"):
+            self.rows[key].enable(server)
+        for key in ("mt.model_path", "mt.threads", "mt.gpu_layers"):
+            self.rows[key].enable(not server)  # threads and GPU layers: the server's business
+        for key in ("mt.top_b", "mt.tau"):
+            self.rows[key].enable(value["mt.verify"] == "specdec")
+        drafting = bool(value["mt.draft_model_path"])
+        self.rows["mt.draft_tokens"].enable(drafting)
+        self.rows["mt.lookahead"].enable(not drafting)  # the draft model guesses instead
 
-    def _declared_row(self, form: QFormLayout, section: str, name: str) -> None:
-        """The row of a setting made from its declaration, added to ``form`` here (a tab
-        may place one next to a related hand-made row; the rest go at its end)."""
+    # -- rows ------------------------------------------------------------------------------
+    def _add_row(self, form: QFormLayout, key: str) -> None:
+        """A setting's row, labelled in the declaration's plain words, the exact term and what
+        it does in the tooltip of the label and the control."""
+        if key in ON_THEIR_PAGE:
+            return
+        row = self._make_row(key)
+        section, name = key.split(".", 1)
         spec = spec_of(SECTIONS[section], name)
-        row = DeclaredRow(section, name, get_type_hints(SECTIONS[section])[name], spec)
-        self.declared_rows[f"{section}.{name}"] = row
-        if isinstance(row.widget, QCheckBox):
-            form.addRow("", row.widget)
-        else:
-            form.addRow(spec.label, row.widget)
+        look = LOOKS.get(key, PLAIN)
+        tip = spec.tooltip if look.tooltip is None else look.tooltip
+        row.widget.setToolTip(tip)
+        self.rows[key] = row
+        shown = row.shown or row.widget
+        if isinstance(row.widget, QCheckBox):  # it says what it is itself
+            form.addRow("", shown)
+            return
+        label = QLabel(look.label or spec.label)
+        label.setToolTip(tip)
+        form.addRow(label, shown)
 
-    def _lang_combo(self, with_auto: bool) -> QComboBox:
-        c = QComboBox()
-        if with_auto:
+    def _make_row(self, key: str) -> Row:
+        """The row of ``key``: made by hand here where no plain control fits, else from its
+        declaration."""
+        made: dict[str, Callable[[], Row]] = {
+            "asr.language": lambda: self._language_row(source=True),
+            "mt.tgt_lang": lambda: self._language_row(source=False),
+            "mt.model_path": self._mt_model_row,
+            "audio.device": self._device_row,
+            "asr.model": self._asr_model_row,
+            "display.font_family": self._font_row,
+            "display.text_color": self._color_row,
+            "display.hotkey_click_through": lambda: self._hotkey_row("hotkey_click_through"),
+            "display.hotkey_pause": lambda: self._hotkey_row("hotkey_pause"),
+            "mt.draft_model_path": self._draft_model_row,
+        }
+        if key in made:
+            return made[key]()
+        return declared_row(key, LOOKS.get(key, PLAIN))
+
+    def _line(self, form: QFormLayout, name: str) -> None:
+        """A line that is no setting."""
+        if name == "glossary":
+            label = QLabel("Glossary")
+            label.setToolTip(GLOSSARY_TIP)
+            form.addRow(label, self._glossary_row())
+        elif name == "level":
+            self.level = QProgressBar()
+            self.level.setRange(0, 100)
+            self.level.setTextVisible(False)
+            form.addRow("Level", self.level)
+        elif name == "meeting_audio":
+            hint = QLabel(meeting_audio_hint())
+            hint.setWordWrap(True)
+            form.addRow(hint)
+        elif name == "hardware":
+            if self.choices.hardware:
+                form.addRow("Hardware", QLabel(self.choices.hardware))
+        elif name == "hotkeys_note":
+            self.keys_note = QLabel(HOTKEYS_WORK)
+            self.keys_note.setWordWrap(True)
+            self.keys_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            form.addRow(self.keys_note)
+        elif name == "advanced_note":
+            note = QLabel(
+                "Other ways to cut translation cost. On the models measured so far none beat "
+                "plain SSBD, so they are off by default."
+            )
+            note.setWordWrap(True)
+            form.addRow(note)
+        else:
+            raise KeyError(f"no line {name!r} in the settings pane")
+
+    def _language_row(self, source: bool) -> Row:
+        """The speech language (or detect it) or the one to translate into."""
+        c = _fitting(QComboBox())
+        if source:
             c.addItem("Detect automatically", None)
         for code, name in sorted(LANGUAGES.items(), key=lambda kv: kv[1]):
             c.addItem(f"{name} ({code})", code)
-        return c
+        if source:
+            self.src_lang = c
+        else:
+            self.tgt_lang = c
+        return Row(c, lambda v: _select(c, v), c.currentData, changed=c.currentIndexChanged)
 
-    def _translation_tab(self) -> QWidget:
-        w = QWidget()
-        f = QFormLayout(w)
-        self.src_lang = self._lang_combo(with_auto=True)
-        self.tgt_lang = self._lang_combo(with_auto=False)
-        self.mode = _choice_combo(
-            MtConfig,
-            "method",
-            {
-                "SSBD": "SSBD (fast, stable)",
-                "RT": "Re-translation (RT)",
-                "CD": "Continuous decoding (CD)",
-            },
+    def _glossary_row(self) -> QHBoxLayout:
+        """The glossary of the language pair chosen above: how many terms, and a button that
+        opens it (saved there, apart from these settings)."""
+        self.glossary_button = QPushButton("Glossary…")
+        self.glossary_button.setToolTip(GLOSSARY_TIP)
+        self.glossary_count = QLabel()
+        self.glossary_button.clicked.connect(
+            lambda: self.glossary_requested.emit(*self.glossary_pair())
         )
-        self.beta = _percent_slider(MtConfig, "beta")
-        self.beta_label = QLabel()
-        self.beta.valueChanged.connect(lambda v: self.beta_label.setText(f"{v / 100:.2f}"))
-        self.mode.currentIndexChanged.connect(
-            lambda _i: self.beta.setEnabled(self.mode.currentData() == "SSBD")
+        row = QHBoxLayout()
+        row.addWidget(self.glossary_button)
+        row.addWidget(self.glossary_count, 1)
+        return row
+
+    def _models_button(self, kind: str, combo: QComboBox) -> QPushButton:
+        """Opens the Models window at the model chosen in ``combo``: there a model that is
+        not downloaded yet is downloaded, checked or removed."""
+        button = QPushButton("Models…")
+        button.setToolTip("Download, check or remove models, and pick one to use")
+        button.clicked.connect(lambda: self.models_requested.emit(kind, _combo_value(combo)))
+        return button
+
+    def _model_combo(self, items: list[tuple[str, str]]) -> QComboBox:
+        combo = _fitting(QComboBox())
+        combo.setEditable(True)  # a path or a folder not in the list: typed in
+        for label, value in items:
+            combo.addItem(label, value)
+        return combo
+
+    def _mt_model_row(self) -> Row:
+        self.mt_model = combo = self._model_combo(self.choices.translation_models)
+        shown, choose = _with_browse(combo, self._browse_gguf)
+        models = self._models_button("mt", combo)
+        shown.addWidget(models)
+        return Row(
+            combo,
+            lambda v: _select(combo, v),
+            lambda: _combo_value(combo),
+            shown,
+            combo.currentIndexChanged,
+            also=(choose, models),
         )
-        beta_row = QHBoxLayout()
-        beta_row.addWidget(self.beta)
-        beta_row.addWidget(self.beta_label)
-        self.mask_k = _spin(DisplayConfig, "mask_k")
-        self.mt_model = QComboBox()
-        self.mt_model.setEditable(True)
-        for label, path in self.choices.translation_models:
-            self.mt_model.addItem(label, path)
-        model_row = _with_browse(self.mt_model, self._browse_gguf)
-        self.template = _choice_combo(MtConfig, "template", {"auto": "As the model file says"})
-        self.mt_threads = _spin(MtConfig, "threads")
-        self.gpu_layers = _spin(MtConfig, "gpu_layers")
-        self.gpu_layers.setSpecialValueText("auto")  # shown at -1: all layers if the build offloads
-        self.context = _spin(MtConfig, "context_sentences")
-        self._server_rows(model_row)
-        _row(f, AsrConfig, "language", self.src_lang)
-        _row(f, MtConfig, "tgt_lang", self.tgt_lang)
-        self._declared_row(f, "mt", "extra_targets")  # (made from its declaration)
-        _row(f, MtConfig, "method", self.mode)
-        _row(f, MtConfig, "beta", beta_row, self.beta)
-        _row(f, DisplayConfig, "mask_k", self.mask_k)
-        _row(f, MtConfig, "backend", self.backend)
-        _row(f, MtConfig, "model_path", model_row, self.mt_model)
-        _row(f, MtConfig, "server_url", self.server_url)
-        _row(f, MtConfig, "server_model", self.server_model)
-        _row(f, MtConfig, "server_api_key", self.server_key)
-        _row(f, MtConfig, "server_timeout_s", self.server_timeout)
-        _row(f, MtConfig, "template", self.template)
-        _row(f, MtConfig, "threads", self.mt_threads)
-        _row(f, MtConfig, "gpu_layers", self.gpu_layers)
-        _row(f, MtConfig, "context_sentences", self.context)
-        return w
 
-    def _server_rows(self, model_row: QHBoxLayout) -> None:
-        """A shared translation server (issue 19) instead of the model file: its rows are
-        usable when it is chosen, the file's rows when it is not."""
-        self.backend = _choice_combo(
-            MtConfig,
-            "backend",
-            {"local": "A model file on this computer", "server": "A translation server"},
-        )
-        self.server_url = QLineEdit()
-        self.server_url.setPlaceholderText("http://gpu-box:8000/v1")
-        self.server_model = QLineEdit()
-        self.server_model.setPlaceholderText("the first model it serves")
-        self.server_key = QLineEdit()
-        self.server_key.setEchoMode(QLineEdit.EchoMode.Password)  # shared screens, screenshots
-        self.server_key.setPlaceholderText("none")
-        self.server_timeout = _double_spin(MtConfig, "server_timeout_s", 1.0)
-        self.server_timeout.setDecimals(1)
-        self.server_timeout.setSuffix(" s")
-        server_rows: list[QWidget] = [
-            self.server_url, self.server_model, self.server_key, self.server_timeout
-        ]  # fmt: skip
-        # threads and GPU layers are the server's business there
-        file_rows: list[QWidget] = [self.mt_model, self.mt_threads, self.gpu_layers]
-        browse = model_row.itemAt(1)
-        if browse is not None and (button := browse.widget()) is not None:
-            file_rows.append(button)
+    def _asr_model_row(self) -> Row:
+        self.asr_model = combo = self._model_combo(self.choices.asr_models)
+        shown = QHBoxLayout()
+        shown.addWidget(combo, 1)
+        shown.addWidget(self._models_button("asr", combo))
+        return Row(combo, lambda v: _select(combo, v), lambda: _combo_value(combo), shown)
 
-        def follow(_i: int = 0) -> None:
-            server = self.backend.currentData() == "server"
-            for w in server_rows:
-                w.setEnabled(server)
-            for w in file_rows:
-                w.setEnabled(not server)
-
-        self.backend.currentIndexChanged.connect(follow)
-        follow()
-
-    def _audio_tab(self) -> QWidget:
-        w = QWidget()
-        f = QFormLayout(w)
-        self.device = QComboBox()
-        self._fill_devices(None)
-        self.level = QProgressBar()
-        self.level.setRange(0, 100)
-        self.level.setTextVisible(False)
-        hint = QLabel(meeting_audio_hint())
-        hint.setWordWrap(True)
-        f.addRow("Input", self.device)
-        f.addRow("Level", self.level)
-        f.addRow(hint)
-        return w
+    def _device_row(self) -> Row:
+        self.device = _fitting(QComboBox())
+        return Row(self.device, self._fill_devices, self.device.currentData)
 
     def _fill_devices(self, keep: str | int | None) -> None:
         """The inputs present now (listed afresh each time the pane opens), and the chosen one
@@ -333,81 +467,75 @@ class SettingsPane(QDialog):
             self.device.addItem(label, name)
         if keep not in (None, "") and self.device.findData(keep) < 0:
             self.device.addItem(f"{keep} (not connected)", keep)
-        self._select(self.device, keep)
+        _select(self.device, keep)
 
-    def _speech_tab(self) -> QWidget:
-        w = QWidget()
-        f = QFormLayout(w)
-        self.asr_model = QComboBox()
-        self.asr_model.setEditable(True)
-        for label, value in self.choices.asr_models:
-            self.asr_model.addItem(label, value)
-        self.asr_device = _choice_combo(
-            AsrConfig,
-            "device",
-            {"auto": "Automatic", "cpu": "The processor (CPU)", "cuda": "NVIDIA graphics card"},
+    def _font_row(self) -> Row:
+        self.font_family = font = _fitting(QFontComboBox())
+        return Row(
+            font,
+            lambda v: font.setCurrentFont(QFont(v)),
+            lambda: font.currentFont().family(),
+            changed=font.currentFontChanged,
         )
-        self.asr_threads = _spin(AsrConfig, "threads")
-        self.silence = _double_spin(AsrConfig, "silence_end_s", 0.1)
-        self.silence.setSuffix(" s")
-        _row(f, AsrConfig, "model", self.asr_model)
-        _row(f, AsrConfig, "device", self.asr_device)
-        _row(f, AsrConfig, "threads", self.asr_threads)
-        _row(f, AsrConfig, "silence_end_s", self.silence)
-        if self.choices.hardware:
-            f.addRow("Hardware", QLabel(self.choices.hardware))
-        return w
 
-    def _look_tab(self) -> QWidget:
-        w = QWidget()
-        f = QFormLayout(w)
-        self.font_family = QFontComboBox()
-        self.font_size = _spin(DisplayConfig, "font_size")
+    def _color_row(self) -> Row:
+        """A button that opens a colour picker (the pick previews at once)."""
         self.color_btn = QPushButton()
         self.color_btn.clicked.connect(self._pick_color)
-        self.outline = QCheckBox("Outline around letters")
-        self.opacity = _percent_slider(DisplayConfig, "background_opacity")
-        self.lines = _spin(DisplayConfig, "lines")
-        self.bilingual = QCheckBox("Show the original line above the translation")
-        self.click_through = QCheckBox("Clicks pass through the subtitles")
-        f.addRow("Font", self.font_family)
-        f.addRow("Size", self.font_size)
-        f.addRow("Colour", self.color_btn)
-        f.addRow("", self.outline)
-        f.addRow("Background opacity", self.opacity)
-        f.addRow("Lines", self.lines)
-        f.addRow("", self.bilingual)
-        f.addRow("", self.click_through)
-        return w
+        return Row(self.color_btn, self._set_color, lambda: self._color)
 
-    def _keys_tab(self) -> QWidget:
-        w = QWidget()
-        f = QFormLayout(w)
-        self.key_click = QKeySequenceEdit()
-        self.key_pause = QKeySequenceEdit()
-        # Per setting: a line under its key saying why the OS refused it (hidden when fine).
-        self.key_problems: dict[str, QLabel] = {}
-        for label, name, edit in (
-            ("Toggle click-through", "hotkey_click_through", self.key_click),
-            ("Start / pause", "hotkey_pause", self.key_pause),
-        ):
-            edit.setMaximumSequenceLength(1)  # one combination: what the OSes can take
-            edit.setClearButtonEnabled(True)  # no hotkey at all is a choice too
-            problem = QLabel()
-            problem.setStyleSheet("color: #c62828")
-            problem.hide()
-            edit.keySequenceChanged.connect(lambda _k, p=problem: p.hide())  # not yet tried
-            self.key_problems[name] = problem
-            col = QVBoxLayout()
-            col.setSpacing(2)
-            col.addWidget(edit)
-            col.addWidget(problem)
-            f.addRow(label, col)
-        self.keys_note = QLabel(HOTKEYS_WORK)
-        self.keys_note.setWordWrap(True)
-        self.keys_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        f.addRow(self.keys_note)
-        return w
+    def _hotkey_row(self, name: str) -> Row:
+        """A key recorder, with a line under it saying why the OS refused the key (hidden
+        while it works)."""
+        edit = QKeySequenceEdit()
+        if name == "hotkey_click_through":
+            self.key_click = edit
+        else:
+            self.key_pause = edit
+        edit.setMaximumSequenceLength(1)  # one combination: what the OSes can take
+        edit.setClearButtonEnabled(True)  # no hotkey at all is a choice too
+        problem = QLabel()
+        problem.setStyleSheet("color: #c62828")
+        problem.hide()
+        edit.keySequenceChanged.connect(lambda _k: problem.hide())  # not yet tried
+        self.key_problems[name] = problem
+        col = QVBoxLayout()
+        col.setSpacing(2)
+        col.addWidget(edit)
+        col.addWidget(problem)
+        return Row(
+            edit,
+            lambda v: edit.setKeySequence(QKeySequence(v)),
+            lambda: edit.keySequence().toString(),
+            col,
+        )
+
+    def _draft_model_row(self) -> Row:
+        self.draft_model = edit = QLineEdit()
+        edit.setPlaceholderText("none")
+        return Row(
+            edit,
+            edit.setText,
+            lambda: edit.text().strip(),
+            _with_browse(edit, self._browse_draft)[0],
+            edit.textChanged,
+        )
+
+    def glossary_pair(self) -> tuple[str, str]:
+        """(source, target) as chosen above; a detected source language: the one set for
+        translation (as the tray's Glossary… opens it)."""
+        src = self.src_lang.currentData() or self._cfg.asr.language or self._cfg.mt.src_lang
+        return str(src), str(self.tgt_lang.currentData())
+
+    def refresh_glossary(self, *_: object) -> None:
+        src, tgt = self.glossary_pair()
+        n = len(self.choices.glossary().pair(src, tgt))
+        pair = f"{LANGUAGES.get(src, src)} → {LANGUAGES.get(tgt, tgt)}"
+        self.glossary_count.setText(
+            f"{n} term{'' if n == 1 else 's'} for {pair}"
+            if n
+            else f"No terms for {pair} yet: add names and jargon of your meetings"
+        )
 
     def show_hotkeys(self, problems: dict[str, str], note: str, available: bool = True) -> None:
         """What the OS said to each hotkey ("" when it works) and a word on this desktop;
@@ -420,162 +548,28 @@ class SettingsPane(QDialog):
         self.key_pause.setEnabled(available)
         self.keys_note.setText(note or HOTKEYS_WORK)
 
-    def _advanced_tab(self) -> QWidget:
-        w = QWidget()
-        f = QFormLayout(w)
-        note = QLabel(
-            "Other ways to cut translation cost. On the models measured so far none beat "
-            "plain SSBD, so they are off by default."
-        )
-        note.setWordWrap(True)
-        self.lookahead = _spin(MtConfig, "lookahead")
-        self.resync = QCheckBox("After a change, try the rest of the previous translation again")
-        self.verify = _choice_combo(
-            MtConfig,
-            "verify",
-            {"biased": "By stability (SSBD's β)", "specdec": "Among the most likely (SpecDec)"},
-        )
-        self.top_b = _spin(MtConfig, "top_b")
-        self.tau = _double_spin(MtConfig, "tau", 0.1)
-
-        def specdec_fields(_i: int = 0) -> None:
-            on = self.verify.currentData() == "specdec"
-            self.top_b.setEnabled(on)
-            self.tau.setEnabled(on)
-
-        self.verify.currentIndexChanged.connect(specdec_fields)
-        specdec_fields()
-        self.draft_model = QLineEdit()
-        self.draft_model.setPlaceholderText("none")
-        draft_row = _with_browse(self.draft_model, self._browse_draft)
-        self.draft_tokens = _spin(MtConfig, "draft_tokens")
-
-        def draft_fields(_t: str = "") -> None:
-            on = bool(self.draft_model.text().strip())
-            self.draft_tokens.setEnabled(on)
-            self.lookahead.setEnabled(not on)  # the draft model guesses instead of the table
-
-        self.draft_model.textChanged.connect(draft_fields)
-        draft_fields()
-        self.adaptive = QCheckBox("Guess only while it measurably speeds decoding up")
-        self.adaptive.setToolTip(
-            "Compares decoding speed with and without guesses as the meeting goes and keeps "
-            "the faster"
-        )
-        self.resync.setToolTip(spec_of(MtConfig, "resync").tooltip)
-        f.addRow(note)
-        _row(f, MtConfig, "lookahead", self.lookahead)
-        f.addRow("", self.resync)
-        _row(f, MtConfig, "draft_model_path", draft_row, self.draft_model)
-        _row(f, MtConfig, "draft_tokens", self.draft_tokens)
-        f.addRow("", self.adaptive)
-        _row(f, MtConfig, "verify", self.verify)
-        _row(f, MtConfig, "top_b", self.top_b)
-        _row(f, MtConfig, "tau", self.tau)
-        return w
-
     # -- values ----------------------------------------------------------------------------
-    @staticmethod
-    def _select(combo: QComboBox, value: object) -> None:
-        i = combo.findData(value)
-        if i >= 0:
-            combo.setCurrentIndex(i)
-        elif combo.isEditable() and isinstance(value, str):
-            combo.setEditText(value)
+    def rebase(self, cfg: AppConfig) -> None:
+        """The settings in use, changed elsewhere (the overlay's place, say): what the pane
+        has no row for is taken from them when it is applied."""
+        self._cfg = copy.deepcopy(cfg)
 
     def load(self, cfg: AppConfig) -> None:
-        mt, d, asr = cfg.mt, cfg.display, cfg.asr
-        self._select(self.src_lang, asr.language)
-        self._select(self.tgt_lang, mt.tgt_lang)
-        self._select(self.mode, mt.method)
-        self.beta.setValue(round(mt.beta * 100))
-        self.beta_label.setText(f"{mt.beta:.2f}")
-        self.beta.setEnabled(mt.method == "SSBD")
-        self.mask_k.setValue(d.mask_k)
-        self._select(self.mt_model, mt.model_path)  # a path not in the list: typed in
-        self._select(self.template, mt.template)
-        self.mt_threads.setValue(mt.threads)
-        self.gpu_layers.setValue(-1 if mt.gpu_layers is None else mt.gpu_layers)
-        self.context.setValue(mt.context_sentences)
-        self._select(self.backend, mt.backend)
-        self.server_url.setText(mt.server_url)
-        self.server_model.setText(mt.server_model)
-        self.server_key.setText(mt.server_api_key)
-        self.server_timeout.setValue(mt.server_timeout_s)
-        self._fill_devices(cfg.audio.device)
-        self._select(self.asr_model, asr.model)
-        self._select(self.asr_device, asr.device)
-        self.asr_threads.setValue(asr.threads)
-        self.silence.setValue(asr.silence_end_s)
-        self.font_family.setCurrentFont(QFont(d.font_family))
-        self.font_size.setValue(d.font_size)
-        self._set_color(d.text_color)
-        self.outline.setChecked(d.outline)
-        self.opacity.setValue(round(d.background_opacity * 100))
-        self.lines.setValue(d.lines)
-        self.bilingual.setChecked(d.bilingual)
-        self.click_through.setChecked(d.click_through)
-        self.lookahead.setValue(mt.lookahead)
-        self.resync.setChecked(mt.resync)
-        self._select(self.verify, mt.verify)
-        self.top_b.setValue(mt.top_b)
-        self.tau.setValue(mt.tau)
-        self.draft_model.setText(mt.draft_model_path)
-        self.draft_tokens.setValue(mt.draft_tokens)
-        self.adaptive.setChecked(mt.adaptive_guessing)
-        self.key_click.setKeySequence(QKeySequence(d.hotkey_click_through))
-        self.key_pause.setKeySequence(QKeySequence(d.hotkey_pause))
+        self.rebase(cfg)
+        for key, row in self.rows.items():
+            section, name = key.split(".", 1)
+            row.load(getattr(getattr(cfg, section), name))
         self.web.load(cfg.web)
-        for row in self.declared_rows.values():
-            row.load(getattr(getattr(cfg, row.section), row.name))
+        self.refresh_glossary()
+        self._follow()
 
     def values(self) -> AppConfig:
-        v: dict[str, Any] = {}  # "section.field" -> what the widgets say
-        language = self.src_lang.currentData()
-        v["asr.language"] = language
-        if language:
-            v["mt.src_lang"] = language
-        v["mt.tgt_lang"] = self.tgt_lang.currentData()
-        v["mt.method"] = self.mode.currentData()
-        v["mt.beta"] = self.beta.value() / 100
-        v["display.mask_k"] = self.mask_k.value()
-        v["mt.model_path"] = _combo_value(self.mt_model)
-        v["mt.template"] = self.template.currentData()
-        v["mt.threads"] = self.mt_threads.value()
-        v["mt.gpu_layers"] = None if self.gpu_layers.value() < 0 else self.gpu_layers.value()
-        v["mt.context_sentences"] = self.context.value()
-        v["mt.backend"] = self.backend.currentData()
-        v["mt.server_url"] = self.server_url.text().strip()
-        v["mt.server_model"] = self.server_model.text().strip()
-        v["mt.server_api_key"] = self.server_key.text().strip()
-        v["mt.server_timeout_s"] = round(self.server_timeout.value(), 1)
-        v["audio.device"] = self.device.currentData()
-        v["asr.model"] = _combo_value(self.asr_model)
-        v["asr.device"] = self.asr_device.currentData()
-        v["asr.threads"] = self.asr_threads.value()
-        v["asr.silence_end_s"] = round(self.silence.value(), 2)
-        v["display.font_family"] = self.font_family.currentFont().family()
-        v["display.font_size"] = self.font_size.value()
-        v["display.text_color"] = self._color
-        v["display.outline"] = self.outline.isChecked()
-        v["display.background_opacity"] = self.opacity.value() / 100
-        v["display.lines"] = self.lines.value()
-        v["display.bilingual"] = self.bilingual.isChecked()
-        v["display.click_through"] = self.click_through.isChecked()
-        v["mt.lookahead"] = self.lookahead.value()
-        v["mt.resync"] = self.resync.isChecked()
-        v["mt.verify"] = self.verify.currentData()
-        v["mt.top_b"] = self.top_b.value()
-        v["mt.tau"] = round(self.tau.value(), 2)
-        v["mt.draft_model_path"] = self.draft_model.text().strip()
-        v["mt.draft_tokens"] = self.draft_tokens.value()
-        v["mt.adaptive_guessing"] = self.adaptive.isChecked()
-        v["display.hotkey_click_through"] = self.key_click.keySequence().toString()
-        v["display.hotkey_pause"] = self.key_pause.keySequence().toString()
-        for key, row in self.declared_rows.items():
-            v[key] = row.value()
-        cfg = with_settings(copy.deepcopy(self._cfg), v)
-        return dataclasses.replace(cfg, web=self.web.values())
+        v = {key: row.value() for key, row in self.rows.items()}  # "section.field" -> value
+        if v.get("asr.language"):  # a fixed speech language is the one translated from
+            v["mt.src_lang"] = v["asr.language"]
+        web = self.web.values()  # the Browser page's own
+        v.update({"web.share": web.share, "web.port": web.port, "web.token": web.token})
+        return with_settings(copy.deepcopy(self._cfg), v)
 
     def apply(self) -> bool:
         cfg = self.values()
@@ -630,128 +624,117 @@ class SettingsPane(QDialog):
             self._preview()
 
 
-def _row(
-    form: QFormLayout, cls: type, name: str, field: QWidget | QHBoxLayout, widget: Any = None
-) -> None:
-    """A hand-made row labelled in the schema's plain words; the exact term and what it does
-    in the tooltip (of ``widget`` when ``field`` is a layout around it)."""
-    spec = spec_of(cls, name)
-    label = QLabel(spec.label)
-    label.setToolTip(spec.tooltip)
-    target = widget if widget is not None else field
-    if isinstance(target, QWidget):
-        target.setToolTip(spec.tooltip)
-    form.addRow(label, field)
+def declared_row(key: str, look: Look = PLAIN) -> Row:
+    """The row of a plain setting, made from its type and declaration: a choice list, a check
+    box, a spin box (or a slider) over the declared range, or a text field."""
+    section, name = key.split(".", 1)
+    spec = spec_of(SECTIONS[section], name)
+    tp, optional = _plain(get_type_hints(SECTIONS[section])[name])
+    if spec.choices is not None:
+        combo = _fitting(QComboBox())
+        for choice in spec.choices:
+            combo.addItem((look.choices or {}).get(choice, str(choice)), choice)
+        return Row(
+            combo,
+            lambda v: combo.setCurrentIndex(max(0, combo.findData(v))),
+            combo.currentData,
+            changed=combo.currentIndexChanged,
+        )
+    if tp is bool:
+        check = QCheckBox(look.text or look.label or spec.label)
+        return Row(
+            check, lambda v: check.setChecked(bool(v)), check.isChecked, changed=check.toggled
+        )
+    if tp is str:
+        edit = QLineEdit()
+        edit.setPlaceholderText(look.placeholder)
+        if look.password:
+            edit.setEchoMode(QLineEdit.EchoMode.Password)
+
+        def text() -> str:
+            if spec.languages:  # "JA,fr" is kept as "ja, fr"
+                return ", ".join(language_codes(edit.text()))
+            return edit.text().strip()
+
+        return Row(edit, lambda v: edit.setText(str(v)), text, changed=edit.textChanged)
+    if spec.range is None or tp not in (int, float):
+        raise TypeError(f"{key}: no plain widget for {tp} (give it a hand-made row)")
+    lo, hi = spec.range
+    if look.percent:
+        return _percent_row(lo, hi, look.readout)
+    if tp is int:
+        box = QSpinBox()
+        box.setRange(int(lo), int(hi))
+        box.setSuffix(look.suffix)
+
+        def int_value() -> int | None:
+            return None if optional and box.value() == box.minimum() else box.value()
+
+        if optional:
+            box.setSpecialValueText(look.none_text)  # shown at the minimum: None
+        return Row(
+            box,
+            lambda v: box.setValue(box.minimum() if v is None else v),
+            int_value,
+            changed=box.valueChanged,
+        )
+    dbox = QDoubleSpinBox()
+    dbox.setRange(lo, hi)
+    dbox.setDecimals(look.decimals)
+    dbox.setSingleStep(look.step or (hi - lo) / 100)
+    dbox.setSuffix(look.suffix)
+    return Row(
+        dbox,
+        lambda v: dbox.setValue(dbox.minimum() if v is None else v),
+        lambda: round(dbox.value(), look.decimals),
+        changed=dbox.valueChanged,
+    )
 
 
-class DeclaredRow:
-    """The widget of one setting made from its type and declaration."""
+def _percent_row(lo: float, hi: float, readout: bool) -> Row:
+    """A slider in hundredths of the range (0..1 -> 0..100), its value beside it if asked."""
+    slider = QSlider(Qt.Orientation.Horizontal)
+    slider.setRange(round(lo * 100), round(hi * 100))
+    shown: QHBoxLayout | None = None
+    label = QLabel()  # the value, when it is shown
+    if readout:
+        slider.valueChanged.connect(lambda v: label.setText(f"{v / 100:.2f}"))
+        shown = QHBoxLayout()
+        shown.addWidget(slider)
+        shown.addWidget(label)
 
-    def __init__(self, section: str, name: str, tp: Any, spec: Spec) -> None:
-        self.section, self.name, self.spec = section, name, spec
-        self.widget: QWidget
-        if spec.choices is not None:
-            combo = QComboBox()
-            for value in spec.choices:
-                combo.addItem(str(value), value)
-            self.widget = combo
-        elif tp is bool:
-            self.widget = QCheckBox(spec.label)
-        elif tp is int and spec.range is not None:
-            box = QSpinBox()
-            box.setRange(int(spec.range[0]), int(spec.range[1]))
-            self.widget = box
-        elif tp is float and spec.range is not None:
-            dbox = QDoubleSpinBox()
-            lo, hi = spec.range
-            dbox.setRange(lo, hi)
-            dbox.setDecimals(2)
-            dbox.setSingleStep((hi - lo) / 100)
-            self.widget = dbox
-        elif tp is str:
-            edit = QLineEdit()
-            if spec.languages:
-                edit.setPlaceholderText("none (language codes, e.g. ja, fr)")
-            self.widget = edit
-        else:
-            raise TypeError(f"{section}.{name}: no widget for {tp} (give it a hand-made row)")
-        self.widget.setToolTip(spec.tooltip)
+    def load(v: float) -> None:
+        slider.setValue(round(v * 100))
+        label.setText(f"{v:.2f}")  # also when the slider stays where it was
 
-    def load(self, value: Any) -> None:
-        w = self.widget
-        if isinstance(w, QComboBox):
-            w.setCurrentIndex(max(0, w.findData(value)))
-        elif isinstance(w, QCheckBox):
-            w.setChecked(bool(value))
-        elif isinstance(w, QSpinBox | QDoubleSpinBox):
-            w.setValue(value)
-        elif isinstance(w, QLineEdit):
-            w.setText(str(value))
-
-    def value(self) -> Any:
-        w = self.widget
-        if isinstance(w, QComboBox):
-            return w.currentData()
-        if isinstance(w, QCheckBox):
-            return w.isChecked()
-        if isinstance(w, QSpinBox):
-            return w.value()
-        if isinstance(w, QDoubleSpinBox):
-            return round(w.value(), 2)
-        assert isinstance(w, QLineEdit)
-        if self.spec.languages:  # "JA,fr" is saved as "ja, fr"
-            return ", ".join(language_codes(w.text()))
-        return w.text().strip()
+    return Row(slider, load, lambda: slider.value() / 100, shown, slider.valueChanged)
 
 
-def _with_browse(edit: QWidget, browse: Callable[[], None]) -> QHBoxLayout:
-    """A path field with a "Choose file…" button after it."""
+def _plain(tp: Any) -> tuple[Any, bool]:
+    """(the type, whether None is allowed too) of ``int``, ``int | None`` and the like."""
+    if get_origin(tp) in (Union, types.UnionType):
+        kinds = [a for a in get_args(tp) if a is not type(None)]
+        return (kinds[0] if len(kinds) == 1 else tp), len(kinds) < len(get_args(tp))
+    return tp, False
+
+
+C = TypeVar("C", bound=QComboBox)
+
+
+def _fitting(combo: C) -> C:
+    """A list as wide as the pane gives it, not as its longest entry: a model's or an input's
+    long name made the pane wider than a small screen. (Set before its first size is asked
+    for: Qt keeps that.)"""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(14)
+    return combo
+
+
+def _with_browse(edit: QWidget, browse: Callable[[], None]) -> tuple[QHBoxLayout, QPushButton]:
+    """A path field with a "Choose file…" button after it: (the row, the button)."""
     button = QPushButton("Choose file…")
     button.clicked.connect(browse)
     row = QHBoxLayout()
     row.addWidget(edit, 1)
     row.addWidget(button)
-    return row
-
-
-def _declared(cls: type, name: str) -> tuple[Spec, float, float]:
-    spec = spec_of(cls, name)
-    assert spec.range is not None, f"{cls.__name__}.{name} declares no range"
-    return spec, spec.range[0], spec.range[1]
-
-
-def _spin(cls: type, name: str) -> QSpinBox:
-    """A spin box over the field's declared range."""
-    spec, lo, hi = _declared(cls, name)
-    box = QSpinBox()
-    box.setRange(int(lo), int(hi))
-    box.setToolTip(spec.tooltip)
-    return box
-
-
-def _double_spin(cls: type, name: str, step: float) -> QDoubleSpinBox:
-    spec, lo, hi = _declared(cls, name)
-    box = QDoubleSpinBox()
-    box.setRange(lo, hi)
-    box.setSingleStep(step)
-    box.setToolTip(spec.tooltip)
-    return box
-
-
-def _percent_slider(cls: type, name: str) -> QSlider:
-    """A slider in hundredths of the field's range (0..1 -> 0..100)."""
-    spec, lo, hi = _declared(cls, name)
-    slider = QSlider(Qt.Orientation.Horizontal)
-    slider.setRange(round(lo * 100), round(hi * 100))
-    slider.setToolTip(spec.tooltip)
-    return slider
-
-
-def _choice_combo(cls: type, name: str, labels: dict[str, str] | None = None) -> QComboBox:
-    """A combo box of the field's declared choices (``labels``: how each is shown)."""
-    spec = spec_of(cls, name)
-    assert spec.choices is not None, f"{cls.__name__}.{name} declares no choices"
-    combo = QComboBox()
-    for value in spec.choices:
-        combo.addItem((labels or {}).get(value, str(value)), value)
-    return combo
+    return row, button

@@ -22,7 +22,7 @@ class Tray(QObject):
     def __init__(self, icon: QIcon, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.menu = QMenu()
-        self.run_action = self.menu.addAction("Pause", self.toggle_run.emit)
+        self.run_action = self.menu.addAction("Start", self.toggle_run.emit)
         self.menu.addAction("Settings…", self.show_settings.emit)
         self.menu.addAction("Models…", self.show_models.emit)
         self.menu.addAction("Glossary…", self.show_glossary.emit)
@@ -42,7 +42,11 @@ class Tray(QObject):
             self.icon.show()
 
     def set_state(self, state: str, message: str = "") -> None:
-        self.run_action.setText({"running": "Pause", "paused": "Resume"}.get(state, "Start"))
+        # While the models load there is nothing to start or pause yet: said, not offered.
+        loading = state == "loading"
+        names = {"loading": "Loading models…", "running": "Pause", "paused": "Resume"}
+        self.run_action.setText(names.get(state, "Start"))
+        self.run_action.setEnabled(not loading)
         self.icon.setToolTip(f"subtitler: {message or state}")
 
     def set_click_through(self, on: bool) -> None:

@@ -94,7 +94,7 @@ class WebSettings(QWidget):
         self.share.setCurrentIndex(max(0, i))
         self.port.setValue(web.port)
         self._token = web.token
-        self.note.setText("")
+        self._say(self.note, "")
         self.refresh()
 
     def values(self) -> WebConfig:
@@ -106,7 +106,7 @@ class WebSettings(QWidget):
     def refresh(self) -> None:
         """Show the running page's address and problem (after the app applied the settings)."""
         self._base_url, problem = self._status()
-        self.problem.setText(problem)
+        self._say(self.problem, problem)
         self._show_url()
         self._update_buttons()
 
@@ -126,7 +126,14 @@ class WebSettings(QWidget):
 
     def _renew(self) -> None:
         self._token = new_token()
-        self.note.setText(
+        self._say(
+            self.note,
             "A new address is made when you press Apply or OK; pages open with the old one "
-            "stop showing subtitles."
+            "stop showing subtitles.",
         )
+
+    @staticmethod
+    def _say(label: QLabel, text: str) -> None:
+        """A line that takes no room while it has nothing to say."""
+        label.setText(text)
+        label.setVisible(bool(text))

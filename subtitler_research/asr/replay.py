@@ -7,6 +7,11 @@ By default the stream is simulated at 1x without waiting: audio "arrives" on its
 and every recogniser call advances that clock by its measured compute time, so the timings
 are those of a live run on this machine. ``--realtime`` instead plays the file at 1x through
 the capture path's drop-oldest queue with the wall clock.
+
+The app's speech settings are flags made from their declarations in ``subtitler.config`` (every
+``asr`` field as ``--asr-field``, a few under their old names: ``--model``, ``--min-chunk``, ...),
+checked and mapped to the policy and the recogniser as the app does; the research knobs the app
+does not have (``--max-chunk``, ``--pad``, the oracle's) are flags of their own.
 """
 
 from __future__ import annotations
@@ -29,6 +34,17 @@ from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SpeechProbabilities
 from subtitler.audio.capture import DropOldestQueue
 from subtitler.audio.sources import AudioFileError, FileSource
+from subtitler.config import (
+    SECTIONS,
+    SETTING_DEST,
+    AppConfig,
+    AsrConfig,
+    add_setting_flags,
+    given_settings,
+    specs,
+    with_settings,
+)
+from subtitler.mt.languages import UnknownLanguageError, normalize_code
 from subtitler.types import AsrUpdate, AudioBlock
 from subtitler_research.asr.metrics import StreamReport, summarize
 
@@ -112,6 +128,38 @@ def blocks_of(audio: np.ndarray[Any, Any], block_ms: int) -> list[AudioBlock]:
     return list(FileSource(audio, realtime=False, block_ms=block_ms).blocks())
 
 
+# Old names of the settings' flags (the rest are --section-field, as the app's).
+SHORT_FLAGS = {
+    "asr.model": "--model",
+    "asr.device": "--device",
+    "asr.compute_type": "--compute-type",
+    "asr.threads": "--threads",
+    "asr.beam_size": "--beam-size",
+    "asr.language": "--language",
+    "asr.min_chunk_s": "--min-chunk",
+    "asr.buffer_trim_s": "--buffer-trim",
+    "asr.silence_end_s": "--silence-end",
+    "audio.block_ms": "--block-ms",
+    "audio.queue_blocks": "--queue-blocks",
+}
+
+
+# Flags kept from before that turn a setting off.
+ALIASES = (
+    ("--fixed-chunk", "asr.adaptive_chunk", "always --min-chunk: --asr-adaptive-chunk false"),
+    ("--no-vad", "asr.vad", "no VAD, one endless utterance: --asr-vad false"),
+)
+
+
+def setting_keys() -> list[str]:
+    """The settings this replay takes: every speech setting of the schema, and the audio
+    block and queue."""
+    return [f"asr.{f.name}" for f, _ in specs(SECTIONS["asr"])] + [
+        "audio.block_ms",
+        "audio.queue_blocks",
+    ]
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m subtitler_research.asr.replay",
@@ -123,13 +171,14 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", type=Path, help="write the updates and the summary here")
     ap.add_argument("--bench", action="store_true", help="print only the benchmark summary")
     ap.add_argument("--realtime", action="store_true", help="play at 1x with the wall clock")
-    g = ap.add_argument_group("recogniser (audio files)")
-    g.add_argument("--model", default="small", help="size name or CTranslate2 model dir")
-    g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    g.add_argument("--compute-type", default="auto")
-    g.add_argument("--threads", type=int, default=1)
+    # The app's settings, from their declarations in subtitler.config (defaults: the app's).
+    g = ap.add_argument_group("settings (the app's)")
+    add_setting_flags(g, only=setting_keys(), names=SHORT_FLAGS)
+    for flag, key, doc in ALIASES:
+        g.add_argument(flag, dest=SETTING_DEST + key, action="store_const", const=False, help=doc)
+    # Research knobs the app does not have.
+    g = ap.add_argument_group("recogniser (audio files; research only)")
     w = WhisperSettings()
-    g.add_argument("--beam-size", type=int, default=w.beam_size)
     g.add_argument("--max-new-tokens", type=int, help="cap per call (random test models)")
     g.add_argument(
         "--hotwords", default="", help='words to expect (glossary terms), as "Subiaco. Pannartz."'
@@ -153,26 +202,51 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--flicker-p", type=float, default=0.5, help="chance a recent word changes")
     g.add_argument("--flicker-s", type=float, default=0.5, help="how recent (s)")
     g.add_argument("--seed", type=int, default=0)
-    g = ap.add_argument_group("policy")
+    g = ap.add_argument_group("policy (research only)")
     d = StreamingOptions()
-    g.add_argument("--language", default=d.language, help="fixed language (default: detect)")
-    g.add_argument("--min-chunk", type=float, default=d.min_chunk_s, help="shortest cadence (s)")
     g.add_argument("--max-chunk", type=float, default=d.max_chunk_s, help="longest cadence (s)")
     g.add_argument("--duty", type=float, default=d.duty, help="busy share the cadence aims at")
-    g.add_argument(
-        "--fixed-chunk", action="store_true", help="always --min-chunk (no adaptive cadence)"
-    )
-    g.add_argument("--buffer-trim", type=float, default=d.buffer_trim_s)
     g.add_argument("--context", type=float, default=d.context_s, help="finished text kept (s)")
     g.add_argument("--tail-guard", type=float, default=d.tail_guard_s)
-    g.add_argument("--silence-end", type=float, default=d.silence_end_s)
-    g.add_argument("--no-vad", action="store_true", help="no VAD: one endless utterance")
-    g.add_argument("--block-ms", type=int, default=100)
-    g.add_argument("--queue-blocks", type=int, default=600)
     return ap
 
 
-def _setup(a: argparse.Namespace) -> tuple[AsrBackend, SpeechProbabilities | None, Any]:
+def settings(a: argparse.Namespace) -> AppConfig:
+    """The app's default settings with the setting flags given (a language as a code)."""
+    given = given_settings(a)
+    if given.get("asr.language") is not None:
+        given["asr.language"] = normalize_code(given["asr.language"])
+    return with_settings(AppConfig(), given)
+
+
+def streaming_options(a: argparse.Namespace, cfg: AsrConfig) -> StreamingOptions:
+    """The app's policy for ``cfg`` (StreamingOptions.from_config) and the research knobs."""
+    return replace(
+        StreamingOptions.from_config(cfg),
+        max_chunk_s=a.max_chunk,
+        duty=a.duty,
+        context_s=a.context,
+        tail_guard_s=a.tail_guard,
+    )
+
+
+def whisper_settings(a: argparse.Namespace, cfg: AsrConfig) -> WhisperSettings:
+    """The app's recogniser settings for ``cfg`` (WhisperSettings.from_config) and the
+    research knobs."""
+    return replace(
+        WhisperSettings.from_config(cfg),
+        max_new_tokens=a.max_new_tokens,
+        pad_s=a.pad,
+        min_encoder_s=a.min_encoder,
+        timestamps=a.timestamps,
+        encoder_window_s=a.encoder_window,
+        hotwords=a.hotwords,
+    )
+
+
+def _setup(
+    a: argparse.Namespace, cfg: AsrConfig
+) -> tuple[AsrBackend, SpeechProbabilities | None, Any]:
     """Backend, VAD and audio for the arguments; raises AsrError/AudioFileError."""
     if a.oracle is not None:
         from subtitler_research.asr.oracle import OracleBackend, OracleVad, read_words_tsv
@@ -184,7 +258,6 @@ def _setup(a: argparse.Namespace) -> tuple[AsrBackend, SpeechProbabilities | Non
         return oracle, OracleVad(words), audio
     from subtitler.asr.faster_whisper import (
         FasterWhisperBackend,
-        WhisperSettings,
         decode_audio_file,
         silero_session,
     )
@@ -194,21 +267,7 @@ def _setup(a: argparse.Namespace) -> tuple[AsrBackend, SpeechProbabilities | Non
         audio = decode_audio_file(a.file)
     except AsrError as e:
         raise AudioFileError(str(e)) from None
-    backend = FasterWhisperBackend(
-        WhisperSettings(
-            model=a.model,
-            device=a.device,
-            compute_type=a.compute_type,
-            threads=a.threads,
-            beam_size=a.beam_size,
-            max_new_tokens=a.max_new_tokens,
-            pad_s=a.pad,
-            min_encoder_s=a.min_encoder,
-            timestamps=a.timestamps,
-            encoder_window_s=a.encoder_window,
-            hotwords=a.hotwords,
-        )
-    )
+    backend = FasterWhisperBackend(whisper_settings(a, cfg))
     return backend, SileroStream(silero_session()), audio
 
 
@@ -225,41 +284,42 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        backend, vad, audio = _setup(a)
+        cfg = settings(a)
+    except UnknownLanguageError as e:
+        print(f"error: --language: {e}", file=sys.stderr)
+        return 2
+    try:
+        backend, vad, audio = _setup(a, cfg.asr)
     except (AsrError, AudioFileError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    options = StreamingOptions(
-        min_chunk_s=a.min_chunk,
-        max_chunk_s=a.max_chunk,
-        adaptive=not a.fixed_chunk,
-        duty=a.duty,
-        buffer_trim_s=a.buffer_trim,
-        context_s=a.context,
-        tail_guard_s=a.tail_guard,
-        vad=not a.no_vad,
-        silence_end_s=a.silence_end,
-        language=a.language,
-    )
+    options = streaming_options(a, cfg.asr)
     rec = StreamingRecognizer(backend, options, vad if options.vad else None)
     if a.realtime:
-        src = FileSource(audio, realtime=True, block_ms=a.block_ms)
-        result = realtime(src, rec, a.queue_blocks)
+        src = FileSource(audio, realtime=True, block_ms=cfg.audio.block_ms)
+        result = realtime(src, rec, cfg.audio.queue_blocks)
     else:
-        result = simulate(blocks_of(audio, a.block_ms), rec)
+        result = simulate(blocks_of(audio, cfg.audio.block_ms), rec)
     if not a.bench:
         for u in result.updates:
             _print_update(u)
     for line in result.report.lines():
         print(line)
     if a.json:
+        research = {k: v for k, v in vars(a).items() if not k.startswith(SETTING_DEST)}
         payload = {
-            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(a).items()},
+            "args": {k: str(v) if isinstance(v, Path) else v for k, v in research.items()},
+            "settings": {k: _get(cfg, k) for k in setting_keys()},
             "summary": asdict(result.report),
             "updates": [asdict(u) for u in result.updates],
         }
         a.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
     return 0
+
+
+def _get(cfg: AppConfig, key: str) -> Any:
+    section, name = key.split(".", 1)
+    return getattr(getattr(cfg, section), name)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,12 @@
-"""``python -m subtitler_research.bench``: RT vs SSBD vs CD on one GGUF and one parallel corpus."""
+"""``python -m subtitler_research.bench``: RT vs SSBD vs CD on one GGUF and one parallel corpus.
+
+The app's translation settings are flags made from their declarations in ``subtitler.config``
+(every ``mt`` field the bench does not choose itself, as ``--mt-field``, a few under their old
+names: ``--n-ctx``, ``--threads``, ``--len-ratio``, ...), checked by the declaration and mapped
+to the model (LlamaSettings.from_config) and the translators (StreamTranslator.reconfigure,
+translator.apply_settings) as the app does. What the bench sweeps (methods, betas, k), what
+translates (--model, --draft-model, --server) and the corpus are flags of its own.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +19,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from subtitler.config import (
+    SECTIONS,
+    SETTING_DEST,
+    AppConfig,
+    MtConfig,
+    add_setting_flags,
+    flag_of,
+    given_settings,
+    specs,
+    with_settings,
+)
 from subtitler.mt.drafting import VocabularyMismatchError, check_same_vocabulary
 from subtitler.mt.languages import UnknownLanguageError, language_name, normalize_code
 from subtitler.mt.prompts import PromptBuilder, TemplateError, resolve_template
-from subtitler.mt.translator import LengthCap
 from subtitler_research.bench.report import cost_table, quality_table, score_runs
 from subtitler_research.bench.runner import (
     draft_model_specs,
@@ -60,6 +78,42 @@ def _progress(a: argparse.Namespace, sentences: int, runs: int) -> Any:
     return tqdm(total=sentences, desc=f"{runs} runs", unit="sent", file=sys.stderr)
 
 
+# Old names of the settings' flags (the rest are --mt-field, as the app's).
+SHORT_FLAGS = {
+    "mt.template": "--template",
+    "mt.src_lang": "--src-lang",
+    "mt.tgt_lang": "--tgt-lang",
+    "mt.threads": "--threads",
+    "mt.n_ctx": "--n-ctx",
+    "mt.n_ubatch": "--n-ubatch",
+    "mt.gpu_layers": "--gpu-layers",
+    "mt.max_new_tokens": "--max-new-tokens",
+    "mt.len_ratio": "--len-ratio",
+    "mt.server_model": "--server-model",
+    "mt.server_api_key": "--api-key",
+    "mt.server_timeout_s": "--timeout",
+}
+
+# Flags kept from before that turn a setting off.
+ALIASES = (("--no-flash-attn", "mt.flash_attn", "without flash attention: --mt-flash-attn false"),)
+
+# Translation settings the bench chooses itself: the runs sweep the decoding (RunSpec), and
+# --model, --draft-model and --server say what translates.
+OWN = frozenset(
+    {"method", "beta", "verify", "top_b", "tau", "lookahead", "resync", "draft_tokens",
+     "adaptive_guessing", "model_path", "draft_model_path", "backend", "server_url"}
+)  # fmt: skip
+
+# Where the bench's default is not the app's: a server shared with other jobs answers slower.
+BENCH_DEFAULTS: dict[str, Any] = {"mt.server_timeout_s": 30.0}
+
+
+def setting_keys() -> list[str]:
+    """The settings this bench takes: every translation setting of the schema but those the
+    bench chooses itself (:data:`OWN`)."""
+    return [f"mt.{f.name}" for f, _ in specs(SECTIONS["mt"]) if f.name not in OWN]
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m subtitler_research.bench",
@@ -73,27 +127,14 @@ def parser() -> argparse.ArgumentParser:
         help="translate on an OpenAI-compatible completions server instead (its API root, "
         "e.g. http://gpu-box:8000/v1): RT, SSBD and CD over HTTP",
     )
-    ap.add_argument("--server-model", default="", help="model name on the server ('': first)")
-    ap.add_argument("--api-key", default="", help="the server's API key")
-    ap.add_argument("--timeout", type=float, default=30.0, help="server timeout (s)")
     ap.add_argument("--source", required=True, type=Path, help="source sentences, one per line")
     ap.add_argument("--reference", required=True, type=Path, help="references, line-aligned")
-    ap.add_argument("--src-lang", default="en")
-    ap.add_argument("--tgt-lang", default="de")
     ap.add_argument("--step", type=int, default=3, help="source words revealed per update")
     ap.add_argument("--betas", type=_floats, default=[0, 0.1, 0.2, 0.3, 0.4, 0.5])
     ap.add_argument("--ks", type=_ints, default=[3, 5], help="k values for the mask-k runs")
     ap.add_argument("--mask-beta", type=float, default=0.2, help="beta of the mask-k runs")
     ap.add_argument("--limit", type=int, default=None, help="first N sentence pairs")
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--template", default="auto", help="auto | tower | qwen3 | gguf")
-    ap.add_argument("--n-ctx", type=int, default=2048)
     ap.add_argument("--n-batch", type=int, default=512)
-    ap.add_argument("--n-ubatch", type=int, default=512)
-    ap.add_argument(
-        "--gpu-layers", type=int, default=None, help="default: all if the build offloads"
-    )
-    ap.add_argument("--no-flash-attn", action="store_true")
     ap.add_argument(
         "--fuse-prompt",
         action="store_true",
@@ -117,38 +158,54 @@ def parser() -> argparse.ArgumentParser:
         default=[4],
         help="tokens the draft model guesses per pass (comma-separated: one run set each)",
     )
-    ap.add_argument("--max-new-tokens", type=int, default=256)
-    ap.add_argument("--len-ratio", type=float, default=3.0, help="output cap per source token")
     ap.add_argument("--json", type=Path, default=None, help="write all results here")
     ap.add_argument("--no-progress", action="store_true")
+    # The app's translation settings, from their declarations in subtitler.config.
+    bench_defaults = ", ".join(
+        f"{SHORT_FLAGS.get(k) or flag_of(*k.split('.'))} {v}" for k, v in BENCH_DEFAULTS.items()
+    )
+    g = ap.add_argument_group("settings (the app's)", f"defaults: the app's, but {bench_defaults}")
+    add_setting_flags(g, only=setting_keys(), names=SHORT_FLAGS)
+    for flag, key, doc in ALIASES:
+        g.add_argument(flag, dest=SETTING_DEST + key, action="store_const", const=False, help=doc)
     return ap
+
+
+def settings(a: argparse.Namespace) -> MtConfig:
+    """The app's default translation settings with the bench's defaults and the setting flags
+    given (languages as codes), and --server as the server to translate with."""
+    given = {**BENCH_DEFAULTS, **given_settings(a)}
+    for key in ("mt.src_lang", "mt.tgt_lang"):
+        if key in given:
+            try:
+                given[key] = normalize_code(given[key])
+            except UnknownLanguageError as e:
+                raise UsageError(str(e)) from None
+    mt = with_settings(AppConfig(), given).mt
+    if a.server is not None:
+        mt = dataclasses.replace(mt, backend="server", server_url=a.server)
+    return mt
 
 
 def run(a: argparse.Namespace) -> dict[str, Any]:
     from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
 
-    try:
-        src_lang, tgt_lang = normalize_code(a.src_lang), normalize_code(a.tgt_lang)
-    except UnknownLanguageError as e:
-        raise UsageError(str(e)) from None
+    mt = settings(a)
+    src_lang, tgt_lang = mt.src_lang, mt.tgt_lang
     if a.step < 1:
         raise UsageError("--step must be at least 1")
     if (a.server is None) == (a.model is None):
         raise UsageError("give --model (a GGUF file) or --server (a completions server)")
     sources, refs = read_parallel(a.source, a.reference, a.limit)
     if a.server is not None:
-        return run_on_server(a, src_lang, tgt_lang, sources, refs)
+        return run_on_server(a, mt, sources, refs)
     from subtitler.models.validate import read_gguf
 
     info = read_gguf(a.model)  # a missing, truncated or corrupt file: one line, exit 2
-    settings = LlamaSettings(
-        model_path=str(a.model),
-        n_ctx=info.usable_context(a.n_ctx),
+    # The app's mapping (as the app loads a model), and the bench's own batch size.
+    llama = dataclasses.replace(
+        LlamaSettings.from_config(mt, str(a.model), info.usable_context(mt.n_ctx)),
         n_batch=a.n_batch,
-        n_ubatch=a.n_ubatch,
-        n_threads=a.threads,
-        n_gpu_layers=a.gpu_layers,
-        flash_attn=not a.no_flash_attn,
     )
     if not a.draft_tokens or min(a.draft_tokens) < 1:
         raise UsageError("--draft-tokens must be at least 1")
@@ -157,11 +214,11 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         dinfo = read_gguf(a.draft_model)
         draft_lm = LlamaLM(
             dataclasses.replace(
-                settings, model_path=str(a.draft_model), n_ctx=dinfo.usable_context(a.n_ctx)
+                llama, model_path=str(a.draft_model), n_ctx=dinfo.usable_context(mt.n_ctx)
             )
         )
     try:
-        lm = LlamaLM(settings)
+        lm = LlamaLM(llama)
     except Exception:
         if draft_lm is not None:
             draft_lm.close()
@@ -172,24 +229,22 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
                 check_same_vocabulary(lm, draft_lm)
             except VocabularyMismatchError as e:
                 raise UsageError(f"--draft-model: {e}") from None
-        template = resolve_template(a.template, lm.metadata)
+        template = resolve_template(mt.template, lm.metadata)
         prompts = PromptBuilder(template, src_lang, tgt_lang, formatter=lm)
-        specs = standard_specs(a.betas, a.ks, a.mask_beta, beyond=a.beyond)
+        run_specs = standard_specs(a.betas, a.ks, a.mask_beta, beyond=a.beyond)
         if draft_lm is not None:
             for k in a.draft_tokens:
-                specs += draft_model_specs(k, a.mask_beta)
-        bar = _progress(a, len(sources), len(specs))
+                run_specs += draft_model_specs(k, a.mask_beta)
+        bar = _progress(a, len(sources), len(run_specs))
         t0 = time.perf_counter()
         results = run_all(
             lm,
             prompts,
             sources,
-            specs,
+            run_specs,
+            mt=mt,
             step=a.step,
-            src_lang=src_lang,
-            cap=LengthCap(ratio=a.len_ratio, hard=a.max_new_tokens),
             fuse_prompt=a.fuse_prompt,
-            max_new_tokens=a.max_new_tokens,
             on_sentence=(lambda _i: bar.update(1)) if bar else None,
             draft_lm=draft_lm,
         )
@@ -208,9 +263,9 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         "template": template,
         "sentences": len(sources),
         "step": a.step,
-        "threads": settings.n_threads,
-        "n_ubatch": a.n_ubatch,
-        "flash_attn": settings.flash_attn,
+        "threads": llama.n_threads,
+        "n_ubatch": llama.n_ubatch,
+        "flash_attn": llama.flash_attn,
         "fuse_prompt": a.fuse_prompt,
         "gpu_offload": lm.gpu_offload,
         "draft_model": None if a.draft_model is None else str(a.draft_model),
@@ -220,38 +275,35 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_on_server(
-    a: argparse.Namespace, src_lang: str, tgt_lang: str, sources: list[str], refs: list[str]
+    a: argparse.Namespace, mt: MtConfig, sources: list[str], refs: list[str]
 ) -> dict[str, Any]:
     """The same runs on a completions server (issue 19); the model is the server's."""
-    from subtitler.mt.completions import CompletionsClient, ServerSettings
-    from subtitler.mt.remote import resolve_server_template
+    from subtitler.mt.completions import CompletionsClient
+    from subtitler.mt.remote import resolve_server_template, server_settings
 
     if a.beyond or a.draft_model is not None:
         raise UsageError("--beyond and --draft-model run only on a local --model")
-    client = CompletionsClient(
-        ServerSettings(a.server, a.server_model, a.api_key, timeout_s=a.timeout)
-    )
+    src_lang, tgt_lang = mt.src_lang, mt.tgt_lang
+    client = CompletionsClient(server_settings(mt))
     try:
         ids = [m["id"] for m in client.list_models()]
-        if a.server_model and a.server_model not in ids:
-            raise UsageError(f"the server serves no model {a.server_model!r} (it serves {ids})")
-        if not ids and not a.server_model:
+        if mt.server_model and mt.server_model not in ids:
+            raise UsageError(f"the server serves no model {mt.server_model!r} (it serves {ids})")
+        if not ids and not mt.server_model:
             raise UsageError("the server serves no model")
-        client.model = a.server_model or ids[0]
-        template = resolve_server_template(a.template, client.model)
+        client.model = mt.server_model or ids[0]
+        template = resolve_server_template(mt.template, client.model)
         prompts = PromptBuilder(template, src_lang, tgt_lang)
-        specs = standard_specs(a.betas, a.ks, a.mask_beta)
-        bar = _progress(a, len(sources), len(specs))
+        run_specs = standard_specs(a.betas, a.ks, a.mask_beta)
+        bar = _progress(a, len(sources), len(run_specs))
         t0 = time.perf_counter()
         results = run_remote_all(
             client,
             prompts,
             sources,
-            specs,
+            run_specs,
+            mt=mt,
             step=a.step,
-            src_lang=src_lang,
-            cap=LengthCap(ratio=a.len_ratio, hard=a.max_new_tokens),
-            max_new_tokens=a.max_new_tokens,
             on_sentence=(lambda _i: bar.update(1)) if bar else None,
         )
         wall = time.perf_counter() - t0

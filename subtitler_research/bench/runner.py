@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -9,13 +10,13 @@ from typing import Protocol, TypeVar
 
 from subtitler.config import MtConfig
 from subtitler.mt.completions import CompletionsClient
-from subtitler.mt.drafting import DraftModel, GuessGate
+from subtitler.mt.drafting import DraftModel
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import display_text
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.remote import RemoteTranslation, RemoteTranslator
 from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator, decode_options
+from subtitler.mt.translator import StreamTranslator, apply_settings
 from subtitler.types import Translation, UpdateStats
 from subtitler_research.bench.streams import prefixes
 from subtitler_research.mt.metrics import RunTotals, normalized_erasure
@@ -45,6 +46,22 @@ class RunSpec:
     tau: float = 1.0
     draft_tokens: int = 0  # tokens the draft model guesses per pass (0: no draft model)
     adaptive: bool = False  # guess only while it measurably pays (GuessGate)
+
+    def settings(self, base: MtConfig) -> MtConfig:
+        """The translation settings of this run: ``base`` (the bench's settings, from the
+        schema's flags) with the decoding this run sweeps."""
+        return dataclasses.replace(
+            base,
+            method=self.method.value,
+            beta=self.beta if self.beta is not None else 0.0,
+            verify=self.verify,
+            top_b=self.top_b,
+            tau=self.tau,
+            lookahead=self.lookahead,
+            draft_tokens=self.draft_tokens,
+            resync=self.resync,
+            adaptive_guessing=self.adaptive,
+        )
 
     @property
     def label(self) -> str:
@@ -126,39 +143,28 @@ def run_all(
     sources: Sequence[str],
     specs: Sequence[RunSpec],
     *,
+    mt: MtConfig | None = None,
     step: int = 3,
-    src_lang: str = "en",
-    cap: LengthCap | None = None,
     fuse_prompt: bool = False,
-    max_new_tokens: int = 256,
     on_sentence: Callable[[int], None] | None = None,
     draft_lm: LanguageModel | None = None,
 ) -> list[RunResult]:
-    """Every run over every sentence, interleaved by sentence so machine noise hits all alike."""
+    """Every run over every sentence, interleaved by sentence so machine noise hits all alike.
+    Each translator takes ``mt`` (default: the app's) with its run's decoding the way the app's
+    does (StreamTranslator.reconfigure: language pair, decoding, length cap, guessing and
+    context); ``fuse_prompt`` is the bench's own (off: TPS without the prompt, as the paper)."""
+    base = mt or MtConfig()
     translators = []
     for spec in specs:
-        # The app's mapping from the translation settings (mt.translator.decode_options).
-        mt = MtConfig(
-            method=spec.method.value,
-            beta=spec.beta if spec.beta is not None else 0.0,
-            max_new_tokens=max_new_tokens,
-            verify=spec.verify,
-            top_b=spec.top_b,
-            tau=spec.tau,
-            lookahead=spec.lookahead,
-            draft_tokens=spec.draft_tokens,
-            resync=spec.resync,
-        )
-        opts = decode_options(mt, draft_model=bool(spec.draft_tokens), fuse_prompt=fuse_prompt)
         k_out = spec.k if spec.mask == "output" else 0
         dm = None
         if spec.draft_tokens:
             if draft_lm is None:
                 raise ValueError(f"{spec.label} needs a draft model")
             dm = DraftModel(draft_lm)
-        tr = StreamTranslator(lm, prompts, opts, output_mask_k=k_out, cap=cap, draft_model=dm)
-        if spec.adaptive:
-            tr.gate = GuessGate()
+        tr = StreamTranslator(lm, prompts, DecodeOptions(), output_mask_k=k_out, draft_model=dm)
+        tr.reconfigure(spec.settings(base), base.src_lang)
+        tr.options = dataclasses.replace(tr.options, fuse_prompt=fuse_prompt)
         translators.append(tr)
 
     def shown(spec: RunSpec, t: Translation, final: bool) -> tuple[str, list[int]]:
@@ -167,7 +173,7 @@ def run_all(
 
     # One untimed update first: the first llama_decode pays for graph allocation.
     translators[0].decode(sources[0] if sources else "Hello.", [])
-    return _interleaved(translators, specs, sources, step, src_lang, shown, on_sentence)
+    return _interleaved(translators, specs, sources, step, base.src_lang, shown, on_sentence)
 
 
 def run_remote_all(
@@ -176,31 +182,28 @@ def run_remote_all(
     sources: Sequence[str],
     specs: Sequence[RunSpec],
     *,
+    mt: MtConfig | None = None,
     step: int = 3,
-    src_lang: str = "en",
-    cap: LengthCap | None = None,
-    max_new_tokens: int = 256,
     on_sentence: Callable[[int], None] | None = None,
 ) -> list[RunResult]:
-    """:func:`run_all` on a completions server (RT, SSBD and CD with their mask-k variants)."""
+    """:func:`run_all` on a completions server (RT, SSBD and CD with their mask-k variants),
+    each translator set up as the app's server translator is (translator.apply_settings)."""
+    base = mt or MtConfig()
     translators = []
     for spec in specs:
         if spec.lookahead or spec.resync or spec.draft_tokens or spec.verify != "biased":
             raise ValueError(f"{spec.label} does not run on a server")
-        opts = DecodeOptions(
-            method=spec.method,
-            beta=spec.beta if spec.beta is not None else 0.0,
-            max_new_tokens=max_new_tokens,
-        )
         k_out = spec.k if spec.mask == "output" else 0
-        translators.append(RemoteTranslator(client, prompts, opts, output_mask_k=k_out, cap=cap))
+        tr = RemoteTranslator(client, prompts, DecodeOptions(), output_mask_k=k_out)
+        apply_settings(tr, spec.settings(base), draft_model=False)
+        translators.append(tr)
 
     def shown(spec: RunSpec, t: RemoteTranslation, final: bool) -> tuple[str, list[int]]:
         return t.shown(spec.k if spec.mask == "display" else 0), []
 
     # One untimed update first: the connection, the server's first evaluation.
     translators[0].update(-1, sources[0] if sources else "Hello.", True)
-    return _interleaved(translators, specs, sources, step, src_lang, shown, on_sentence)
+    return _interleaved(translators, specs, sources, step, base.src_lang, shown, on_sentence)
 
 
 class _Translator(Protocol[T_co]):

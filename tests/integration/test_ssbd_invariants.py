@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from subtitler.config import MtConfig
 from subtitler.mt.drafting import (
     DraftModel,
     GuessGate,
@@ -177,9 +178,8 @@ def test_display_mask_never_changes_what_the_decoder_sees(exact_lm: Any) -> None
         RunSpec(Method.SSBD, 0.2, "display", 3),
         RunSpec(Method.SSBD, 0.2, "output", 3),
     ]
-    plain, display, output = run_all(
-        exact_lm, prompts, sources, specs, step=2, cap=CAP, max_new_tokens=64
-    )
+    mt = MtConfig(len_ratio=1.5, max_new_tokens=40)  # the cap: 1.5 per source token, 40
+    plain, display, output = run_all(exact_lm, prompts, sources, specs, mt=mt, step=2)
     assert display.tokens == plain.tokens
     assert display.finals == plain.finals
     assert output.tokens != plain.tokens  # output mask-k does change the drafts

@@ -137,12 +137,33 @@ def test_click_through_from_a_hotkey_is_kept_when_open_settings_are_applied(
     app.open_settings()
     assert app.settings is not None
     qtbot.addWidget(app.settings)
-    assert not app.settings.click_through.isChecked()
+    assert not app.settings.widget("display.click_through").isChecked()
     app.toggle("click-through")
     assert app.overlay.click_through
     assert app.settings.apply()
     assert app.overlay.click_through and app.config.display.click_through
     assert settings_store.load(tmp_path / "config.toml").config.display.click_through
+
+
+def test_the_overlays_place_is_kept_when_settings_are_applied(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The overlay moved while Settings were open, or since they were last open: applying
+    them must not put it back where it was (its place has no row in the pane)."""
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.open_settings()
+    assert app.settings is not None
+    qtbot.addWidget(app.settings)
+    app.remember_geometry("A", QRect(40, 50, 600, 110))  # dragged with the pane open
+    assert app.settings.apply()
+    assert app.config.display.geometry == {"A": [40, 50, 600, 110]}
+    app.settings.close()
+    app.remember_geometry("B", QRect(10, 20, 300, 100))  # dragged with the pane closed
+    app.open_settings()  # the same pane, shown again
+    assert app.settings.apply()
+    assert app.config.display.geometry == {"A": [40, 50, 600, 110], "B": [10, 20, 300, 100]}
+    assert app.config.display.screen == "B"
+    saved = settings_store.load(tmp_path / "config.toml").config
+    assert saved.display.geometry == app.config.display.geometry
 
 
 def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
@@ -162,15 +183,15 @@ def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
     assert pane is not None
     qtbot.addWidget(pane)
     assert app.overlay.lines() == []
-    pane.font_size.setValue(40)
+    pane.widget("display.font_size").setValue(40)
     assert app.overlay.display.font_size == 40  # before Apply
     lines = app.overlay.lines()
     assert lines and all(ln.segment_id <= PREVIEW_ID for ln in lines)
     unfinished = lines[-1].translation
-    pane.mask_k.setValue(0)
+    pane.widget("display.mask_k").setValue(0)
     assert app.overlay.lines()[-1].translation.startswith(unfinished)
     assert len(app.overlay.lines()[-1].translation) > len(unfinished)  # k hides its end
-    pane.bilingual.setChecked(True)
+    pane.widget("display.bilingual").setChecked(True)
     assert app.overlay.display.bilingual
     app.overlay.grab().save(str(Path(os.environ.get("SUBTITLER_SHOTS", tmp_path)) / "preview.png"))
     assert app.config.display.font_size != 40  # nothing applied or saved yet
@@ -178,7 +199,7 @@ def test_look_settings_preview_on_the_overlay_until_applied_or_cancelled(
     assert app.overlay.display == app.config.display and app.overlay.lines() == []
 
     app.open_settings()
-    pane.font_size.setValue(36)
+    pane.widget("display.font_size").setValue(36)
     pane._ok()  # OK: applied, saved, the preview's samples gone
     assert app.overlay.display.font_size == 36 and app.config.display.font_size == 36
     assert settings_store.load(tmp_path / "config.toml").config.display.font_size == 36
@@ -197,4 +218,25 @@ def test_the_app_shows_every_target_language(qtbot, tmp_path: Path) -> None:  # 
     qtbot.waitUntil(lambda: any(ln.extra for ln in app.overlay.lines()), timeout=10_000)
     (line,) = app.overlay.lines()
     assert line.translation and line.extra[0] and line.extra[0] != line.translation
+    app.quit()
+
+
+def test_the_trays_first_item_follows_the_run_and_is_not_offered_while_loading(
+    qtbot, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Seen on the screenshots: the menu said Pause before anything ran, and its Start did
+    nothing while the models loaded (there is nothing to pause yet)."""
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    action = app.tray.run_action
+    assert action.text() == "Start" and action.isEnabled()
+    states = []
+    app.tray.set_state("loading")
+    states.append((action.text(), action.isEnabled()))
+    app.start()
+    qtbot.waitUntil(lambda: action.text() == "Pause", timeout=10_000)
+    assert action.isEnabled()
+    action.trigger()
+    qtbot.waitUntil(lambda: action.text() == "Resume", timeout=10_000)
+    assert states == [("Loading models…", False)]
     app.quit()

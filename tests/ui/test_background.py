@@ -37,3 +37,48 @@ def test_an_error_in_the_work_is_raised_to_the_caller(qtbot) -> None:  # type: i
 
     with pytest.raises(OSError, match="boom"):
         wait_off_gui_thread(work, 5)
+
+
+def test_a_job_reports_progress_and_its_result_on_the_gui_thread(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QWidget
+
+    from subtitler.ui.background import BackgroundJob, Report
+
+    owner = QWidget()
+    qtbot.addWidget(owner)
+    seen: list[tuple[str, object, bool]] = []
+    gui = threading.current_thread()
+
+    def note(kind: str, value: object) -> None:
+        seen.append((kind, value, threading.current_thread() is gui))
+
+    job = BackgroundJob(
+        owner,
+        "test-job",
+        on_progress=lambda label, f: note("progress", (label, f)),
+        on_done=lambda r: note("done", r),
+        on_error=lambda e: note("error", str(e)),
+    )
+
+    def work(report: Report) -> int:
+        assert threading.current_thread().name == "test-job"
+        report("half", 0.5)
+        report("busy", None)
+        return 42
+
+    job.start(work)
+    assert job.running
+    qtbot.waitUntil(lambda: not job.running, timeout=10_000)
+    assert seen == [
+        ("progress", ("half", 0.5), True),
+        ("progress", ("busy", None), True),
+        ("done", 42, True),
+    ]
+
+    def fail(report: Report) -> None:
+        raise OSError("disk gone")
+
+    seen.clear()
+    job.start(fail)  # the same job again, after the first ended
+    qtbot.waitUntil(lambda: not job.running, timeout=10_000)
+    assert seen == [("error", "disk gone", True)]

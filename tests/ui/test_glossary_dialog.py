@@ -143,3 +143,68 @@ def test_a_glossary_that_cannot_be_saved_is_used_and_said(  # type: ignore[no-un
     assert app.overlay.alert.startswith("Glossary not saved (")
     assert app.glossary_dialog is not None
     assert app.glossary_dialog.status.text() == app.overlay.alert
+
+
+def test_settings_open_it_at_the_chosen_pair_and_count_its_terms(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    """The issue: the glossary is "edited in Settings": the Translation tab shows how many
+    terms the chosen pair has and opens the Glossary window at that pair; a save reaches the
+    running translator as from the tray, and the count follows."""
+    glossary.save(Glossary().with_pair("en", "de", [("Subiaco", "")]), tmp_path / "glossary.csv")
+    app = _app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.start()
+    app.open_settings()
+    pane = app.settings
+    assert pane is not None
+    qtbot.addWidget(pane)
+    assert pane.tabs.currentWidget().isAncestorOf(pane.glossary_button)  # the Translation tab
+    assert pane.glossary_count.text() == "1 term for English → German"
+    pane.tgt_lang.setCurrentIndex(pane.tgt_lang.findData("fr"))  # not applied: only shown
+    assert pane.glossary_count.text() == (
+        "No terms for English → French yet: add names and jargon of your meetings"
+    )
+    pane.glossary_button.click()
+    d = app.glossary_dialog
+    assert d is not None and d.isVisible()
+    qtbot.addWidget(d)
+    assert (d.src_box.currentData(), d.tgt_box.currentData()) == ("en", "fr")
+    assert d.rows() == []
+    d.add_row()
+    d.table.setItem(0, 0, QTableWidgetItem("printing"))
+    d.table.setItem(0, 1, QTableWidgetItem("imprimerie"))
+    d.save()
+    want = Glossary((Entry("en", "de", "Subiaco", ""), Entry("en", "fr", "printing", "imprimerie")))
+    assert app.glossary == want
+    assert app.pipeline is not None and app.pipeline.glossary == want  # live, same pipeline
+    assert glossary.load(tmp_path / "glossary.csv").glossary == want
+    assert pane.glossary_count.text() == "1 term for English → French"
+    # Back to German in Settings: the open window follows to that pair.
+    pane.tgt_lang.setCurrentIndex(pane.tgt_lang.findData("de"))
+    pane.glossary_button.click()
+    assert (d.tgt_box.currentData(), d.rows()) == ("de", [("Subiaco", "")])
+    app.pipeline.stop()
+
+
+def test_an_empty_pair_says_how_to_begin_and_edits_say_they_are_not_saved(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Seen on the screenshots: an empty pair was a blank table, Remove was offered with
+    nothing to remove, and Close after an edit gave no sign that it was not saved."""
+    d = GlossaryDialog(Glossary().with_pair("en", "de", [("Subiaco", "")]), "en", "fr")
+    qtbot.addWidget(d)
+    assert d.status.text() == (
+        "No terms for English (en) → French (fr) yet: click Add term, or Import CSV… to "
+        "bring a list."
+    )
+    assert not d.remove_button.isEnabled()
+    d.tgt_box.setCurrentIndex(d.tgt_box.findData("de"))
+    assert d.status.text() == "" and not d.remove_button.isEnabled()
+    d.table.setItem(0, 1, QTableWidgetItem("Subiaco"))
+    assert d.status.text() == "Not saved yet: click Save to use these terms."
+    d.save()
+    assert d.status.text() == "Saved: 1 term for this language pair, in use from now on."
+    d.table.selectRow(0)
+    assert d.remove_button.isEnabled()
+    d.remove_button.click()
+    assert d.rows() == [] and not d.remove_button.isEnabled()
+    assert d.status.text() == "Not saved yet: click Save to use these terms."

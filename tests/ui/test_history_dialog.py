@@ -132,3 +132,34 @@ def test_a_meeting_in_two_languages_is_read_and_exported_in_either(qtbot, tmp_pa
     ]
     dlg.which.setCurrentIndex([d for _, d in TEXT_CHOICES].index("source"))
     assert not dlg.lang.isEnabled()  # the original has no target language
+
+
+def test_times_stay_on_one_line_and_enter_in_the_search_exports_nothing(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    """Seen on the screenshots: the time column was squeezed to one character a line
+    ("0 / 0 / : / 0 / 2"), and Enter in the search box pressed Export…."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QFileDialog
+
+    write(tmp_path, "20261116-093000", PLANNING)
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    doc = dlg.text.document()
+    doc.setTextWidth(dlg.text.viewport().width())
+    times = []
+    block = doc.begin()
+    while block.isValid():
+        if block.text() in ("00:00", "00:03"):
+            times.append((block.text(), block.layout().lineCount()))
+        block = block.next()
+    assert times == [("00:00", 1), ("00:03", 1)]
+
+    asked: list[object] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: asked.append(a) or ("", ""))
+    dlg.query.setFocus()
+    qtbot.keyClicks(dlg.query, "budget")
+    qtbot.keyClick(dlg.query, Qt.Key.Key_Return)
+    assert asked == [] and dlg.isVisible()

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QPushButton
 
 from subtitler.config import AppConfig
 from subtitler.models import download as dl
@@ -169,4 +170,42 @@ def test_the_tray_opens_models_and_a_pick_is_saved(
     saved = settings_store.load(tmp_path / "config.toml").config
     assert saved.mt.model_path == str(dl.model_path(fixture))
     dlg.grab().save(str(Path(os.environ.get("SUBTITLER_SHOTS", tmp_path)) / "models.png"))
+    app.quit()
+
+
+def test_settings_open_models_at_the_chosen_model(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A model shown as "not downloaded" in Settings offers a way to download it: the Models…
+    button beside it opens the Models window on that model (the one chosen in the pane, even
+    before Apply); the window opens on the model in use otherwise."""
+    from subtitler import paths
+    from tests.ui.test_app_state import make_app
+
+    monkeypatch.setenv(paths.MODELS_DIR_ENV, str(tmp_path / "models"))
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.open_settings()
+    pane = app.settings
+    assert pane is not None
+    qtbot.addWidget(pane)
+    pane.asr_model.setCurrentIndex(pane.asr_model.findData("base"))
+    speech_button = pane.asr_model.parentWidget().findChildren(QPushButton)
+    (button,) = [b for b in speech_button if b.text() == "Models…"]
+    button.click()
+    dlg = app.models
+    assert dlg is not None and dlg.isVisible()
+    qtbot.addWidget(dlg)
+    picked = dlg.selected()
+    assert picked is not None and (picked.kind, picked.size_name) == ("asr", "base")
+    small = next(e for e in dlg.entries if e.size_name == "small")
+    assert row(dlg, small.id)[4:] == ["Not downloaded", "chosen: download it"]  # not "in use"
+    assert dlg.download_btn.isEnabled()
+    dlg.close()
+    app.models = None
+    app.open_models()  # from the tray: at the speech model in use ("small" by default)
+    assert app.models is not None
+    qtbot.addWidget(app.models)
+    first = app.models.selected()
+    assert first is not None and first.size_name == "small"
     app.quit()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
-import operator
 import time
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QComboBox
 
 from subtitler.config import AppConfig, DisplayConfig, with_settings
 from subtitler.pipeline.events import SubtitleEvent
@@ -156,6 +157,13 @@ def test_drag_moves_and_edge_resizes(overlay, qtbot) -> None:  # type: ignore[no
     assert overlay.width() > w0
 
 
+def pick(pane: SettingsPane, key: str, value: object) -> None:
+    """Choose ``value`` in the list of the setting ``key``."""
+    combo = pane.widget(key)
+    assert isinstance(combo, QComboBox)
+    combo.setCurrentIndex(combo.findData(value))
+
+
 def test_settings_round_trip(qtbot) -> None:  # type: ignore[no-untyped-def]
     cfg = with_settings(
         AppConfig(),
@@ -193,8 +201,8 @@ def test_settings_round_trip(qtbot) -> None:  # type: ignore[no-untyped-def]
         assert getattr(out.display, f) == getattr(cfg.display, f), f
     got = []
     pane.applied.connect(got.append)
-    pane.beta.setValue(60)
-    pane.mask_k.setValue(7)
+    pane.widget("mt.beta").setValue(60)
+    pane.widget("display.mask_k").setValue(7)
     assert pane.apply() and got[-1].mt.beta == 0.6 and got[-1].display.mask_k == 7
 
 
@@ -216,37 +224,41 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
     qtbot.addWidget(pane)
     edits = {
         ("mt", "tgt_lang"): lambda: pane.tgt_lang.setCurrentIndex(pane.tgt_lang.findData("fr")),
-        ("mt", "method"): lambda: pane.mode.setCurrentIndex(pane.mode.findData("RT")),
-        ("mt", "beta"): lambda: pane.beta.setValue(50),
+        ("mt", "method"): lambda: pick(pane, "mt.method", "RT"),
+        ("mt", "beta"): lambda: pane.widget("mt.beta").setValue(50),
         ("mt", "model_path"): lambda: pane.mt_model.setEditText("/x.gguf"),
-        ("mt", "template"): lambda: pane.template.setCurrentIndex(pane.template.findData("tower")),
-        ("mt", "threads"): lambda: pane.mt_threads.setValue(3),
-        ("mt", "gpu_layers"): lambda: pane.gpu_layers.setValue(20),
-        ("mt", "context_sentences"): lambda: pane.context.setValue(1),
-        ("mt", "backend"): lambda: pane.backend.setCurrentIndex(pane.backend.findData("server")),
-        ("mt", "server_url"): lambda: pane.server_url.setText("http://gpu-box:8000/v1"),
-        ("mt", "server_model"): lambda: pane.server_model.setText("tower-plus-9b"),
-        ("mt", "server_api_key"): lambda: pane.server_key.setText("sk-team"),
-        ("mt", "server_timeout_s"): lambda: pane.server_timeout.setValue(30.0),
-        ("mt", "lookahead"): lambda: pane.lookahead.setValue(8),
-        ("mt", "resync"): lambda: pane.resync.setChecked(True),
-        ("mt", "verify"): lambda: pane.verify.setCurrentIndex(pane.verify.findData("specdec")),
-        ("mt", "top_b"): lambda: pane.top_b.setValue(5),
-        ("mt", "tau"): lambda: pane.tau.setValue(2.5),
+        ("mt", "template"): lambda: pick(pane, "mt.template", "tower"),
+        ("mt", "threads"): lambda: pane.widget("mt.threads").setValue(3),
+        ("mt", "gpu_layers"): lambda: pane.widget("mt.gpu_layers").setValue(20),
+        ("mt", "context_sentences"): lambda: pane.widget("mt.context_sentences").setValue(1),
+        ("mt", "backend"): lambda: pick(pane, "mt.backend", "server"),
+        ("mt", "server_url"): lambda: pane.widget("mt.server_url").setText(
+            "http://gpu-box:8000/v1"
+        ),
+        ("mt", "server_model"): lambda: pane.widget("mt.server_model").setText("tower-plus-9b"),
+        ("mt", "server_api_key"): lambda: pane.widget("mt.server_api_key").setText("sk-team"),
+        ("mt", "server_timeout_s"): lambda: pane.widget("mt.server_timeout_s").setValue(30.0),
+        ("mt", "lookahead"): lambda: pane.widget("mt.lookahead").setValue(8),
+        ("mt", "resync"): lambda: pane.widget("mt.resync").setChecked(True),
+        ("mt", "verify"): lambda: pick(pane, "mt.verify", "specdec"),
+        ("mt", "top_b"): lambda: pane.widget("mt.top_b").setValue(5),
+        ("mt", "tau"): lambda: pane.widget("mt.tau").setValue(2.5),
         ("mt", "draft_model_path"): lambda: pane.draft_model.setText("/small.gguf"),
-        ("mt", "draft_tokens"): lambda: pane.draft_tokens.setValue(6),
-        ("mt", "adaptive_guessing"): lambda: pane.adaptive.setChecked(False),
+        ("mt", "draft_tokens"): lambda: pane.widget("mt.draft_tokens").setValue(6),
+        ("mt", "adaptive_guessing"): lambda: pane.widget("mt.adaptive_guessing").setChecked(False),
         ("asr", "model"): lambda: pane.asr_model.setEditText("medium"),
-        ("asr", "device"): lambda: pane.asr_device.setCurrentIndex(pane.asr_device.findData("cpu")),
-        ("asr", "threads"): lambda: pane.asr_threads.setValue(3),
-        ("asr", "silence_end_s"): lambda: pane.silence.setValue(1.5),
-        ("display", "mask_k"): lambda: pane.mask_k.setValue(9),
-        ("display", "font_size"): lambda: pane.font_size.setValue(40),
-        ("display", "outline"): lambda: pane.outline.setChecked(False),
-        ("display", "background_opacity"): lambda: pane.opacity.setValue(90),
-        ("display", "lines"): lambda: pane.lines.setValue(4),
-        ("display", "bilingual"): lambda: pane.bilingual.setChecked(True),
-        ("display", "click_through"): lambda: pane.click_through.setChecked(True),
+        ("asr", "device"): lambda: pick(pane, "asr.device", "cpu"),
+        ("asr", "threads"): lambda: pane.widget("asr.threads").setValue(3),
+        ("asr", "silence_end_s"): lambda: pane.widget("asr.silence_end_s").setValue(1.5),
+        ("display", "mask_k"): lambda: pane.widget("display.mask_k").setValue(9),
+        ("display", "font_size"): lambda: pane.widget("display.font_size").setValue(40),
+        ("display", "outline"): lambda: pane.widget("display.outline").setChecked(False),
+        ("display", "background_opacity"): lambda: pane.widget(
+            "display.background_opacity"
+        ).setValue(90),
+        ("display", "lines"): lambda: pane.widget("display.lines").setValue(4),
+        ("display", "bilingual"): lambda: pane.widget("display.bilingual").setChecked(True),
+        ("display", "click_through"): lambda: pane.widget("display.click_through").setChecked(True),
     }
     for (section, name), edit in edits.items():
         pane.load(base)
@@ -262,31 +274,19 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
     pane.load(copy.deepcopy(base))
 
 
-# Pane widget -> the setting it edits, for every setting with a declared range or choices.
-LIMITED = {
-    "beta": ("mt", "beta"),
-    "mask_k": ("display", "mask_k"),
-    "mt_threads": ("mt", "threads"),
-    "gpu_layers": ("mt", "gpu_layers"),
-    "context": ("mt", "context_sentences"),
-    "asr_threads": ("asr", "threads"),
-    "silence": ("asr", "silence_end_s"),
-    "font_size": ("display", "font_size"),
-    "opacity": ("display", "background_opacity"),
-    "lines": ("display", "lines"),
-    "lookahead": ("mt", "lookahead"),
-    "top_b": ("mt", "top_b"),
-    "tau": ("mt", "tau"),
-    "draft_tokens": ("mt", "draft_tokens"),
-    "mode": ("mt", "method"),
-    "template": ("mt", "template"),
-    "asr_device": ("asr", "device"),
-    "verify": ("mt", "verify"),
-    "backend": ("mt", "backend"),
-    "server_timeout": ("mt", "server_timeout_s"),
-    "web.port": ("web", "port"),
-    "web.share": ("web", "share"),
-}
+# Every setting with a declared range or choices (the Browser page's own: web.*).
+LIMITED = (
+    "mt.beta", "display.mask_k", "mt.threads", "mt.gpu_layers", "mt.context_sentences",
+    "asr.threads", "asr.silence_end_s", "display.font_size", "display.background_opacity",
+    "display.lines", "mt.lookahead", "mt.top_b", "mt.tau", "mt.draft_tokens", "mt.method",
+    "mt.template", "asr.device", "mt.verify", "mt.backend", "mt.server_timeout_s", "web.port",
+    "web.share",
+)  # fmt: skip
+
+
+def limited_widget(pane: SettingsPane, key: str) -> Any:
+    section, name = key.split(".")
+    return getattr(pane.web, name) if section == "web" else pane.widget(key)
 
 
 def test_pane_limits_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -301,9 +301,10 @@ def test_pane_limits_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-un
 
     pane = SettingsPane(AppConfig())
     qtbot.addWidget(pane)
-    for attr, (section, name) in LIMITED.items():
+    for attr in LIMITED:
+        section, name = attr.split(".")
         spec = spec_of(SECTIONS[section], name)
-        widget = operator.attrgetter(attr)(pane)
+        widget = limited_widget(pane, attr)
         if isinstance(widget, QComboBox):
             assert tuple(widget.itemData(i) for i in range(widget.count())) == spec.choices
             continue
@@ -319,7 +320,7 @@ def test_pane_limits_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-un
             widget.setValue(extreme)
             assert validate(pane.values()) == [], (attr, extreme)
     # Every range-limited widget of the pane is in the table above.
-    known = {id(operator.attrgetter(a)(pane)) for a in LIMITED}
+    known = {id(limited_widget(pane, a)) for a in LIMITED}
     for kind in (QSpinBox, QDoubleSpinBox, QSlider):
         assert [b for b in pane.findChildren(kind) if id(b) not in known] == [], kind
 
@@ -336,17 +337,17 @@ def test_translation_server_rows(qtbot, tmp_path) -> None:  # type: ignore[no-un
     qtbot.addWidget(pane)
     got = []
     pane.applied.connect(got.append)
-    assert not pane.server_url.isEnabled() and pane.mt_model.isEnabled()
-    pane.backend.setCurrentIndex(pane.backend.findData("server"))
-    assert pane.server_url.isEnabled() and pane.server_key.isEnabled()
-    assert not pane.mt_model.isEnabled() and not pane.mt_threads.isEnabled()
-    assert pane.server_key.echoMode() == QLineEdit.EchoMode.Password
+    assert not pane.widget("mt.server_url").isEnabled() and pane.mt_model.isEnabled()
+    pick(pane, "mt.backend", "server")
+    assert pane.widget("mt.server_url").isEnabled() and pane.widget("mt.server_api_key").isEnabled()
+    assert not pane.mt_model.isEnabled() and not pane.widget("mt.threads").isEnabled()
+    assert pane.widget("mt.server_api_key").echoMode() == QLineEdit.EchoMode.Password
     assert not pane.apply() and "translation server's address" in pane.error.text()
-    pane.server_url.setText("gpu-box:8000")
+    pane.widget("mt.server_url").setText("gpu-box:8000")
     assert not pane.apply() and "is not an http(s) URL" in pane.error.text() and not got
-    pane.server_url.setText(" http://gpu-box:8000/v1 ")
-    pane.server_key.setText("sk-team-19")
-    pane.server_timeout.setValue(4.5)
+    pane.widget("mt.server_url").setText(" http://gpu-box:8000/v1 ")
+    pane.widget("mt.server_api_key").setText("sk-team-19")
+    pane.widget("mt.server_timeout_s").setValue(4.5)
     assert pane.apply() and pane.error.text() == ""
     mt = got[-1].mt
     assert (mt.backend, mt.server_url, mt.server_api_key, mt.server_timeout_s) == (
@@ -356,36 +357,45 @@ def test_translation_server_rows(qtbot, tmp_path) -> None:  # type: ignore[no-un
     assert path.stat().st_mode & 0o077 == 0  # the key is not readable by other users
     assert load(path).config.mt == mt
     pane.load(load(path).config)
-    assert pane.server_key.text() == "sk-team-19" and pane.server_url.isEnabled()
+    assert (
+        pane.widget("mt.server_api_key").text() == "sk-team-19"
+        and pane.widget("mt.server_url").isEnabled()
+    )
 
 
 def test_specdec_fields_follow_the_verification_rule(qtbot) -> None:  # type: ignore[no-untyped-def]
     pane = SettingsPane(AppConfig())
     qtbot.addWidget(pane)
-    assert not pane.top_b.isEnabled() and not pane.tau.isEnabled()
-    pane.verify.setCurrentIndex(pane.verify.findData("specdec"))
-    assert pane.top_b.isEnabled() and pane.tau.isEnabled()
+    assert not pane.widget("mt.top_b").isEnabled() and not pane.widget("mt.tau").isEnabled()
+    pick(pane, "mt.verify", "specdec")
+    assert pane.widget("mt.top_b").isEnabled() and pane.widget("mt.tau").isEnabled()
 
 
 def test_draft_tokens_follow_the_draft_model_field(qtbot) -> None:  # type: ignore[no-untyped-def]
     pane = SettingsPane(AppConfig())
     qtbot.addWidget(pane)
-    assert not pane.draft_tokens.isEnabled() and pane.lookahead.isEnabled()
+    assert (
+        not pane.widget("mt.draft_tokens").isEnabled() and pane.widget("mt.lookahead").isEnabled()
+    )
     pane.draft_model.setText("/models/small.gguf")
-    assert pane.draft_tokens.isEnabled() and not pane.lookahead.isEnabled()
+    assert (
+        pane.widget("mt.draft_tokens").isEnabled() and not pane.widget("mt.lookahead").isEnabled()
+    )
     assert pane.values().mt.draft_model_path == "/models/small.gguf"
     pane.draft_model.setText("  ")
-    assert not pane.draft_tokens.isEnabled() and pane.values().mt.draft_model_path == ""
+    assert (
+        not pane.widget("mt.draft_tokens").isEnabled() and pane.values().mt.draft_model_path == ""
+    )
 
 
 def test_gpu_layers_auto_is_none(qtbot) -> None:  # type: ignore[no-untyped-def]
     pane = SettingsPane(AppConfig())
     qtbot.addWidget(pane)
-    assert pane.gpu_layers.text() == "auto" and pane.values().mt.gpu_layers is None
-    pane.gpu_layers.setValue(0)
+    assert pane.widget("mt.gpu_layers").text() == "auto" and pane.values().mt.gpu_layers is None
+    pane.widget("mt.gpu_layers").setValue(0)
     assert pane.values().mt.gpu_layers == 0  # CPU only
     pane.load(with_settings(AppConfig(), {"mt.gpu_layers": 12}))
-    assert pane.gpu_layers.value() == 12 and pane.values().mt.gpu_layers == 12
+    assert pane.widget("mt.gpu_layers").value() == 12 and pane.values().mt.gpu_layers == 12
 
 
 def test_device_list_is_fresh_and_an_unplugged_choice_is_kept(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -535,8 +545,10 @@ def test_settings_speak_plain_words_with_the_exact_term_in_a_tooltip(qtbot) -> N
     assert rows["How the model is asked"].startswith("prompt template: ")
     assert rows["Accept a guess among the most likely"].startswith("SpecDec top-b: ")
     # The hover text of the control itself says the same as its label's.
-    assert pane.beta.toolTip() == rows["Stability"]
-    assert pane.mask_k.toolTip() == rows["Hide the last words of an unfinished line"]
+    assert pane.widget("mt.beta").toolTip() == rows["Stability"]
+    assert (
+        pane.widget("display.mask_k").toolTip() == rows["Hide the last words of an unfinished line"]
+    )
 
 
 def test_each_target_language_has_a_row_block_under_the_source(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]

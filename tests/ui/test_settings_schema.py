@@ -1,6 +1,6 @@
 """One declaration per setting: a field added to a section is validated, shown in the settings
-pane and accepted on the command line with no other edit; the pane's hand-made rows are the
-declared ones."""
+pane and accepted on the command line with no other edit; the pane's table of tabs agrees with
+the declarations."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from subtitler.config import (
     setting,
     with_settings,
 )
-from subtitler.ui.settings_pane import HANDMADE, SettingsPane
+from subtitler.ui.settings_pane import ON_THEIR_PAGE, TABS, SettingsPane
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def test_an_added_setting_is_validated(added: AppConfig, tmp_path: Path) -> None
 def test_an_added_setting_is_shown_in_the_pane(qtbot, added: AppConfig) -> None:  # type: ignore[no-untyped-def]
     pane = SettingsPane(added)
     qtbot.addWidget(pane)
-    row = pane.declared_rows["mt.speed_hint"]
+    row = pane.rows["mt.speed_hint"]
     assert isinstance(row.widget, QSpinBox)
     assert (row.widget.minimum(), row.widget.maximum(), row.widget.value()) == (1, 9, 3)
     advanced = next(i for i in range(pane.tabs.count()) if pane.tabs.tabText(i) == "Advanced")
@@ -74,39 +74,69 @@ def test_an_added_setting_is_accepted_on_the_command_line(
     assert "Speed hint must be 1..9 (is 10)" in capsys.readouterr().err
 
 
-GENERATED = {"mt.extra_targets"}  # the declared settings whose rows the pane makes itself
-
-
-def test_the_hand_made_rows_are_the_declared_ones(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """Every declared setting but GENERATED has a hand-made row, and no hand-made row shows
-    a setting its declaration does not put on that tab."""
-    for tab, keys in HANDMADE.items():
-        declared = {f"{section}.{f.name}" for section, f, _ in pane_fields(tab)}
-        assert set(keys) == declared - GENERATED, tab
-    pane = SettingsPane(AppConfig())
-    qtbot.addWidget(pane)
-    assert set(pane.declared_rows) == GENERATED
-    assert config.SECTIONS is SECTIONS
-
-
 def test_extra_target_languages_have_a_row_made_from_their_declaration(qtbot) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QLineEdit
 
     pane = SettingsPane(with_settings(AppConfig(), {"mt.extra_targets": "ja"}))
     qtbot.addWidget(pane)
-    row = pane.declared_rows["mt.extra_targets"]
-    assert isinstance(row.widget, QLineEdit) and row.widget.text() == "ja"
-    assert "e.g. ja, fr" in row.widget.placeholderText()
-    translation = next(i for i in range(pane.tabs.count()) if pane.tabs.tabText(i) == "Translation")
-    assert pane.tabs.widget(translation).isAncestorOf(row.widget)
+    edit = pane.widget("mt.extra_targets")
+    assert isinstance(edit, QLineEdit) and edit.text() == "ja"
+    assert "e.g. ja, fr" in edit.placeholderText()
+    translation = next(i for i, (tab, _t, _k) in enumerate(TABS) if tab == "translation")
+    assert pane.tabs.widget(translation).isAncestorOf(edit)
     applied: list[AppConfig] = []
     pane.applied.connect(applied.append)
-    row.widget.setText("JA, fr")
+    edit.setText("JA, fr")
     assert pane.apply() and applied[-1].mt.targets == ("de", "ja", "fr")
-    row.widget.setText("fr, de")  # the main target again: refused, with the reason
+    edit.setText("fr, de")  # the main target again: refused, with the reason
     assert not pane.apply() and "'de' is already the language to translate into" in (
         pane.error.text()
     )
-    row.widget.setText("ja, xx")
+    edit.setText("ja, xx")
     assert not pane.apply() and "unknown language 'xx'" in pane.error.text()
     assert applied[-1].mt.extra_targets == "ja, fr"  # (what was last accepted, as codes)
+
+
+def test_the_tabs_table_lists_each_setting_on_its_declared_tab(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The pane's table of tabs names a setting once, on the tab its declaration gives; every
+    tab a declaration names is in it; and every setting declared on a tab has its row on that
+    tab (the Browser page shows its own), and only those have rows."""
+    from PySide6.QtWidgets import QWidget
+
+    tabs = [tab for tab, _title, _keys in TABS]
+    listed = [key for _tab, _title, keys in TABS for key in keys if "." in key]
+    assert len(listed) == len(set(listed))
+    for tab, _title, keys in TABS:
+        declared = {f"{section}.{f.name}" for section, f, _ in pane_fields(tab)}
+        assert {k for k in keys if "." in k} <= declared, tab
+    for section, cls in SECTIONS.items():
+        for f, spec in config.specs(cls):
+            assert spec.tab in ("", *tabs), (section, f.name, spec.tab)
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    shown: set[str] = set()
+    for i, tab in enumerate(tabs):
+        page: QWidget = pane.tabs.widget(i)
+        for section, f, _ in pane_fields(tab):
+            key = f"{section}.{f.name}"
+            widget = getattr(pane.web, f.name) if key in ON_THEIR_PAGE else pane.widget(key)
+            assert widget is page or page.isAncestorOf(widget), key
+            shown.add(key)
+    assert set(pane.rows) == shown - ON_THEIR_PAGE
+
+
+def test_an_added_plain_setting_comes_at_the_end_of_its_tab(qtbot, added: AppConfig) -> None:  # type: ignore[no-untyped-def]
+    """Declared on a tab and not in the table: its row comes last there, after the rows the
+    table orders."""
+    from PySide6.QtWidgets import QFormLayout
+
+    pane = SettingsPane(added)
+    qtbot.addWidget(pane)
+    advanced = next(i for i, (tab, _t, _k) in enumerate(TABS) if tab == "advanced")
+    form = pane.tabs.widget(advanced).layout()
+    assert isinstance(form, QFormLayout)
+    fields = [form.itemAt(r, QFormLayout.ItemRole.FieldRole) for r in range(form.rowCount())]
+    assert [item.widget() for item in fields[-2:] if item is not None] == [
+        pane.widget("mt.tau"),
+        pane.widget("mt.speed_hint"),
+    ]

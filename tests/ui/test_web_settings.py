@@ -74,6 +74,7 @@ def test_browser_tab_values_and_address(qtbot) -> None:  # type: ignore[no-untyp
     web = pane.web
     assert pane.values().web == WebConfig()  # off, the default port, no key
     assert web.url.text() == "" and not web.copy.isEnabled() and not web.renew.isEnabled()
+    assert web.note.isHidden() and web.problem.isHidden()  # (empty lines took room)
     web.share.setCurrentIndex(web.share.findData("network"))
     web.port.setValue(9123)
     first = pane.values().web
@@ -82,7 +83,7 @@ def test_browser_tab_values_and_address(qtbot) -> None:  # type: ignore[no-untyp
     assert web.renew.isEnabled()
     web.renew.click()
     renewed = pane.values().web.token
-    assert renewed != first.token and "Apply" in web.note.text()
+    assert renewed != first.token and "Apply" in web.note.text() and not web.note.isHidden()
     status[:] = [f"http://192.168.1.20:9123/?token={renewed}", ""]
     assert pane.apply()
     assert web.url.text() == status[0] and web.copy.isEnabled()
@@ -93,8 +94,9 @@ def test_browser_tab_values_and_address(qtbot) -> None:  # type: ignore[no-untyp
     status[:] = ["", "Browser subtitles: port 9123 is in use by another program; choose …"]
     web.refresh()
     assert web.url.text() == "" and "in use" in web.problem.text()
+    assert not web.problem.isHidden()
     pane.load(AppConfig())
-    assert web.values() == WebConfig()
+    assert web.values() == WebConfig() and web.note.isHidden()
 
 
 def test_app_serves_the_pipeline_lines_and_shows_the_address(  # type: ignore[no-untyped-def]

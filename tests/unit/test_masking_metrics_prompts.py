@@ -167,3 +167,16 @@ class TestStreams:
         (tmp_path / "r").write_text("x\n")
         with pytest.raises(CorpusError, match="line-aligned"):
             read_parallel(tmp_path / "s", tmp_path / "r", None)
+
+
+def test_the_templates_a_setting_may_name_are_the_prompts_known() -> None:
+    """One list of template names (the schema's): every one resolves or says what it lacks,
+    and every builtin prompt is on it."""
+    from subtitler.config import TEMPLATES
+    from subtitler.mt.prompts import BUILTIN
+
+    assert set(TEMPLATES) == {"auto", *BUILTIN, "gguf"}
+    chat = {"tokenizer.chat_template": "{{ messages }}", "general.name": "Tower-Plus-2B"}
+    assert [resolve_template(t, chat) for t in TEMPLATES] == ["tower", *BUILTIN, "gguf"]
+    with pytest.raises(TemplateError, match="one of"):
+        resolve_template("llama3", chat)

@@ -12,8 +12,11 @@ import numpy as np
 from subtitler.asr.backend import Hypothesis
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.config import AppConfig, MtConfig
+from subtitler.mt.completions import ServerError
+from subtitler.mt.remote import RemoteEngine
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Factories, Pipeline
+from subtitler.pipeline.stages import ModelLoader
 from subtitler.pipeline.transcript import read_transcript
 from subtitler.types import AudioBlock, Word
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, SlowLM, Step, loader_for
@@ -168,3 +171,80 @@ def test_recognitions_failing_now_and_then_never_end_the_meeting(tmp_path: Path)
     assert backend.calls > 20
     assert not any(e.fatal for e in ev.of(ErrorEvent))
     assert any(e.final for e in ev.of(SubtitleEvent))  # the stream's end closed its segment
+
+
+class RefusingServer:
+    """Enough of CompletionsClient for RemoteEngine: it connects, then answers every
+    completion with an error that is not an outage (a request the server will never take)."""
+
+    where = "http://127.0.0.1:1/v1"
+    model = ""
+
+    def list_models(self) -> list[dict[str, object]]:
+        return [{"id": "qwen3-4b"}]
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(range(len(text.split())))
+
+    def verify(self, *a: object, **kw: object) -> None:
+        raise ServerError(f"{self.where} answered HTTP 400: bad request")
+
+    def generate(self, *a: object, **kw: object) -> None:
+        raise ServerError(f"{self.where} answered HTTP 400: 'prompt' is too long")
+
+    def close(self) -> None:
+        pass
+
+
+class FailingLM(SlowLM):
+    def evaluate(self, tokens: Sequence[int], logits_at: Sequence[int]) -> np.ndarray:
+        raise RuntimeError("llama_decode returned -1")
+
+
+def _translations_stopped(tmp_path: Path, mt: MtConfig, loader: ModelLoader) -> str:
+    script = [Step(0.1 * (i + 1), i, [f"line{i}", "done."], final=True) for i in range(14)]
+    p, ev, _, _ = make(tmp_path, script=script, source=FakeSource(2.0, speed=0), mt=mt)
+    p.factories = Factories(p.factories.audio, p.factories.recognizer, loader)
+    p.start()
+    assert p.finished.wait(15)
+    p.stop()
+    stopped = [e.message for e in ev.of(ErrorEvent) if "translation stopped" in e.message]
+    assert len(stopped) == 1, [e.message for e in ev.of(ErrorEvent)]
+    return str(stopped[0])
+
+
+def test_a_server_failing_every_time_says_to_check_its_address_not_to_choose_a_model(
+    tmp_path: Path,
+) -> None:
+    mt = MtConfig(backend="server", server_url=RefusingServer.where, template="chatml")
+    message = _translations_stopped(
+        tmp_path,
+        mt,
+        lambda m: RemoteEngine(m, client=RefusingServer()),  # type: ignore[arg-type]
+    )
+    assert message.startswith("translation stopped: the last 10 translations failed (")
+    assert "HTTP 400" in message
+    assert message.endswith(
+        "showing the transcript only (check the translation server's address and model "
+        "in Settings → Translation)"
+    )
+
+
+def test_a_model_file_failing_every_time_says_to_choose_another(tmp_path: Path) -> None:
+    message = _translations_stopped(
+        tmp_path, MtConfig(model_path="fake.gguf"), loader_for(FailingLM(0))
+    )
+    assert "llama_decode returned -1" in message
+    assert message.endswith("showing the transcript only (choose a model in Settings)")
+
+
+def test_a_server_chosen_without_an_address_says_where_to_give_it(tmp_path: Path) -> None:
+    p, ev, _, _ = make(tmp_path, mt=MtConfig(backend="server", server_url=""))
+    p.start()
+    assert p.finished.wait(15)
+    p.stop()
+    (message,) = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    assert message == (
+        "no translation server address given: subtitles show the transcript only "
+        "(give its address in Settings → Translation)"
+    )

@@ -66,6 +66,23 @@ def test_prepare_without_overrides_saves_the_first_run_choice(
     assert settings_store.load(path).config.mt.model_path == "m.gguf"
 
 
+def test_prepare_from_the_defaults_leaves_the_settings_file_alone(
+    tmp_path: Path, machine: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The self-test's start: the same on every machine, whatever the user's file says."""
+    import subtitler.session as session
+
+    monkeypatch.setattr(session, "input_devices", lambda: ([], ""))
+    path = tmp_path / "config.toml"
+    path.write_text("[mt\ntgt_lang = 'fr'\n", encoding="utf-8")  # damaged: would be set aside
+    start = prepare(path, defaults=True)
+    assert start.config.mt.tgt_lang == "de"
+    assert start.config.mt.gpu_layers == 0  # the hardware plan still applies
+    assert start.notices == [] and start.save_path is None
+    assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]
+    assert path.read_text(encoding="utf-8") == "[mt\ntgt_lang = 'fr'\n"
+
+
 def test_session_builds_reconfigures_and_stops_the_pipeline(tmp_path: Path) -> None:
     loads: list[MtConfig] = []
 

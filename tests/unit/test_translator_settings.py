@@ -86,3 +86,27 @@ def test_the_engine_reconfigures_only_when_the_settings_change() -> None:
     ja = engine._trs["ja"]
     assert engine.targets == ("ja",) and ja is not tr and ja.lm is tr.lm
     assert ja.prompts.tgt_lang == "ja"
+
+
+def test_a_server_translator_takes_the_settings_by_the_same_mapping() -> None:
+    from subtitler.mt.remote import RemoteEngine
+    from tests.unit.test_remote_rules import _QuietServer
+
+    mt = MtConfig(template="qwen3", backend="server", server_url="http://127.0.0.1:1/v1",
+                  beta=0.3, len_ratio=2.0, max_new_tokens=50, context_sentences=2,
+                  verify="specdec", lookahead=3)  # fmt: skip
+    local = StreamTranslator(echo_lm(), PromptBuilder("qwen3", "en", "de"), DecodeOptions())
+    local.reconfigure(mt, "en")
+    engine = RemoteEngine(mt, client=_QuietServer())  # type: ignore[arg-type]
+    tr = engine._configure("en", mt)
+    assert (tr.options, tr.cap, tr.context_sentences) == (
+        local.options,
+        local.cap,
+        local.context_sentences,
+    )
+    tr.context = "earlier"
+    assert engine._configure("en", dataclasses.replace(mt, context_sentences=0)).context == ""
+    engine._ssbd = False  # a server without prompt log-probabilities: RT instead of SSBD
+    assert engine._configure("en", mt).options == dataclasses.replace(
+        local.options, method=Method.RT
+    )

@@ -1,0 +1,52 @@
+"""Every window and dialog as the app opens it (tests/helpers/windows.py, the same ones
+tools/screenshots.py takes pictures of): it lies on its screen, no text in it is cut off,
+and Tab goes through it in reading order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+
+from subtitler.paths import MODELS_DIR_ENV
+from tests.helpers.windows import clipped, make_app, out_of_order, settle, windows
+
+
+def test_the_checks_see_a_cut_text_and_a_wrong_tab_order(qtbot) -> None:  # type: ignore[no-untyped-def]
+    w = QWidget()
+    qtbot.addWidget(w)
+    lay = QVBoxLayout(w)
+    first, second, third = (QPushButton(t) for t in ("First", "Second", "Third"))
+    label = QLabel("A label much longer than the room it is given")
+    label.setFixedWidth(40)
+    for x in (first, second, third, label):
+        lay.addWidget(x)
+    QWidget.setTabOrder(first, third)
+    QWidget.setTabOrder(third, second)
+    w.show()
+    settle()
+    assert [c.split(":")[0] for c in clipped(w)] == [
+        "QLabel 'A label much longer than the room it is '"
+    ]
+    assert out_of_order(w) == ["QPushButton('Third') -> QPushButton('Second')"]
+
+
+def test_every_window_fits_shows_its_texts_whole_and_tabs_in_reading_order(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(MODELS_DIR_ENV, str(tmp_path / "models"))
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    seen = []
+    for win in windows(app, tmp_path):
+        qtbot.addWidget(win.widget)
+        settle()
+        w = win.widget
+        area = w.screen().availableGeometry()
+        assert area.contains(w.frameGeometry()), (win.name, w.frameGeometry(), area)
+        assert clipped(w) == [], win.name
+        assert out_of_order(w) == [], win.name
+        seen.append(win.name)
+    assert len(seen) == 16 and "settings-7-browser" in seen and "first-run-offline" in seen
+    app.quit()
