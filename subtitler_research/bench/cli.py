@@ -97,11 +97,13 @@ SHORT_FLAGS = {
 # Flags kept from before that turn a setting off.
 ALIASES = (("--no-flash-attn", "mt.flash_attn", "without flash attention: --mt-flash-attn false"),)
 
-# Translation settings the bench chooses itself: the runs sweep the decoding (RunSpec), and
-# --model, --draft-model and --server say what translates.
+# Translation settings the bench chooses itself: the runs sweep the decoding (RunSpec),
+# --model, --draft-model and --server say what translates, and it translates into one target
+# (several targets: python -m subtitler_research.bench.targets).
 OWN = frozenset(
     {"method", "beta", "verify", "top_b", "tau", "lookahead", "resync", "draft_tokens",
-     "adaptive_guessing", "model_path", "draft_model_path", "backend", "server_url"}
+     "adaptive_guessing", "model_path", "draft_model_path", "backend", "server_url",
+     "extra_targets"}
 )  # fmt: skip
 
 # Where the bench's default is not the app's: a server shared with other jobs answers slower.
