@@ -469,25 +469,10 @@ class TranslationStage(threading.Thread):
             return self._untranslated(u, lang, target)
         _seg, source, text = good
         translation = text if source == u.text else f"{text}…"
-        self._show(
-            SubtitleEvent(
-                u.segment_id,
-                u.text,
-                translation,
-                (translation,) * (MAX_K + 1),
-                True,
-                u.emitted_at,
-                self.clock(),
-                u.audio_t0,
-                u.audio_t1,
-                lang=lang,
-                target=target,
-            )
-        )
-        return translation
+        return self._untranslated(u, lang, target, translation)  # (u.final: checked above)
 
     def _untranslated(self, u: AsrUpdate, lang: str, target: int, shown: str = "") -> str:
-        """An update shown without a translation: the source is the subtitle (``shown``: what
+        """An update shown without a new translation: the source is the subtitle (``shown``: what
         the line reads; empty = fall back to the source on screen)."""
         self._show(
             SubtitleEvent(
