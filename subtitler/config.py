@@ -328,6 +328,13 @@ class MtConfig:
     len_ratio: float = setting(
         3.0, "Length ratio", "cap relative to the source's token count", range=(0.5, 20.0)
     )
+    partial_every_s: float = setting(
+        0.5, "Show a slow translation as it goes",
+        "while one translation takes longer than this (s), the words decoded so far are shown "
+        "this often, and a translation given up for a newer one leaves them on screen; "
+        "0 shows only whole translations",
+        range=(0.0, 10.0),
+    )  # fmt: skip
     threads: int = setting(
         1,
         "Processor cores for translation",
@@ -470,7 +477,22 @@ class DisplayConfig:
         "(whole words; display only, the translation is not changed); 0 shows everything",
         range=(0, 10), tab="translation", term="mask-k",
     )  # fmt: skip
-    lines: int = setting(2, "Lines", "lines shown", range=(1, 6), tab="appearance")
+    lines: int = setting(
+        2, "Lines", "rows of text per language; older ones roll up and out", range=(1, 6),
+        tab="appearance",
+    )  # fmt: skip
+    line_chars: int = setting(
+        42, "Characters per line",
+        "at most this many characters in a row, as live captions do (32-42 reads best); "
+        "a Chinese or Japanese character counts as two",
+        range=(16, 120), tab="appearance",
+    )  # fmt: skip
+    status_line: bool = setting(
+        False, "Status line",
+        "a small line with the input level, the delay from speech to screen, how far the "
+        "translation is behind and any audio lost",
+        tab="appearance",
+    )  # fmt: skip
     bilingual: bool = setting(
         False, "Bilingual", "source line small above the translation", tab="appearance"
     )

@@ -25,6 +25,10 @@ class SubtitleEvent:
     stats: UpdateStats = field(default_factory=UpdateStats, compare=False)
     lang: str = ""  # the language of ``translation`` (a target language code)
     target: int = 0  # which target: 0 the main one ("Translate into"), 1.. the extra ones
+    # The prefix of a translation still being decoded (a slow decode shown as it goes, or
+    # one given up for a newer update): on screen like any open line, not a finished
+    # translation of ``source`` (the latency metrics skip it).
+    partial: bool = False
 
     @property
     def extra(self) -> bool:
@@ -70,8 +74,12 @@ class ErrorEvent:
 
 @dataclass(frozen=True)
 class LevelEvent:
+    """The live state for a status line, several times a second."""
+
     rms: float  # input level 0..1 for the meter
-    dropped_blocks: int = 0
+    dropped_blocks: int = 0  # audio blocks lost since the start (the input outran the app)
+    latency_s: float | None = None  # speech to screen: median of the last words (None: none yet)
+    lag_s: float = 0.0  # how long the oldest recognised update has waited for its translation
 
 
 @dataclass(frozen=True)
