@@ -9,14 +9,15 @@ the process boundary.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.lm import LanguageModel
-from subtitler.mt.masking import MAX_K, display_text
+from subtitler.mt.masking import complete_text, shown_by_k
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder
 from subtitler.mt.translator import StreamTranslator, decode_options
 from subtitler.types import UpdateStats
@@ -55,8 +56,13 @@ class EngineResult:
 
     text: str  # the whole translation (complete characters)
     tokens: tuple[int, ...]
-    shown_by_k: tuple[str, ...]  # display-only mask-k, k = 0..MAX_K (stripped)
+    # Display-only mask-k, k = 0..MAX_K (stripped; whole words). Aborted, or a decode's
+    # progress: what an open line shows of the prefix decoded so far.
+    shown_by_k: tuple[str, ...]
     stats: UpdateStats
+
+
+Progress = Callable[[EngineResult], None]  # a slow decode's prefix, as it goes
 
 
 class Engine(Protocol):
@@ -78,7 +84,11 @@ class Engine(Protocol):
         src_lang: str,
         mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
-    ) -> EngineResult: ...
+        progress: Progress | None = None,
+    ) -> EngineResult:
+        """One update. ``progress`` (where the engine can) gets the prefix decoded so far
+        every ``mt.partial_every_s`` while a decode goes on for longer than that."""
+        ...
 
     def set_glossary(self, glossary: Glossary) -> None:
         """Fixed translations from the next update on (no model is loaded again)."""
@@ -176,17 +186,42 @@ class LocalEngine:
         src_lang: str,
         mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
+        progress: Progress | None = None,
     ) -> EngineResult:
-        """One update into ``mt.tgt_lang`` (a target's settings: ``MtConfig.for_target``)."""
+        """One update into ``mt.tgt_lang`` (a target's settings: ``MtConfig.for_target``).
+        Aborted, it returns the prefix decoded so far, masked as an open line."""
         tr = self._configure(src_lang, mt)
-        t = tr.update(segment_id, source, final, should_abort=should_abort)
-        if t.stats.aborted:
-            return EngineResult(t.text, t.tokens, (), t.stats)
         detok = tr.lm.detokenize
-        shown = tuple(display_text(detok, t.tokens, k, final).strip() for k in range(MAX_K + 1))
+        on_step = None
+        if progress is not None and mt.partial_every_s > 0:
+            on_step = _Every(mt.partial_every_s, lambda out: progress(_partial(detok, out)))
+        t = tr.update(segment_id, source, final, should_abort=should_abort, on_step=on_step)
+        shown = shown_by_k(detok, t.tokens, final and not t.stats.aborted)
         return EngineResult(t.text, t.tokens, shown, t.stats)
 
     def close(self) -> None:
         self._trs.clear()
         self._free = []
         self.model.close()
+
+
+def _partial(detokenize: Callable[[Sequence[int]], bytes], tokens: Sequence[int]) -> EngineResult:
+    """A decode's prefix so far, as an open line shows it."""
+    text = complete_text(detokenize(tokens)).strip()
+    stats = UpdateStats(output_len=len(tokens))
+    return EngineResult(text, tuple(tokens), shown_by_k(detokenize, tokens, False), stats)
+
+
+class _Every:
+    """Calls ``fn`` with a decode's output at most once per ``every_s`` seconds, the first
+    time ``every_s`` after the decode began (a decode that is quick shows nothing early)."""
+
+    def __init__(self, every_s: float, fn: Callable[[Sequence[int]], None]) -> None:
+        self.every_s, self.fn = every_s, fn
+        self._due = time.monotonic() + every_s
+
+    def __call__(self, out: Sequence[int]) -> None:
+        now = time.monotonic()
+        if now >= self._due:
+            self._due = now + self.every_s
+            self.fn(list(out))

@@ -39,9 +39,9 @@ from subtitler.mt.completions import (
     ServerError,
     ServerSettings,
 )
-from subtitler.mt.engine import EngineResult, EngineUnavailable
+from subtitler.mt.engine import EngineResult, EngineUnavailable, Progress
 from subtitler.mt.glossary import Glossary
-from subtitler.mt.masking import MAX_K
+from subtitler.mt.masking import shown_by_k
 from subtitler.mt.prompts import BUILTIN, PromptBuilder, TemplateError, detect_template
 from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
 from subtitler.mt.translator import CONTEXT_WORDS, LengthCap, apply_settings
@@ -67,11 +67,15 @@ class RemoteTranslation:
     def text(self) -> str:
         return "".join(self.pieces).strip()
 
-    def shown(self, k: int) -> str:
-        """Display-only mask-k: all of a final line, else all but the last k tokens."""
-        if self.final or k <= 0:
-            return self.text
-        return "".join(self.pieces[: max(0, len(self.pieces) - k)]).strip()
+    def shown_by_k(self) -> tuple[str, ...]:
+        """Display-only mask-k for k = 0..MAX_K: all of a final line, else all but the last k
+        tokens, on whole words (the local engine's rule)."""
+        pieces = self.pieces
+
+        def detok(ids: Sequence[int]) -> bytes:
+            return "".join(pieces[i] for i in ids).encode("utf-8")
+
+        return shown_by_k(detok, range(len(pieces)), self.final)
 
 
 class RemoteTranslator:
@@ -387,7 +391,9 @@ class RemoteEngine:
         src_lang: str,
         mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
+        progress: Progress | None = None,
     ) -> EngineResult:
+        """One update (``progress`` is not called: a server answers a decode as a whole)."""
         wait = self._retry_at - time.monotonic()
         if wait > 0:
             raise EngineUnavailable(
@@ -423,8 +429,7 @@ class RemoteEngine:
         self._failures = 0
         if t.stats.aborted:
             return EngineResult("", (), (), t.stats)
-        shown = tuple(t.shown(k) for k in range(MAX_K + 1))
-        return EngineResult(t.text, (), shown, t.stats)
+        return EngineResult(t.text, (), t.shown_by_k(), t.stats)
 
     def close(self) -> None:
         self._trs.clear()

@@ -172,7 +172,10 @@ class Decoder:
         opts: DecodeOptions,
         should_abort: Callable[[], bool] | None = None,
         proposer: Proposer | None = None,
+        on_step: Callable[[Sequence[int]], None] | None = None,
     ) -> DecodeResult:
+        """One update; ``on_step`` sees the output so far after each decoding step (a slow
+        decode can be shown as it goes: every prefix is a valid draft for the next update)."""
         if not prompt:
             raise ValueError("empty prompt")
         clock = self._clock
@@ -265,6 +268,8 @@ class Decoder:
             else:
                 nxt_row = self.lm.evaluate([tok], [0])[0]
             st.decode_steps += 1
+            if on_step is not None:
+                on_step(out)
         st.decode_s = clock() - t0
         st.output_len = len(out)
         st.hit_cap = not st.ended_by_eos and not st.aborted and len(out) >= cap

@@ -123,6 +123,7 @@ class StreamTranslator:
         source: str,
         draft: Sequence[int],
         should_abort: Callable[[], bool] | None = None,
+        on_step: Callable[[Sequence[int]], None] | None = None,
     ) -> DecodeResult:
         """Translate ``source`` once with ``draft`` (stateless but for the guess gate)."""
         n_src = len(self.lm.tokenize(" ".join(source.split()), add_bos=False, special=False))
@@ -147,7 +148,9 @@ class StreamTranslator:
             targets = [(x, words_before(source, t)) for t, x in found]
             self.decoder.lm = TermBiasedLM(self.lm, len(prompt), targets, self._glued)
         try:
-            res = self.decoder.decode(prompt, draft, opts, should_abort, proposer=guesser)
+            res = self.decoder.decode(
+                prompt, draft, opts, should_abort, proposer=guesser, on_step=on_step
+            )
         finally:
             self.decoder.lm = self.lm
         if gate is not None and not res.stats.aborted:
@@ -160,11 +163,13 @@ class StreamTranslator:
         source: str,
         final: bool,
         should_abort: Callable[[], bool] | None = None,
+        on_step: Callable[[Sequence[int]], None] | None = None,
     ) -> Translation:
-        """Translate the newest source text of a segment, drafting from its last translation."""
+        """Translate the newest source text of a segment, drafting from its last translation
+        (``on_step``: see :meth:`Decoder.decode`)."""
         if segment_id != self._segment:
             self._segment, self._draft = segment_id, []
-        res = self.decode(source, self._draft, should_abort)
+        res = self.decode(source, self._draft, should_abort, on_step)
         tokens = (
             res.tokens if res.stats.aborted else output_mask(res.tokens, self.output_mask_k, final)
         )

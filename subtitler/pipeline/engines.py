@@ -19,7 +19,7 @@ import numpy as np
 from subtitler.asr.backend import AsrError, Hypothesis, Samples
 from subtitler.asr.faster_whisper import WhisperSettings
 from subtitler.config import MtConfig
-from subtitler.mt.engine import EngineGone, EngineResult, LocalEngine
+from subtitler.mt.engine import EngineGone, EngineResult, LocalEngine, Progress
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.worker import (
     CallAbandoned,
@@ -99,6 +99,7 @@ class WorkerEngine:
         src_lang: str,
         mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
+        progress: Progress | None = None,
     ) -> EngineResult:
         target = mt.tgt_lang
         changed = mt if mt != self._sent.get(target) else None
@@ -114,7 +115,9 @@ class WorkerEngine:
                 changed,
                 new_glossary,
                 target,
+                progress is not None,
                 abort=should_abort,
+                progress=progress,
             )
         except (CallAbandoned, WorkerClosed):
             # Stopped, or superseded and the engine is still busy: no translation this time.
@@ -141,6 +144,7 @@ class TranslatorService:
 
     OPS = ("init", "translate")
     should_abort: Callable[[], bool] = staticmethod(lambda: False)  # set by the worker loop
+    report: Callable[[Any], None] = staticmethod(lambda _value: None)  # ditto
 
     def __init__(self) -> None:
         self.engine: LocalEngine | None = None
@@ -164,8 +168,10 @@ class TranslatorService:
         mt: MtConfig | None,
         glossary: Glossary | None = None,
         target: str = "",
+        progress: bool = False,
     ) -> EngineResult:
-        """One update into ``target`` with its settings (None: those it had last time)."""
+        """One update into ``target`` with its settings (None: those it had last time);
+        ``progress``: report a slow decode's prefix as it goes."""
         assert self.engine is not None and self.mts
         key = target or (mt.tgt_lang if mt is not None else next(iter(self.mts)))
         if mt is not None:
@@ -173,7 +179,13 @@ class TranslatorService:
         if glossary is not None:
             self.engine.set_glossary(glossary)
         return self.engine.translate(
-            segment_id, source, final, src_lang, self.mts[key], should_abort=self.should_abort
+            segment_id,
+            source,
+            final,
+            src_lang,
+            self.mts[key],
+            should_abort=self.should_abort,
+            progress=self.report if progress else None,
         )
 
     def close(self) -> None:

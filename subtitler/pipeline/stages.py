@@ -11,10 +11,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
-from subtitler.mt.engine import Engine, EngineGone, EngineUnavailable, as_engine
+from subtitler.mt.engine import Engine, EngineGone, EngineResult, EngineUnavailable, as_engine
 from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
+from subtitler.mt.masking import steady
 from subtitler.pipeline.events import (
     MAX_K,
     AsrEvent,
@@ -345,6 +346,8 @@ class TranslationStage(threading.Thread):
         # Per target language.
         self._last_good: dict[str, tuple[int, str, str]] = {}
         self._served: dict[str, int] = {}  # target -> when it was last translated (a count)
+        # Per target: the open line on screen (segment, its full translation, shown by k).
+        self._on_screen: dict[str, tuple[int, str, tuple[str, ...]]] = {}
         self._turns = 0
         self._glossary = Glossary()
         self._glossary_given: Glossary | None = None  # what the current model was given
@@ -453,12 +456,53 @@ class TranslationStage(threading.Thread):
         )
 
     def _show(self, ev: SubtitleEvent) -> None:
-        """Emit a subtitle; the main target's feed the live metrics."""
-        if ev.extra:
+        """Emit a subtitle; the main target's whole translations feed the live metrics."""
+        if ev.partial:
+            pass  # a prefix: it translates part of the source, so it is no one's latency
+        elif ev.extra:
             self.metrics.on_extra_translation(ev)
         else:
             self.metrics.on_translation(ev)
         self.emit(ev)
+
+    def _steady(
+        self, u: AsrUpdate, lang: str, full: str, shown: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """What an open line shows (masking.steady against what it showed before); a final
+        line is shown in full and ends the line's history."""
+        if u.final:
+            self._on_screen.pop(lang, None)
+            return shown
+        prev = self._on_screen.get(lang)
+        before = (prev[1], prev[2]) if prev is not None and prev[0] == u.segment_id else None
+        out = steady(shown, full, before)
+        self._on_screen[lang] = (u.segment_id, full, out)
+        return out
+
+    def _show_partial(self, u: AsrUpdate, lang: str, target: int, r: EngineResult) -> None:
+        """A decode's prefix so far (a slow one as it goes, or one given up for a newer
+        update): on screen as the open line, where it shows more than the line does now."""
+        prev = self._on_screen.get(lang)
+        if not r.text or (prev is not None and prev[0] == u.segment_id and prev[1] == r.text):
+            return
+        shown = self._steady(dataclasses.replace(u, final=False), lang, r.text, r.shown_by_k)
+        self._show(
+            SubtitleEvent(
+                u.segment_id,
+                u.text,
+                r.text,
+                shown,
+                False,
+                u.emitted_at,
+                self.clock(),
+                u.audio_t0,
+                u.audio_t1,
+                r.stats,
+                lang=lang,
+                target=target,
+                partial=True,
+            )
+        )
 
     def _keep_last_good(self, u: AsrUpdate, lang: str, target: int) -> str:
         """A final update that could not be translated: the segment's last good translation
@@ -548,7 +592,12 @@ class TranslationStage(threading.Thread):
         def abort() -> bool:
             return self._superseded(u)
 
-        t = engine.translate(u.segment_id, u.text, u.final, src, mt, should_abort=abort)
+        def progress(r: EngineResult) -> None:
+            self._show_partial(u, lang, target, r)
+
+        t = engine.translate(
+            u.segment_id, u.text, u.final, src, mt, should_abort=abort, progress=progress
+        )
         if engine.notice != self._notice:  # e.g. a server stopped returning log-probabilities
             self._notice = engine.notice
             if self._notice:
@@ -557,10 +606,12 @@ class TranslationStage(threading.Thread):
             self.metrics.on_abandoned(u.segment_id)
             if u.final:  # stopped mid-decode: what was said still reaches the transcript
                 return self._untranslated(u, lang, target)
+            if mt.partial_every_s > 0:  # the prefix decoded so far is shown, not lost
+                self._show_partial(u, lang, target, t)
             return None
         self._turns += 1
         self._served[lang] = self._turns
-        shown = t.shown_by_k
+        shown = self._steady(u, lang, t.text, t.shown_by_k)
         if u.final and t.stats.hit_cap:
             # The translation was cut at its length limit: say so rather than end mid-phrase.
             shown = tuple(f"{x}…" for x in shown)

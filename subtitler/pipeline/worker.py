@@ -6,11 +6,12 @@ therefore lives in its own process, started with multiprocessing's "spawn" metho
 Linux, macOS and Windows, and inside the PyInstaller bundle: ``freeze_support`` in main.py).
 
 The protocol is small: the parent sends ``(seq, op, args)`` over a pipe and waits for
-``(seq, "ok", value, seconds in the handler)`` or ``(seq, "err", kind, message)``; only plain
-values cross (text, token ids, stats, audio samples). A running call is aborted through a
-counter in shared memory that the child's decoder reads between two steps (``seq`` is aborted
-once the counter reaches it), so a newer update reaches a running decode within a few
-milliseconds. If the child dies, the waiting call raises :class:`WorkerCrashed` with the exit
+``(seq, "ok", value, seconds in the handler)`` or ``(seq, "err", kind, message)``, after any
+number of ``(seq, "progress", value)`` reports (a slow decode's prefix); only plain values
+cross (text, token ids, stats, audio samples). A running call is aborted through a counter in
+shared memory that the child's decoder reads between two steps (``seq`` is aborted once the
+counter reaches it), so a newer update reaches a running decode within a few milliseconds.
+If the child dies, the waiting call raises :class:`WorkerCrashed` with the exit
 signal and the engine's last complaint (its GGML_ASSERT line, say).
 
 The child's stdout and stderr (fd 1 and 2, which native code writes to) go to a temporary file
@@ -243,8 +244,10 @@ class WorkerProcess:
         *args: Any,
         abort: Callable[[], bool] | None = None,
         grace: float = ABORT_GRACE_S,
+        progress: Callable[[Any], None] | None = None,
     ) -> Any:
-        """Run ``op`` in the child and return its value.
+        """Run ``op`` in the child and return its value; what the child reports on the way
+        (``report`` in the service) goes to ``progress``, in this thread.
 
         Raises RemoteError (it raised there), WorkerCrashed (the child died), WorkerClosed
         (closed meanwhile) or CallAbandoned (``abort`` said so and the child did not answer
@@ -262,9 +265,15 @@ class WorkerProcess:
                 self._conn.send((seq, op, args))
             except (OSError, ValueError):
                 raise self._died() from None
-            return self._wait(seq, abort, grace)
+            return self._wait(seq, abort, grace, progress)
 
-    def _wait(self, seq: int, abort: Callable[[], bool] | None, grace: float) -> Any:
+    def _wait(
+        self,
+        seq: int,
+        abort: Callable[[], bool] | None,
+        grace: float,
+        progress: Callable[[Any], None] | None = None,
+    ) -> Any:
         aborted_at: float | None = None
         step = ABORT_POLL_S if abort is not None else IDLE_POLL_S
         check_alive = time.monotonic() + IDLE_POLL_S
@@ -280,7 +289,11 @@ class WorkerProcess:
                 except (OSError, EOFError, ValueError):
                     raise self._died() from None
                 if reply[0] != seq:
-                    continue  # the late answer to an abandoned call
+                    continue  # the late answer (or report) of an abandoned call
+                if reply[1] == "progress":
+                    if progress is not None:
+                        progress(reply[2])
+                    continue
                 self._pending = 0
                 if reply[1] == "ok":
                     self.handler_s = reply[3]
@@ -402,6 +415,13 @@ def child_main(conn: Any, abort: Any, service: str, log_path: str, level: int) -
     host = getattr(importlib.import_module(module), cls)()
     current = 0
     host.should_abort = lambda: abort.value >= current
+
+    def report(value: Any) -> None:
+        """A running call's progress, to the parent (the answer comes after it)."""
+        with contextlib.suppress(OSError, ValueError):
+            conn.send((current, "progress", value))
+
+    host.report = report
     while True:
         try:
             seq, op, args = conn.recv()

@@ -199,7 +199,7 @@ def run_remote_all(
         translators.append(tr)
 
     def shown(spec: RunSpec, t: RemoteTranslation, final: bool) -> tuple[str, list[int]]:
-        return t.shown(spec.k if spec.mask == "display" else 0), []
+        return t.shown_by_k()[spec.k if spec.mask == "display" else 0], []
 
     # One untimed update first: the connection, the server's first evaluation.
     translators[0].update(-1, sources[0] if sources else "Hello.", True)

@@ -3,6 +3,7 @@ file, the app goes on without that model, and a later model works again."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -18,6 +19,7 @@ import pytest
 from subtitler.asr.backend import AsrError
 from subtitler.asr.faster_whisper import WhisperSettings
 from subtitler.config import AppConfig, AsrConfig, MtConfig
+from subtitler.mt.engine import EngineResult
 from subtitler.pipeline.engines import ModelCrashed, WorkerEngine, WorkerWhisper
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Pipeline, replace_mt
@@ -205,6 +207,33 @@ def test_a_newer_update_aborts_a_decode_running_in_the_worker(tiny_gguf: Path) -
         assert out.stats.aborted and 0 < out.stats.output_len < 200
         again = engine.translate(0, "a long source sentence", False, "en", mt)
         assert not again.stats.aborted  # the engine took the next call normally
+    finally:
+        engine.close()
+
+
+def test_a_slow_decode_in_the_worker_reports_its_prefix_as_it_goes(tiny_gguf: Path) -> None:
+    """Issue 17: the prefix decoded so far crosses the process boundary while the decode goes
+    on; the answer comes after every report, and each report starts the translation."""
+    mt = MtConfig(
+        model_path=str(tiny_gguf), max_new_tokens=60, len_ratio=100.0, n_ctx=512,
+        partial_every_s=1e-6,
+    )  # fmt: skip
+    engine = WorkerEngine(mt, tiny_gguf)
+    try:
+        seen: list[EngineResult] = []
+        out = engine.translate(0, "a long source sentence", False, "en", mt, progress=seen.append)
+        assert len(seen) >= 10 and not out.stats.aborted
+        sizes = [len(r.tokens) for r in seen]
+        assert sizes == sorted(sizes) and sizes[-1] <= len(out.tokens)
+        for r in seen:
+            assert out.tokens[: len(r.tokens)] == r.tokens
+            assert out.text.startswith(r.text) and r.shown_by_k[0] == r.text
+        quiet = engine.translate(1, "another sentence", False, "en", mt)  # no progress asked
+        assert quiet.tokens
+        off = dataclasses.replace(mt, partial_every_s=0.0)
+        seen.clear()
+        engine.translate(2, "a third one", False, "en", off, progress=seen.append)
+        assert seen == []
     finally:
         engine.close()
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from subtitler.config import AppConfig, MtConfig
-from subtitler.mt.engine import EngineResult
+from subtitler.mt.engine import EngineResult, Progress
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.events import MetricsEvent, SubtitleEvent
 from subtitler.pipeline.mailbox import Mailbox
@@ -86,6 +86,7 @@ class PushingEngine:
         src_lang: str,
         mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
+        progress: Progress | None = None,
     ) -> EngineResult:
         self.calls.append((mt.tgt_lang, source))
         if self.updates:
