@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import statistics
+import threading
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -52,10 +54,17 @@ class _Seg:
     accepted: int = 0
 
 
+RECENT_WORDS = 20  # the status line's speech-to-screen delay: median over these last words
+
+
 class LiveMetrics:
     """Collects per-segment measurements from ASR updates and translations (one stream clock)."""
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()  # the status, read by one thread, written by two
+        self._recent: deque[float] = deque(maxlen=RECENT_WORDS)  # end-to-end, newest words
+        # Per segment: when each recognised update not answered by a translation yet came.
+        self._waiting: dict[int, list[float]] = {}
         self._segs: dict[int, _Seg] = {}
         self.dropped_blocks = 0
         self.all_commit: list[float] = []
@@ -77,6 +86,8 @@ class LiveMetrics:
             self.all_commit.append(d)
         s.words.extend(new)
         s.pending[u.emitted_at] = len(u.committed_words)
+        with self._lock:
+            self._waiting.setdefault(u.segment_id, []).append(u.emitted_at)
 
     def on_abandoned(self, segment_id: int) -> None:
         self._seg(segment_id).abandoned += 1
@@ -93,11 +104,27 @@ class LiveMetrics:
             s.draft += ev.stats.draft_len
         s.accepted += ev.stats.accepted
         n = s.pending.pop(ev.asr_emitted_at, len(s.words) if ev.final else s.covered)
-        for w in s.words[s.covered : n]:
-            d = ev.emitted_at - w.end
-            s.e2e.append(d)
-            self.all_e2e.append(d)
+        shown = [ev.emitted_at - w.end for w in s.words[s.covered : n]]
+        s.e2e.extend(shown)
+        self.all_e2e.extend(shown)
         s.covered = max(s.covered, n)
+        with self._lock:
+            self._recent.extend(shown)
+            # This update is answered, and so are the older ones it made stale.
+            left = [t for t in self._waiting.get(ev.segment_id, []) if t > ev.asr_emitted_at]
+            if left and not ev.final:
+                self._waiting[ev.segment_id] = left
+            else:
+                self._waiting.pop(ev.segment_id, None)
+
+    def status(self, now: float) -> tuple[float | None, float]:
+        """For a status line at stream time ``now``: the median delay from speech to screen
+        over the last words shown (None before any), and how long the oldest recognised
+        update has waited for its translation (0 when the translation keeps up)."""
+        with self._lock:
+            latency = statistics.median(self._recent) if self._recent else None
+            oldest = min((ts[0] for ts in self._waiting.values() if ts), default=now)
+        return latency, max(0.0, now - oldest)
 
     def on_extra_translation(self, ev: SubtitleEvent) -> None:
         """A translation into an extra target language: only its latency is kept (the
@@ -106,6 +133,8 @@ class LiveMetrics:
 
     def finish_segment(self, segment_id: int, dropped_blocks: int = 0) -> SegmentMetrics:
         s = self._segs.pop(segment_id, _Seg())
+        with self._lock:
+            self._waiting.pop(segment_id, None)
         return SegmentMetrics(
             segment_id=segment_id,
             commit_delay_s=s.commit,

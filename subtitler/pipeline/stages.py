@@ -279,7 +279,8 @@ class AsrStage(threading.Thread):
                 now = self.clock()
                 if now - self._last_level >= 0.05:
                     self._last_level = now
-                    self.emit(LevelEvent(self.source.level, self.source.dropped))
+                    latency, lag = self.metrics.status(now)
+                    self.emit(LevelEvent(self.source.level, self.source.dropped, latency, lag))
         except RecognitionStopped as e:
             self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
             self.done.set()
