@@ -6,8 +6,10 @@ an oracle.
     python -m subtitler_research.pipeline.replay --oracle words.tsv --mt-model M.gguf --speed 4
 
 Writes every segment (final source and translation), what was displayed over time, and the
-live metrics: commit delay, translation latency, end-to-end, NE of the displayed text,
-abandoned decodes, how far the display lagged behind the recogniser, memory.
+live metrics: commit delay, translation latency, end-to-end, display latency, NE of the
+displayed text next to how often it changed (the flicker rate) and how long a line being
+spoken went without an update, abandoned decodes and the prefixes shown instead, how far the
+display lagged behind the recogniser, memory.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from subtitler.pipeline.metrics import display_latencies, median_p90
 from subtitler.pipeline.pipeline import Pipeline
 from subtitler.session import Session
 from subtitler_research.mt.metrics import normalized_erasure
+from subtitler_research.pipeline.display import display_report
 from subtitler_research.pipeline.oracle import looped_words, oracle_factories
 
 log = logging.getLogger("subtitler.replay")
@@ -184,7 +187,13 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
         if not shown[e.segment_id] or shown[e.segment_id][-1] != text:
             shown[e.segment_id].append(text)
         displayed.append(
-            {"t": round(e.emitted_at, 3), "segment": e.segment_id, "final": e.final, "shown": text}
+            {
+                "t": round(e.emitted_at, 3),
+                "segment": e.segment_id,
+                "final": e.final,
+                "shown": text,
+                **({"partial": True} if e.partial else {}),
+            }
         )
     # Lag: ASR updates of the same segment that arrived after the one being shown and before
     # its translation was ready (0 or 1 means the display keeps up).
@@ -214,7 +223,9 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
         if e.final
     ]
     m: dict[str, Any] = {}
-    shown_median, shown_p90 = median_p90(display_latencies(asr, subs))
+    # (A prefix of a decode translates part of its source: no word's time on screen.)
+    whole = [e for e in subs if not e.partial]
+    shown_median, shown_p90 = median_p90(display_latencies(asr, whole))
     for k, v in pipeline.metrics.summary().items():
         m[k] = v
         if k == "commit_delay_p90_s":  # first time on screen, next to when committed
@@ -223,6 +234,8 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
     metrics.update(
         {
             "ne_displayed": round(normalized_erasure(list(shown.values()), tgt_lang), 4),
+            **display_report(subs, asr, rec.k, tgt_lang),
+            "interim_prefixes": sum(e.partial for e in subs),
             "max_lag_updates": max(lags, default=0),
             "asr_updates": len(asr),
             "translations": len(subs),

@@ -1,0 +1,80 @@
+"""What a reader of the overlay saw over time: how often the visible text changed (the flicker
+rate, next to NE), how often a change took words back, and how long a line being spoken went
+without a visible update."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from subtitler.mt.lm import common_prefix_len
+from subtitler.pipeline.events import SubtitleEvent
+from subtitler.pipeline.metrics import median_p90
+from subtitler.types import AsrUpdate
+from subtitler_research.mt.metrics import units
+
+GAP_TARGET_S = 1.5  # issue 17: a visible, updated line at least every 1.5 s of speech
+
+
+@dataclass(frozen=True)
+class Change:
+    t: float  # stream time it was shown
+    segment_id: int
+    text: str  # what the line shows from then on
+    final: bool
+    erased: int  # units (words; characters for zh/ja/th) of the previous text taken back
+
+
+def visible_changes(subs: Sequence[SubtitleEvent], k: int, lang: str) -> list[Change]:
+    """Each time a line's displayed text (the open line with mask-k, a finished one in full)
+    changed, in the order shown; an event that shows the same text is no change."""
+    last: dict[int, str] = {}
+    out = []
+    for e in subs:
+        text = e.shown(k)
+        old = last.get(e.segment_id, "")
+        if text == old:
+            continue
+        last[e.segment_id] = text
+        before, after = units(old, lang), units(text, lang)
+        out.append(Change(e.emitted_at, e.segment_id, text, e.final,
+                          len(before) - common_prefix_len(before, after)))  # fmt: skip
+    return out
+
+
+def display_report(
+    subs: Sequence[SubtitleEvent], asr: Sequence[AsrUpdate], k: int, lang: str
+) -> dict[str, float | int | None]:
+    """Flicker and update gaps of the main target's display.
+
+    ``display_changes_per_s``: visible changes per second of the talk (first recognised
+    update to the last subtitle, stream time); ``display_rewrites_per_s``: those that took a
+    shown word back. Gaps: for each line, from its first recognised update to its first
+    visible text, and between its visible changes until it is finished (stream time)."""
+    changes = visible_changes(subs, k, lang)
+    first_asr: dict[int, float] = {}
+    for u in asr:
+        first_asr.setdefault(u.segment_id, u.emitted_at)
+    times: dict[int, list[float]] = defaultdict(list)
+    for c in changes:
+        if not times[c.segment_id] and c.segment_id in first_asr:
+            times[c.segment_id].append(first_asr[c.segment_id])
+        times[c.segment_id].append(c.t)
+    gaps = [b - a for ts in times.values() for a, b in itertools.pairwise(ts)]
+    start = min((u.emitted_at for u in asr), default=0.0)
+    end = max((e.emitted_at for e in subs), default=start)
+    span = max(end - start, 1e-9)
+    med, p90 = median_p90(gaps)
+    return {
+        "display_changes": len(changes),
+        "display_changes_per_s": round(len(changes) / span, 4),
+        "display_rewrites_per_s": round(sum(c.erased > 0 for c in changes) / span, 4),
+        "update_gap_median_s": None if med is None else round(med, 4),
+        "update_gap_p90_s": None if p90 is None else round(p90, 4),
+        "update_gap_max_s": round(max(gaps), 4) if gaps else None,
+        "update_gaps_within_target": round(
+            sum(g <= GAP_TARGET_S for g in gaps) / len(gaps), 4
+        ) if gaps else None,
+    }  # fmt: skip
