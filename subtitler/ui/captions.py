@@ -1,0 +1,179 @@
+"""Which rows of text a caption display draws, without Qt: roll-up live-caption rows.
+
+Each line (segment) starts on a new row; rows are at most as wide as ``fits`` allows (the
+overlay's pixel width and ``display.line_chars`` columns). Each language stream (the source when
+bilingual, the main target, each extra target) keeps its last ``n`` rows across the lines:
+the newest at the bottom, older rows of the same or earlier lines above, until newer rows push
+them out. Rows stay grouped by line, so a source row always sits right above the translation
+rows of the same line (an older line's source rows go when its translation rows have gone).
+The status line's words are made here too.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from subtitler.pipeline.events import LevelEvent
+from subtitler.web.lines import ShownLine
+
+SOURCE = "source"  # the stream of the source rows (bilingual mode)
+MAIN = "main"  # the main target's stream; an extra target's stream is its language code
+
+# Never at the start of a row (kinsoku): closing brackets and punctuation, small kana, the
+# long-vowel mark, and the Latin ones that a space may precede ("Bonjour !").
+CLOSING = frozenset(
+    "、。，．！？：；」』）〕】》〉｝］〙〗〟’”»›ー々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ・…‥"
+    ",.!?:;)]}%"
+)
+# Never at the end of a row: opening brackets and quotes.
+OPENING = frozenset("「『（〔【《〈｛［〘〖〝‘“«‹([{")
+
+Fits = Callable[[str, bool], bool]  # (row text, small (a source row)) -> it fits a row
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of text to draw."""
+
+    text: str
+    segment_id: int
+    stream: str  # SOURCE, MAIN or an extra target's language code
+    small: bool  # drawn in the small font (the source rows)
+
+
+def wide(ch: str) -> bool:
+    """A Chinese, Japanese or Korean full-width character (two columns)."""
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+def columns(text: str) -> int:
+    """Width in columns: a wide (CJK) character counts as two, as in caption guidelines."""
+    return sum(2 if wide(ch) else 1 for ch in text)
+
+
+def _units(text: str) -> list[tuple[bool, str]]:
+    """The pieces a row may not break inside, each with whether a space precedes it: a word
+    of space-delimited text (a Latin word inside Japanese too), a single CJK character; closing
+    punctuation sticks to the piece before it and opening punctuation to the piece after."""
+    units: list[tuple[bool, str]] = []
+    space = glue = False
+    for ch in text:
+        if ch.isspace():
+            space, glue = True, False
+            continue
+        if ch in CLOSING and units:
+            before, piece = units[-1]
+            units[-1] = (before, piece + (" " if space else "") + ch)
+        elif units and (glue or (not space and not wide(ch) and not wide(units[-1][1][-1]))):
+            before, piece = units[-1]
+            units[-1] = (before, piece + ch)
+        else:
+            units.append((space, ch))
+        glue = ch in OPENING
+        space = False
+    return units
+
+
+def _fitting_prefix(text: str, fits: Callable[[str], bool]) -> int:
+    """Length of the longest prefix of ``text`` that fits (at least 1), not leaving closing
+    punctuation to start the rest."""
+    lo, hi = 1, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(text[:mid]):
+            lo = mid
+        else:
+            hi = mid - 1
+    longest = lo
+    while 1 < lo < len(text) and text[lo:].lstrip()[:1] in CLOSING:
+        lo -= 1
+    if text[lo:].lstrip()[:1] in CLOSING:  # a run of punctuation longer than a row
+        return longest
+    return lo
+
+
+def wrap(text: str, fits: Callable[[str], bool]) -> list[str]:
+    """Greedy wrap into rows that fit: between words, between CJK characters, never before
+    closing punctuation; a piece longer than a row (a file path, a long compound) is split
+    between characters."""
+    rows: list[str] = []
+    cur = ""
+    for space, unit in _units(text):
+        cand = f"{cur}{' ' if space else ''}{unit}" if cur else unit
+        if fits(cand):
+            cur = cand
+            continue
+        if cur:
+            rows.append(cur)
+        while len(unit) > 1 and not fits(unit):
+            n = _fitting_prefix(unit, fits)
+            rows.append(unit[:n].rstrip())
+            unit = unit[n:].lstrip()
+        cur = unit
+    if cur:
+        rows.append(cur)
+    return rows
+
+
+def streams(line: ShownLine, bilingual: bool) -> list[tuple[str, str, bool]]:
+    """(stream, text, small) of one line, top to bottom: its source (bilingual, when it is not
+    the text itself: an untranslated line), the main target's text, each extra target's."""
+    out: list[tuple[str, str, bool]] = []
+    if bilingual and line.source and line.source != line.text:
+        out.append((SOURCE, line.source, True))
+    out.append((MAIN, line.text, False))
+    out += [(lang or f"extra{i}", text, False) for i, (lang, text) in enumerate(line.extra, 1)]
+    return out
+
+
+def caption_rows(lines: Sequence[ShownLine], n: int, fits: Fits, bilingual: bool) -> list[Row]:
+    """The rows to draw, top to bottom: each stream's last ``n`` rows, grouped by line. An
+    older line shows its source and extra rows only along with its own translation rows: alone
+    they would read as belonging to the line under them (the newest line's source may come
+    before its translation)."""
+    free: dict[str, int] = {}  # rows each stream still has room for, filled newest first
+    blocks: list[list[Row]] = []
+    for i, line in enumerate(reversed(lines)):
+        block: list[Row] = []
+        taken: dict[str, int] = {}
+        for stream, text, small in streams(line, bilingual):
+            room = free.get(stream, n)
+            if room <= 0 or not text:
+                continue
+            kept = wrap(text, _sized(fits, small))[-room:]
+            taken[stream] = len(kept)
+            block += [Row(t, line.segment_id, stream, small) for t in kept]
+        if i > 0 and not taken.get(MAIN):
+            if free.get(MAIN, n) <= 0:
+                break  # the translations above this have rolled out
+            continue
+        for stream, k in taken.items():
+            free[stream] = free.get(stream, n) - k
+        blocks.append(block)
+    return [row for block in reversed(blocks) for row in block]
+
+
+def _sized(fits: Fits, small: bool) -> Callable[[str], bool]:
+    return lambda text: fits(text, small)
+
+
+def level_bars(rms: float, bars: int) -> int:
+    """How many of ``bars`` meter bars an input level lights: -50 dBFS none, -10 dBFS all."""
+    if rms <= 0:
+        return 0
+    db = 20 * math.log10(rms)
+    return max(0, min(bars, math.ceil((db + 50) / 40 * bars)))
+
+
+def status_text(level: LevelEvent | None) -> str:
+    """The status line's words: speech-to-screen delay, how far behind, audio lost."""
+    if level is None:
+        return "not listening"
+    latency = "—" if level.latency_s is None else f"{level.latency_s:.1f} s"
+    behind = "keeping up" if level.lag_s < 0.05 else f"{level.lag_s:.1f} s behind"
+    n = level.dropped_blocks
+    lost = "no audio lost" if n <= 0 else f"{n} block{'s' if n > 1 else ''} lost"
+    return f"{latency} speech→screen · {behind} · {lost}"

@@ -1,0 +1,196 @@
+"""subtitler.ui.captions without Qt: wrapping, roll-up rows per language, the status words.
+
+Rows are measured in columns here (a CJK character two): the overlay adds its pixel width."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from subtitler.pipeline.events import LevelEvent
+from subtitler.ui.captions import (
+    MAIN,
+    SOURCE,
+    Row,
+    caption_rows,
+    columns,
+    level_bars,
+    status_text,
+    wrap,
+)
+from subtitler.web.lines import ShownLine
+
+
+def cols(n: int) -> Callable[[str], bool]:
+    return lambda text: columns(text) <= n
+
+
+def fits(text: str, small: bool) -> bool:
+    """12 columns a row, 16 for the small source rows."""
+    return columns(text) <= (16 if small else 12)
+
+
+def shape(rows: list[Row]) -> list[tuple[int, str, str]]:
+    return [(r.segment_id, r.stream, r.text) for r in rows]
+
+
+def test_columns_count_cjk_as_two() -> None:
+    assert columns("Budget") == 6 and columns("会議") == 4 and columns("東京でZoom") == 10
+    assert columns("ｱ") == 1 and columns("Ａ") == 2  # half-width kana, full-width Latin
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "rows"),
+    [
+        # between words
+        (
+            "Das Budget ist im letzten Jahr gewachsen.",
+            12,
+            ["Das Budget", "ist im", "letzten Jahr", "gewachsen."],
+        ),
+        # between characters in Japanese, 5 to a row at 10 columns
+        ("会議は午後三時に始まります。", 10, ["会議は午後", "三時に始ま", "ります。"]),
+        # never a row starting with 、 or 。 (it takes the character before it down)
+        ("今日は、晴れです。", 6, ["今日", "は、晴", "れで", "す。"]),
+        # a Latin word inside Japanese stays whole
+        ("東京でZoom会議", 8, ["東京で", "Zoom会議"]),
+        # never a row ending with 「 (it goes down with the character after it)
+        ("彼は「はい」と言った。", 6, ["彼は", "「は", "い」と", "言っ", "た。"]),
+        # a word longer than a row is split between characters
+        ("Donaudampfschifffahrt ist lang", 10, ["Donaudampf", "schifffahr", "t ist lang"]),
+        # Chinese with full-width commas
+        ("我们先讨论结果，然后回答问题。", 16, ["我们先讨论结果，", "然后回答问题。"]),
+        ("我们先讨论结果，然后回答问题。", 14, ["我们先讨论结", "果，然后回答问", "题。"]),
+        ("", 10, []),
+        ("  zwei   Leerzeichen ", 40, ["zwei Leerzeichen"]),
+    ],
+)
+def test_wrap(text: str, width: int, rows: list[str]) -> None:
+    assert wrap(text, cols(width)) == rows
+
+
+def test_a_run_of_punctuation_longer_than_a_row_still_wraps() -> None:
+    assert wrap("あ。。。。。", cols(6)) == ["あ。。", "。。。"]
+    assert wrap("x", cols(0)) == ["x"]  # a character wider than a row: alone on its row
+
+
+def test_roll_up_keeps_the_last_n_rows_of_the_main_language() -> None:
+    done = ShownLine(1, "s1", "Das Budget ist im letzten Jahr gewachsen.", True)
+    growing = [
+        ShownLine(2, "s2", text, False)
+        for text in (
+            "",
+            "Wir",
+            "Wir sprechen",
+            "Wir sprechen heute über",
+            "Wir sprechen heute über Zahlen.",
+        )
+    ]
+    got = [shape(caption_rows([done, g], 2, fits, False)) for g in growing]
+    assert got == [
+        [(1, MAIN, "letzten Jahr"), (1, MAIN, "gewachsen.")],
+        [(1, MAIN, "gewachsen."), (2, MAIN, "Wir")],
+        [(1, MAIN, "gewachsen."), (2, MAIN, "Wir sprechen")],
+        [(2, MAIN, "Wir sprechen"), (2, MAIN, "heute über")],
+        [(2, MAIN, "heute über"), (2, MAIN, "Zahlen.")],
+    ]
+    assert shape(caption_rows([done], 3, fits, False)) == [
+        (1, MAIN, "ist im"),
+        (1, MAIN, "letzten Jahr"),
+        (1, MAIN, "gewachsen."),
+    ]
+    assert caption_rows([], 2, fits, False) == [] and caption_rows([done], 0, fits, False) == []
+
+
+def test_a_rewritten_open_line_is_wrapped_anew() -> None:
+    done = ShownLine(1, "s1", "Guten Tag.", True)
+    before = ShownLine(2, "s2", "Das Budget ist im letzten Jahr gewachsen", False)
+    after = ShownLine(2, "s2", "Der Haushalt wuchs", False)
+    assert shape(caption_rows([done, before], 2, fits, False)) == [
+        (2, MAIN, "letzten Jahr"),
+        (2, MAIN, "gewachsen"),
+    ]
+    assert shape(caption_rows([done, after], 2, fits, False)) == [
+        (2, MAIN, "Der Haushalt"),
+        (2, MAIN, "wuchs"),
+    ]
+    shorter = ShownLine(2, "s2", "Der Etat", False)  # one row: the line above comes back
+    assert shape(caption_rows([done, shorter], 2, fits, False)) == [
+        (1, MAIN, "Guten Tag."),
+        (2, MAIN, "Der Etat"),
+    ]
+
+
+def test_bilingual_rows_are_grouped_by_line_source_first() -> None:
+    lines = [
+        ShownLine(1, "Good morning.", "Guten Morgen.", True),
+        ShownLine(2, "The budget grew by twelve percent", "Das Budget wuchs", False),
+    ]
+    assert shape(caption_rows(lines, 2, fits, True)) == [
+        (2, SOURCE, "by twelve"),  # its last two rows of three
+        (2, SOURCE, "percent"),
+        (2, MAIN, "Das Budget"),
+        (2, MAIN, "wuchs"),
+    ]
+    untranslated_yet = [lines[0], ShownLine(2, "The budget", "", False)]
+    assert shape(caption_rows(untranslated_yet, 2, fits, True)) == [
+        (1, SOURCE, "Good morning."),
+        (1, MAIN, "Guten"),
+        (1, MAIN, "Morgen."),
+        (2, SOURCE, "The budget"),  # the newest line's source before its translation
+    ]
+    # An older line's source does not stay once its translation has rolled out: it would
+    # stand right above the next line's source as if it were part of it.
+    older = [
+        ShownLine(1, "Good morning.", "Hallo.", True),
+        ShownLine(2, "The budget grew", "Das Budget wuchs", False),
+    ]
+    assert shape(caption_rows(older, 2, fits, True)) == [
+        (2, SOURCE, "The budget grew"),
+        (2, MAIN, "Das Budget"),
+        (2, MAIN, "wuchs"),
+    ]
+    # An untranslated line (the translation is its source) has no source row.
+    same = [ShownLine(3, "Zoom", "Zoom", True)]
+    assert shape(caption_rows(same, 2, fits, True)) == [(3, MAIN, "Zoom")]
+
+
+def test_extra_targets_have_their_own_rows_under_the_main_ones() -> None:
+    lines = [
+        ShownLine(1, "Hi.", "Hallo.", True, "de", (("ja", "こんにちは。"),)),
+        ShownLine(
+            2, "Good", "Guten Morgen euch allen", False, "de", (("ja", "皆さんおはようございます"),)
+        ),
+    ]
+    assert shape(caption_rows(lines, 2, fits, True)) == [
+        (2, SOURCE, "Good"),
+        (2, MAIN, "Guten Morgen"),
+        (2, MAIN, "euch allen"),
+        (2, "ja", "皆さんおはよ"),
+        (2, "ja", "うございます"),
+    ]
+    # The newest line's Japanese not there yet: the older line's shows, with its translation.
+    waiting = [lines[0], ShownLine(2, "Good", "Guten Tag", False, "de")]
+    assert shape(caption_rows(waiting, 2, fits, False)) == [
+        (1, MAIN, "Hallo."),
+        (1, "ja", "こんにちは。"),
+        (2, MAIN, "Guten Tag"),
+    ]
+
+
+def test_level_bars_follow_the_level_in_decibels() -> None:
+    assert [level_bars(r, 5) for r in (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)] == [
+        0, 0, 0, 2, 3, 4, 5, 5,
+    ]  # fmt: skip
+
+
+def test_status_words() -> None:
+    assert status_text(LevelEvent(0.1, 0, 1.84, 0.31)) == (
+        "1.8 s speech→screen · 0.3 s behind · no audio lost"
+    )
+    assert status_text(LevelEvent(0.1, 12, None, 0.0)) == (
+        "— speech→screen · keeping up · 12 blocks lost"
+    )
+    assert status_text(LevelEvent(0.1, 1, 0.5, 4.0)).endswith("4.0 s behind · 1 block lost")
+    assert status_text(None) == "not listening"
