@@ -210,8 +210,11 @@ class SubtitlerApp(QObject):
         elif isinstance(ev, LevelEvent):
             if self.settings is not None and self.settings.isVisible():
                 self.settings.set_level(ev.rms)
+            self.overlay.set_status(ev)
         elif isinstance(ev, StatusEvent):
             self.tray.set_state(ev.state, ev.message)
+            if ev.state != "running":  # no live level or delays until it runs again
+                self.overlay.set_status(None)
             if ev.state == "loading":
                 self.overlay.set_notice("Loading models…")
             elif ev.state == "running":

@@ -1,17 +1,20 @@
-"""The subtitle overlay: a frameless, translucent, always-on-top window with the last lines.
+"""The subtitle overlay: a frameless, translucent, always-on-top window with roll-up captions.
 
-Finished lines are shown in full, the open line with display-only mask-k. Events only store
-data and schedule a repaint; repaints are throttled to ~30 per second. With several target
-languages each line shows the extra targets' translations under the first one's, masked alike.
+Which rows it draws is subtitler.ui.captions' rule (each language's last ``display.lines`` rows
+of at most ``display.line_chars`` columns, grouped by line) over the lines of
+subtitler.web.lines.ShownLines (finished lines in full, the open one with display-only mask-k),
+the same lines the browser page shows. The window fits those rows exactly. Events only store
+data and schedule a repaint; repaints are throttled to ~30 per second. An optional status line
+at the top shows the input level and the live delays.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import deque
+import math
 from dataclasses import dataclass
 
-from PySide6.QtCore import QElapsedTimer, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QPoint, QRect, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QContextMenuEvent,
@@ -28,16 +31,34 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QWidget
 
 from subtitler.config import DisplayConfig
-from subtitler.pipeline.events import SubtitleEvent
-from subtitler.web.lines import ExtraTargets
+from subtitler.pipeline.events import LevelEvent, SubtitleEvent
+from subtitler.ui import captions
+from subtitler.ui.captions import SOURCE, Row, caption_rows, columns, level_bars, status_text
+from subtitler.web.lines import KEEP, ShownLines
 
 log = logging.getLogger(__name__)
 
 MIN_FRAME_MS = 33  # at most ~30 repaints per second
 ALERT_S = 12  # how long a passing problem stays above the subtitles
-ALERT_COLOR = QColor(255, 196, 64)  # amber: noticeable on any background, not alarming
 EDGE = 10  # px from the right/bottom edge where a drag resizes instead of moving
 PAD = 14
+MIN_PAD = 4  # the padding left when a shrunk window needs the room for the newest row
+SMALL = 0.6  # the source rows, the status line, notices and alerts: this much of the font size
+# The colours drawn on the box (BOX_RGB at display.background_opacity). Each keeps a WCAG
+# contrast of at least 4.5 with the default opacity over a white slide and over a black one
+# (tests/ui/test_overlay_contrast.py).
+BOX_RGB = (0, 0, 0)
+SOURCE_COLOR = QColor(214, 222, 235)  # a light blue-grey: apart from the translation, readable
+NOTICE_COLOR = QColor(225, 225, 225)
+STATUS_COLOR = QColor(225, 225, 225)
+ALERT_COLOR = QColor(255, 196, 64)  # amber: noticeable on any background, not alarming
+METER_ON = QColor(110, 220, 120)
+METER_OFF = QColor(255, 255, 255, 70)
+METER_BARS = 5
+NOTICE = "notice"  # the stream of a notice's rows (drawn when there are no captions)
+# Text of about average letter widths: a column of display.line_chars is this text's mean
+# advance (or half a CJK character's, if wider), which sets the width of the text block.
+COLUMN_SAMPLE = "Guten Morgen, the quick brown fox jumps over the lazy dog 2026."
 
 
 @dataclass
@@ -48,43 +69,22 @@ class Line:
     extra: tuple[str, ...] = ()  # the extra target languages' text, in their order
 
 
+@dataclass(frozen=True)
+class Placed:
+    """A caption row as drawn: where, in widget pixels (its line box, not its ink)."""
+
+    row: Row
+    rect: QRectF
+
+
 def wrap(text: str, fm: QFontMetricsF, width: float) -> list[str]:
-    """Greedy word wrap; text without spaces (Chinese, Japanese) wraps between characters, and
-    so does any word wider than a line (a long CJK run between spaces, a file path)."""
-    if not text:
-        return []
-    spaced = " " in text.strip()
-    tokens = text.split(" ") if spaced else list(text)
-    sep = " " if spaced else ""
-    lines: list[str] = []
-    cur = ""
-    for tok in tokens:
-        cand = f"{cur}{sep}{tok}" if cur else tok
-        if fm.horizontalAdvance(cand) <= width:
-            cur = cand
-            continue
-        if cur:
-            lines.append(cur)
-        while len(tok) > 1 and fm.horizontalAdvance(tok) > width:
-            n = _fitting_prefix(tok, fm, width)
-            lines.append(tok[:n])
-            tok = tok[n:]
-        cur = tok
-    if cur:
-        lines.append(cur)
-    return lines
+    """``text`` in rows no wider than ``width`` pixels (captions.wrap's breaks)."""
+    return captions.wrap(text, lambda t: fm.horizontalAdvance(t) <= width)
 
 
-def _fitting_prefix(text: str, fm: QFontMetricsF, width: float) -> int:
-    """Length of the longest prefix of ``text`` that fits ``width`` (at least 1)."""
-    lo, hi = 1, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fm.horizontalAdvance(text[:mid]) <= width:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+def column_px(fm: QFontMetricsF, pixel_size: int) -> float:
+    """The width of one column of text in a font."""
+    return max(fm.horizontalAdvance(COLUMN_SAMPLE) / len(COLUMN_SAMPLE), pixel_size / 2)
 
 
 def fit_inside(rect: QRect, area: QRect) -> QRect:
@@ -118,12 +118,11 @@ class SubtitleOverlay(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_MacAlwaysShowToolWindow)
         self.setMinimumSize(QSize(240, 60))
         self.display = display
-        self._done: deque[Line] = deque(maxlen=12)
-        self._open: SubtitleEvent | None = None
-        self._extra = ExtraTargets()
-        self.targets = 1  # target languages: each line has a row block for each
+        self._shown = ShownLines()
+        self.targets = 1  # target languages: each has its stream of rows
         self._notice = ""
         self._alert = ""
+        self._level: LevelEvent | None = None
         self._alert_timer = QTimer(self)
         self._alert_timer.setSingleShot(True)
         self._alert_timer.timeout.connect(self._expire_alert)
@@ -133,8 +132,14 @@ class SubtitleOverlay(QWidget):
         self._timer.timeout.connect(self._repaint_now)
         self._since_paint = QElapsedTimer()
         self._since_paint.start()
+        # Measured row fits, by (text, small, block width): an open line is wrapped again on
+        # every frame and mostly has the same words as in the last one.
+        self._fits: dict[tuple[str, bool, float], bool] = {}
         self.paint_count = 0
-        self.drawn: list[str] = []  # the rows of text in the last frame, top row last
+        self.drawn: list[str] = []  # the caption (or notice) rows in the last frame, bottom first
+        self.placed: list[Placed] = []  # the caption rows in the last frame, top first
+        self.alert_drawn: list[str] = []  # the alert's rows in the last frame
+        self.status_drawn = ""  # the status line's text in the last frame ("" if none)
         self.apply_display(display)
         gui = QGuiApplication.instance()
         if isinstance(gui, QGuiApplication):
@@ -155,14 +160,7 @@ class SubtitleOverlay(QWidget):
 
     # -- content ---------------------------------------------------------------------------
     def on_subtitle(self, ev: SubtitleEvent) -> None:
-        if ev.extra:
-            self._extra.add(ev)
-        elif ev.final:
-            self._done.append(Line(ev.segment_id, ev.source, ev.translation or ev.source))
-            if self._open is not None and self._open.segment_id == ev.segment_id:
-                self._open = None
-        else:
-            self._open = ev
+        self._shown.add(ev)
         self.schedule_repaint()
 
     def set_notice(self, text: str) -> None:
@@ -187,35 +185,54 @@ class SubtitleOverlay(QWidget):
         self._alert = ""
         self.schedule_repaint()
 
+    def set_status(self, level: LevelEvent | None) -> None:
+        """The live input level and delays for the status line (None: not listening)."""
+        self._level = level
+        if self.display.status_line:
+            self.schedule_repaint()
+
     def clear(self) -> None:
-        self._done.clear()
-        self._open = None
-        self._extra.clear()
+        self._shown.clear()
         self.schedule_repaint()
 
     def lines(self) -> list[Line]:
-        """The lines on screen: the last ones, finished in full, the open one masked."""
-        n = self.display.lines
-        out = list(self._done)
-        if self._open is not None:
-            ev = self._open
-            shown = ev.shown(self.display.mask_k) if ev.translation else ev.source
-            out.append(Line(ev.segment_id, ev.source, shown))
-        k = self.display.mask_k
-        for line in out[-n:]:
-            line.extra = tuple(text for _, text in self._extra.shown(line.segment_id, k))
-        return out[-n:]
+        """The last ``display.lines`` lines: finished ones in full, the open one masked."""
+        return [
+            Line(ln.segment_id, ln.source, ln.text, tuple(text for _, text in ln.extra))
+            for ln in self._shown.lines(self.display.mask_k, self.display.lines)
+        ]
+
+    def rows(self) -> list[Row]:
+        """The caption rows to draw, top to bottom (captions.caption_rows at this size)."""
+        d = self.display
+        block = self.block_width()
+        metrics = (QFontMetricsF(self.font_for()), QFontMetricsF(self.font_for(SMALL)))
+
+        def fits(text: str, small: bool) -> bool:
+            key = (text, small, block)
+            got = self._fits.get(key)
+            if got is None:
+                if len(self._fits) > 4096:
+                    self._fits.clear()
+                advance = metrics[small].horizontalAdvance(text)
+                got = columns(text) <= d.line_chars and advance <= block
+                self._fits[key] = got
+            return got
+
+        return caption_rows(self._shown.lines(d.mask_k, KEEP), d.lines, fits, d.bilingual)
 
     # -- look ------------------------------------------------------------------------------
     def apply_display(self, display: DisplayConfig) -> None:
         """New appearance or k: takes effect at the next repaint (k at once). A new number of
-        lines, text size, font or bilingual mode also resizes the window to fit them, keeping
-        its bottom edge where it is."""
+        rows, row length, text size, font, bilingual mode or status line also resizes the
+        window to fit them, keeping its bottom edge (and, for a new width, its centre)."""
         old, self.display = self.display, display
+        self._fits.clear()
         self.set_click_through(display.click_through)
-        sizing = ("lines", "font_size", "font_family", "bilingual")
-        if any(getattr(old, f) != getattr(display, f) for f in sizing):
-            self._fit()
+        widths = ("line_chars", "font_size", "font_family")
+        heights = ("lines", "bilingual", "status_line", *widths)
+        if any(getattr(old, f) != getattr(display, f) for f in heights):
+            self._fit(width=any(getattr(old, f) != getattr(display, f) for f in widths))
         self.schedule_repaint()
 
     def set_targets(self, n: int) -> None:
@@ -225,12 +242,14 @@ class SubtitleOverlay(QWidget):
             self._fit()
             self.schedule_repaint()
 
-    def _fit(self) -> None:
-        """Resize to ``fitting_height`` keeping the bottom edge (when shown)."""
+    def _fit(self, width: bool = False) -> None:
+        """Resize to ``fitting_height`` (and ``fitting_width``) keeping the bottom edge and the
+        centre (when shown)."""
         if self.isVisible():
             g = self.geometry()
             h = self.fitting_height()
-            rect = QRect(g.x(), g.y() + g.height() - h, g.width(), h)
+            w = self.fitting_width() if width else g.width()
+            rect = QRect(g.x() + (g.width() - w) // 2, g.y() + g.height() - h, w, h)
             scr = self.screen() or QGuiApplication.primaryScreen()
             if scr is not None:
                 rect = fit_inside(rect, scr.availableGeometry())
@@ -238,10 +257,27 @@ class SubtitleOverlay(QWidget):
             self.geometry_saved.emit(self.screen_name(), self.geometry())
 
     def fitting_height(self) -> int:
-        """Window height for ``display.lines`` lines of text (with their source lines when
-        bilingual, and a row block per target language) and a little room for wrapping."""
-        rows = self.targets + (0.6 if self.display.bilingual else 0.0)
-        return round(self.display.font_size * 1.6 * self.display.lines * rows) + 2 * PAD
+        """Window height for exactly ``display.lines`` rows of each language (the source's
+        small when bilingual, one stream per target language), the status line when it is on,
+        and the padding."""
+        d = self.display
+        row = QFontMetricsF(self.font_for()).lineSpacing()
+        small = QFontMetricsF(self.font_for(SMALL)).lineSpacing()
+        rows = d.lines * (row * self.targets + (small if d.bilingual else 0.0))
+        return math.ceil(rows + (small if d.status_line else 0.0) + 2 * PAD)
+
+    def text_width(self) -> float:
+        """The width of ``display.line_chars`` columns of text at the font size."""
+        f = self.font_for()
+        return self.display.line_chars * column_px(QFontMetricsF(f), f.pixelSize())
+
+    def fitting_width(self) -> int:
+        """Window width for rows of ``display.line_chars`` columns."""
+        return math.ceil(self.text_width()) + 2 * PAD
+
+    def block_width(self) -> float:
+        """The width of the text block: ``display.line_chars`` columns, or the window's."""
+        return min(self.text_width(), float(self.width() - 2 * PAD))
 
     def font_for(self, scale: float = 1.0) -> QFont:
         f = QFont(self.display.font_family)
@@ -276,57 +312,84 @@ class SubtitleOverlay(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         self.paint_count += 1
-        self.drawn = []
+        self.drawn, self.placed, self.alert_drawn, self.status_drawn = [], [], [], ""
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        bg = QColor(0, 0, 0, round(255 * self.display.background_opacity))
         p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(bg)
+        p.setBrush(QColor(*BOX_RGB, round(255 * self.display.background_opacity)))
         p.drawRoundedRect(self.rect(), 12, 12)
-        width = self.width() - 2 * PAD
-        main, small = self.font_for(), self.font_for(0.6)
+        main, small = self.font_for(), self.font_for(SMALL)
         fm, fms = QFontMetricsF(main), QFontMetricsF(small)
-        Row = tuple[str, QFont, QColor]
+        block = self.block_width()
+        x = PAD + max(0.0, (self.width() - 2 * PAD - block) / 2)  # the block centred
+        rows = self.rows()
+        if not rows and self._notice:
+            rows = [Row(t, 0, NOTICE, True) for t in wrap(self._notice, fms, block)]
+        alert = wrap(self._alert, fms, block)[:2] if self._alert else []
+        small_h = fms.lineSpacing()
+        newest = (fms if rows[-1].small else fm).lineSpacing() if rows else 0.0
+        status, pad = self._squeeze(self.display.status_line, alert, small_h, newest)
+        top = pad
+        if status:
+            self._draw_status(p, fms, x, top, block)
+            top += small_h
+        for text in alert:
+            self._draw_text(p, text, small, ALERT_COLOR, x, top + fms.ascent())
+            self.alert_drawn.append(text)
+            top += small_h
+        # Newest at the bottom; a row that does not fit whole is left out with all above it.
         color = QColor(self.display.text_color)
-        blocks: list[list[Row]] = []  # one per subtitle line: its rows, drawn together
-        lines = self.lines()
-        if not lines and self._notice:
-            blocks.append(
-                [(t, small, QColor(220, 220, 220)) for t in wrap(self._notice, fms, width)]
-            )
-        for line in lines:
-            rows: list[Row] = []
-            if self.display.bilingual and line.source and line.translation != line.source:
-                rows += [(t, small, QColor(200, 200, 200)) for t in wrap(line.source, fms, width)]
-            rows += [(t, main, color) for t in wrap(line.translation, fm, width)]
-            for text in line.extra:  # the extra target languages, under the first
-                rows += [(t, main, color) for t in wrap(text, fm, width)]
-            blocks.append(rows)
-        # An alert keeps the top row(s); subtitles get the rest.
-        top = 0.0
-        if self._alert:
-            for text in wrap(self._alert, fms, width)[:2]:
-                self._draw_text(p, text, small, ALERT_COLOR, PAD, top + PAD / 2 + fms.ascent())
-                top += fms.height()
-        # Newest text at the bottom. An older line that does not fit whole is left out rather
-        # than shown from its middle; only the newest may lose its first rows.
-        y = float(self.height() - PAD)
-        for i, rows in enumerate(reversed(blocks)):
-            need = sum(QFontMetricsF(font).height() for _, font, _ in rows)
-            if i > 0 and y - need < top:
+        y = self.height() - pad
+        for i, row in enumerate(reversed(rows)):
+            m = fms if row.small else fm
+            h = m.lineSpacing()
+            if i > 0 and y - h < top - 0.01:
                 break
-            for text, font, col in reversed(rows):
-                m = QFontMetricsF(font)
-                if y - m.height() < top:
-                    break
-                self._draw_text(p, text, font, col, PAD, y - m.descent())
-                y -= m.height()
+            col = color
+            if row.stream == SOURCE:
+                col = SOURCE_COLOR
+            elif row.stream == NOTICE:
+                col = NOTICE_COLOR
+            self._draw_text(p, row.text, small if row.small else main, col, x, y - m.descent())
+            self.drawn.append(row.text)
+            self.placed.append(Placed(row, QRectF(x, y - h, m.horizontalAdvance(row.text), h)))
+            y -= h
+        self.placed.reverse()
         p.end()
+
+    def _squeeze(
+        self, status: bool, alert: list[str], small_h: float, newest: float
+    ) -> tuple[bool, float]:
+        """Whether the status line shows and the padding, leaving ``alert`` the rows that fit:
+        the newest caption row always shows, so a window shrunk below its fitting height gives
+        up its padding first, then the status line, then the alert's last rows."""
+        while True:
+            pad = min(float(PAD), (self.height() - small_h * (status + len(alert)) - newest) / 2)
+            if pad >= MIN_PAD or not (status or alert):
+                return status, max(pad, 0.0)
+            if status:
+                status = False
+            else:
+                alert.pop()
+
+    def _draw_status(self, p: QPainter, fms: QFontMetricsF, x: float, top: float, w: float) -> None:
+        """The level meter (bars, lit by the input level), then the delays in words."""
+        base = top + fms.ascent()
+        bar_w = max(3.0, fms.height() * 0.16)
+        tall = fms.ascent() * 0.85
+        lit = level_bars(self._level.rms, METER_BARS) if self._level is not None else 0
+        for i in range(METER_BARS):
+            h = tall * (0.4 + 0.6 * i / (METER_BARS - 1))
+            p.setBrush(METER_ON if i < lit else METER_OFF)
+            p.drawRect(QRectF(x + i * bar_w * 1.7, base - h, bar_w, h))
+        left = x + METER_BARS * bar_w * 1.7 + fms.height() * 0.4
+        text = fms.elidedText(status_text(self._level), Qt.TextElideMode.ElideRight, x + w - left)
+        self._draw_text(p, text, self.font_for(SMALL), STATUS_COLOR, left, base)
+        self.status_drawn = text
 
     def _draw_text(
         self, p: QPainter, text: str, font: QFont, color: QColor, x: float, baseline: float
     ) -> None:
-        self.drawn.append(text)
         path = QPainterPath()
         path.addText(x, baseline, font, text)
         if self.display.outline:
@@ -374,7 +437,8 @@ class SubtitleOverlay(QWidget):
         return scr.name() if scr is not None else ""
 
     def place(self) -> None:
-        """Restore the saved geometry for the last screen, else bottom-centre of the primary."""
+        """Restore the saved geometry for the last screen, else bottom-centre of the primary,
+        as wide as rows of ``display.line_chars`` columns (or the screen)."""
         screens = {s.name(): s for s in QGuiApplication.screens()}
         primary = QGuiApplication.primaryScreen()
         name = self.display.screen
@@ -389,11 +453,11 @@ class SubtitleOverlay(QWidget):
             self.setGeometry(fit_inside(QRect(*saved), scr.availableGeometry()))
             return
         if scr is None:
-            self.resize(900, 160)
+            self.resize(self.fitting_width(), self.fitting_height())
             return
         avail = scr.availableGeometry()
         h = self.fitting_height()
-        w = round(avail.width() * 0.7)
+        w = min(self.fitting_width(), avail.width())
         self.setGeometry(avail.x() + (avail.width() - w) // 2, avail.bottom() - h - 60, w, h)
 
     def contextMenuEvent(self, e: QContextMenuEvent) -> None:

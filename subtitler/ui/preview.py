@@ -9,15 +9,10 @@ from subtitler.mt.masking import MAX_K, display_text
 from subtitler.pipeline.events import SubtitleEvent
 
 PREVIEW_ID = -1000  # segment ids at or below it are samples (a pipeline counts from 0)
+# Each a row at the default 42 characters, so that the default two rows show both lines.
 SAMPLE = (
-    (
-        "Good morning, everyone, and welcome to the planning meeting.",
-        "Guten Morgen zusammen und willkommen zur Planungssitzung.",
-    ),
-    (
-        "Let's start with the budget for the new office in Zurich",
-        "Beginnen wir mit dem Budget für das neue Büro in Zürich",
-    ),
+    ("Good morning and welcome, everyone.", "Guten Morgen und willkommen."),
+    ("Let's start with the budget for Zurich", "Beginnen wir mit dem Budget für Zürich"),
 )
 
 

@@ -76,8 +76,8 @@ TABS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     )),
     ("appearance", "Appearance", (
         "display.font_family", "display.font_size", "display.text_color", "display.outline",
-        "display.background_opacity", "display.lines", "display.bilingual",
-        "display.click_through",
+        "display.background_opacity", "display.lines", "display.line_chars",
+        "display.bilingual", "display.status_line", "display.click_through",
     )),
     ("hotkeys", "Hotkeys", (
         "display.hotkey_click_through", "display.hotkey_pause", "hotkeys_note",
@@ -149,6 +149,7 @@ LOOKS: dict[str, Look] = {
     "display.outline": Look(text="Outline around letters"),
     "display.background_opacity": Look(percent=True),
     "display.bilingual": Look(text="Show the original line above the translation"),
+    "display.status_line": Look(text="Show the input level and delays above the subtitles"),
     "display.click_through": Look(text="Clicks pass through the subtitles"),
     "display.hotkey_click_through": Look(tooltip=""),
     "display.hotkey_pause": Look(tooltip=""),

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import copy
+import math
 import time
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QComboBox
 
 from subtitler.config import AppConfig, DisplayConfig, with_settings
 from subtitler.pipeline.events import SubtitleEvent
-from subtitler.ui.overlay import SubtitleOverlay
+from subtitler.ui.overlay import SubtitleOverlay, wrap
 from subtitler.ui.settings_pane import Choices, SettingsPane
 
 
@@ -157,6 +158,11 @@ def test_drag_moves_and_edge_resizes(overlay, qtbot) -> None:  # type: ignore[no
     assert overlay.width() > w0
 
 
+def row_height(overlay: SubtitleOverlay) -> float:
+    """The overlay's row pitch at its font now."""
+    return QFontMetricsF(overlay.font_for()).lineSpacing()
+
+
 def pick(pane: SettingsPane, key: str, value: object) -> None:
     """Choose ``value`` in the list of the setting ``key``."""
     combo = pane.widget(key)
@@ -257,6 +263,8 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
             "display.background_opacity"
         ).setValue(90),
         ("display", "lines"): lambda: pane.widget("display.lines").setValue(4),
+        ("display", "line_chars"): lambda: pane.widget("display.line_chars").setValue(32),
+        ("display", "status_line"): lambda: pane.widget("display.status_line").setChecked(True),
         ("display", "bilingual"): lambda: pane.widget("display.bilingual").setChecked(True),
         ("display", "click_through"): lambda: pane.widget("display.click_through").setChecked(True),
     }
@@ -278,9 +286,9 @@ def test_every_user_setting_has_a_widget(qtbot) -> None:  # type: ignore[no-unty
 LIMITED = (
     "mt.beta", "display.mask_k", "mt.threads", "mt.gpu_layers", "mt.context_sentences",
     "asr.threads", "asr.silence_end_s", "display.font_size", "display.background_opacity",
-    "display.lines", "mt.lookahead", "mt.top_b", "mt.tau", "mt.draft_tokens", "mt.method",
-    "mt.template", "asr.device", "mt.verify", "mt.backend", "mt.server_timeout_s", "web.port",
-    "web.share",
+    "display.lines", "display.line_chars", "mt.lookahead", "mt.top_b", "mt.tau",
+    "mt.draft_tokens", "mt.method", "mt.template", "asr.device", "mt.verify", "mt.backend",
+    "mt.server_timeout_s", "web.port", "web.share",
 )  # fmt: skip
 
 
@@ -428,12 +436,18 @@ def test_more_lines_or_bigger_text_resize_the_window_from_the_bottom(overlay, qt
     saved = []
     overlay.geometry_saved.connect(lambda name, rect: saved.append(rect))
     bottom = overlay.geometry().bottom()
-    overlay.apply_display(DisplayConfig(mask_k=2, lines=4, font_size=36))
+    overlay.apply_display(DisplayConfig(mask_k=2, lines=4))
     g = overlay.geometry()
-    assert g.height() == round(36 * 1.6 * 4) + 2 * 14 and g.bottom() == bottom
+    assert g.height() == math.ceil(4 * row_height(overlay) + 2 * 14) and g.bottom() == bottom
     assert (g.x(), g.width()) == (100, 500) and saved == [g]  # remembered like a drag
-    overlay.apply_display(DisplayConfig(mask_k=5, lines=4, font_size=36))  # k only
-    assert overlay.geometry() == g and len(saved) == 1
+    # Bigger text: also as wide as its rows of line_chars columns, around the same centre.
+    overlay.apply_display(DisplayConfig(mask_k=2, lines=4, font_size=36, line_chars=30))
+    g = overlay.geometry()
+    assert g.height() == math.ceil(4 * row_height(overlay) + 2 * 14) and g.bottom() == bottom
+    assert g.width() == overlay.fitting_width() > 500 and g.center().x() in (349, 350)
+    assert saved[-1] == g and len(saved) == 2
+    overlay.apply_display(DisplayConfig(mask_k=5, lines=4, font_size=36, line_chars=30))  # k only
+    assert overlay.geometry() == g and len(saved) == 2
 
 
 @pytest.mark.parametrize(
@@ -446,10 +460,6 @@ def test_more_lines_or_bigger_text_resize_the_window_from_the_bottom(overlay, qt
     ],
 )
 def test_wrap_keeps_every_row_inside_and_loses_nothing(overlay, text: str) -> None:  # type: ignore[no-untyped-def]
-    from PySide6.QtGui import QFontMetricsF
-
-    from subtitler.ui.overlay import wrap
-
     fm = QFontMetricsF(overlay.font_for())
     width = 260.0
     rows = wrap(text, fm, width)
@@ -493,18 +503,21 @@ def test_models_show_by_name_and_save_their_value(qtbot) -> None:  # type: ignor
     assert out.asr.model == "/models/my-whisper" and out.mt.model_path == "qwen3-8b-q4_k_m"
 
 
-def test_an_older_line_that_does_not_fit_whole_is_left_out(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_an_older_line_rolls_up_by_whole_rows(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Roll-up (issue 17): the older line's last row stays above the new line while there is
+    room for it (it used to vanish whole), and only whole rows are drawn."""
     overlay.apply_display(DisplayConfig(mask_k=0, lines=2, font_size=26))
-    overlay.resize(420, 2 * 14 + 2 * 42)  # room for two rows of text
+    overlay.resize(420, 2 * 14 + 2 * 31)  # room for two rows of text
     long = "Wir werden heute auf die Ergebnisse des letzten Quartals eingehen."
     overlay.on_subtitle(sub(0, long.split(), final=True))  # wraps to 3+ rows
     overlay.on_subtitle(sub(1, ["Guten", "Tag."], final=True))
-    qtbot.wait(60)
     overlay.grab()
-    # Not "...Quartals eingehen." above "Guten Tag.": the older line is either whole or gone.
-    assert overlay.drawn == ["Guten Tag."]
-    overlay.resize(420, 2 * 14 + 6 * 42)
-    qtbot.wait(60)
+    rows = wrap(long, QFontMetricsF(overlay.font_for()), overlay.block_width())
+    assert len(rows) >= 3 and overlay.drawn == ["Guten Tag.", rows[-1]]
+    overlay.resize(420, 2 * 14 + 6 * 31)  # a taller window: still two rows of each language
+    overlay.grab()
+    assert overlay.drawn == ["Guten Tag.", rows[-1]]
+    overlay.apply_display(DisplayConfig(mask_k=0, lines=6, font_size=26))
     overlay.grab()
     assert overlay.drawn[0] == "Guten Tag." and " ".join(reversed(overlay.drawn[1:])) == long
 
@@ -563,7 +576,7 @@ def test_each_target_language_has_a_row_block_under_the_source(overlay, qtbot) -
     bottom = overlay.geometry().bottom()
     overlay.set_targets(2)
     g = overlay.geometry()
-    assert g.height() == round(26 * 1.6 * 2 * 2) + 2 * 14 and g.bottom() == bottom
+    assert g.height() == math.ceil(2 * 2 * row_height(overlay) + 2 * 14) and g.bottom() == bottom
     overlay.apply_display(DisplayConfig(mask_k=1, lines=2, bilingual=True))
     overlay.on_subtitle(sub(0, ["Guten", "Morgen."], final=True, source="Good morning."))
     overlay.on_subtitle(extra(sub(0, ["おはよう", "ございます。"], final=True)))

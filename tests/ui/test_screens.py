@@ -31,6 +31,7 @@ o.place()
 o.show()
 app.processEvents()
 out = {"placed": [o.x(), o.y(), o.width(), o.height()], "placed_on": o.screen_name()}
+out["fitting"] = [o.fitting_width(), o.fitting_height()]
 if args.get("move"):
     o.setGeometry(QRect(*args["move"]))
     app.processEvents()
@@ -71,7 +72,9 @@ def test_monitor_unplugged_and_never_on_the_laptop_goes_bottom_centre(tmp_path: 
     got = probe(tmp_path, [LAPTOP], screen="Monitor", geometry={"Monitor": [1600, 900, 1000, 140]})
     x, y, w, h = got["placed"]
     assert got["placed_on"] == "Laptop"
-    assert w == round(1280 * 0.7) and x == (1280 - w) // 2 and y + h == 800 - 1 - 60
+    # As wide as rows of line_chars columns (not 70% of the screen), as high as its rows.
+    assert [w, h] == got["fitting"] and 400 < w < 1280 * 0.7
+    assert x == (1280 - w) // 2 and y + h == 800 - 1 - 60
 
 
 def test_smaller_resolution_keeps_the_whole_overlay_on_screen(tmp_path: Path) -> None:

@@ -1,0 +1,214 @@
+"""The overlay's roll-up captions as drawn (issue 17): real windows offscreen, real fonts (the
+CJK rows in Noto CJK), the frames saved as PNGs over a backdrop (tests/ui/overlay_shots.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QFontMetricsF
+
+from subtitler.config import DisplayConfig
+from subtitler.ui.captions import CLOSING, MAIN, SOURCE, columns
+from subtitler.ui.overlay import PAD, SMALL
+from tests.ui.overlay_shots import (
+    DARK,
+    bright_rows,
+    check_frame,
+    event,
+    over,
+    rows_of,
+    save,
+    shown_overlay,
+)
+
+DONE_DE = "Guten Morgen zusammen, schön dass Sie alle pünktlich da sind."
+LONG_DE = (
+    "Wir werden heute zuerst auf die Ergebnisse des letzten Quartals eingehen und anschließend "
+    "die Planung für das kommende Geschäftsjahr besprechen, bevor wir zu Ihren Fragen kommen."
+)
+DONE_EN = "Good morning everyone, nice that you are all here on time."
+LONG_EN = (
+    "Today we will first go through the results of the last quarter and then discuss the "
+    "planning for the coming business year, before we come to your questions."
+)
+
+
+def texts(o, seg: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """The rows of line ``seg`` drawn in the last frame, top to bottom."""
+    return [pl.row.text for pl in o.placed if pl.row.segment_id == seg]
+
+
+def test_a_long_german_sentence_rolls_up_word_by_word(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """At the default size: the newest shown words are always on the bottom row, rows are
+    whole and start where the reader left off, the finished sentence above moves up and out
+    as the new one fills its rows, never more than two rows."""
+    o = shown_overlay(qtbot, DisplayConfig())
+    assert (o.display.lines, o.display.line_chars) == (2, 42)
+    k = o.display.mask_k
+    o.on_subtitle(event(0, DONE_DE, final=True))
+    done = rows_of(o, DONE_DE)
+    words = LONG_DE.split(" ")
+    seen = set()
+    for i in range(1, len(words) + 1):
+        o.on_subtitle(event(1, " ".join(words[:i])))
+        img = over(o, DARK)
+        check_frame(o)
+        shown = " ".join(words[: max(0, i - k)])
+        mine = texts(o, 1)
+        assert mine == rows_of(o, shown)[-2:]  # its last rows, whole, from a word's start
+        assert texts(o, 0) == (done[-(2 - len(mine)) :] if len(mine) < 2 else [])
+        if shown:
+            assert o.drawn[0] == mine[-1] and mine[-1].endswith(words[i - k - 1])
+        assert len(o.placed) == min(2, len(done) + len(mine))
+        lit = bright_rows(img)  # the text's pixels: none on the window's edges (no row cut)
+        assert min(lit) >= 2 and max(lit) <= o.height() - 3
+        seen.add(len(mine))
+        if len(mine) == 1 and "one-row" not in seen:
+            seen.add("one-row")
+            save(o, tmp_path, "long-german-1")
+    assert seen >= {0, 1, 2}
+    save(o, tmp_path, "long-german-2")
+    # Finished, then the next sentence: its last row moves up above the new one's first.
+    o.on_subtitle(event(1, LONG_DE, final=True))
+    o.on_subtitle(event(2, "Gibt es dazu Fragen?", final=True))
+    o.grab()
+    assert [pl.row.text for pl in o.placed] == [rows_of(o, LONG_DE)[-1], "Gibt es dazu Fragen?"]
+    # The window is exactly two rows high, and as wide as 42 columns.
+    row = QFontMetricsF(o.font_for()).lineSpacing()
+    assert o.height() == math.ceil(2 * row + 2 * PAD)
+    assert o.width() == o.fitting_width() and o.block_width() == o.text_width()
+
+
+def test_bilingual_pairs_stay_aligned(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Each source row sits right above the translation rows of its own line; two rows of
+    each language; the source rows small."""
+    o = shown_overlay(qtbot, DisplayConfig(bilingual=True, mask_k=0))
+    small_row = QFontMetricsF(o.font_for(SMALL)).lineSpacing()
+    row = QFontMetricsF(o.font_for()).lineSpacing()
+    assert o.height() == math.ceil(2 * small_row + 2 * row + 2 * PAD)
+    o.on_subtitle(event(0, DONE_DE, final=True, source=DONE_EN))
+    src, tgt = LONG_EN.split(" "), LONG_DE.split(" ")
+    shapes = set()
+    for i in range(1, len(src) + 1):
+        j = round(i * len(tgt) / len(src))
+        o.on_subtitle(event(1, " ".join(tgt[:j]), source=" ".join(src[:i]), k_words=False))
+        o.grab()
+        check_frame(o)
+        for pl in o.placed:
+            assert pl.rect.height() == (small_row if pl.row.stream == SOURCE else row)
+        newest = [pl.row for pl in o.placed if pl.row.segment_id == 1]
+        want_src = rows_of(o, " ".join(src[:i]), small=True)[-2:]
+        want_tgt = rows_of(o, " ".join(tgt[:j]))[-2:] if j else []
+        assert [r.text for r in newest] == want_src + want_tgt
+        shape = tuple((pl.row.segment_id, pl.row.stream) for pl in o.placed)
+        shapes.add(shape)
+        if shape == ((0, SOURCE), (0, MAIN), (1, SOURCE), (1, MAIN)):
+            save(o, tmp_path, "bilingual")
+    # It went from the old pair above the new one to the new pair alone, two rows of each.
+    assert ((0, SOURCE), (0, MAIN), (1, SOURCE), (1, MAIN)) in shapes
+    assert ((1, SOURCE), (1, SOURCE), (1, MAIN), (1, MAIN)) in shapes
+
+
+ZH = "我们今天首先讨论上个季度的财务结果以及明年，然后回答大家提出的问题。"
+JA = "本日は前四半期の売上と利益の結果をご説明し、その後Zoomで来年度の計画について話し合います。"
+
+
+@pytest.mark.parametrize(("lang", "text"), [("zh", ZH), ("ja", JA)])
+def test_chinese_and_japanese_rows(qtbot, tmp_path: Path, lang: str, text: str) -> None:  # type: ignore[no-untyped-def]
+    """21 characters a row at 42 columns, never a row that starts with 。 or 、, a Latin word
+    inside Japanese whole; as it grows the newest characters are on the bottom row."""
+    assert text[21] in "，、"  # cut every 21 characters, a row would start with it
+    o = shown_overlay(qtbot, DisplayConfig(mask_k=0, lines=2))
+    o.on_subtitle(event(0, "会议开始了。" if lang == "zh" else "会議を始めます。", final=True))
+    for n in range(1, len(text) + 1):
+        o.on_subtitle(event(1, text[:n]))
+        o.grab()
+        check_frame(o)
+        mine = texts(o, 1)
+        assert "".join(mine) == text[:n][-len("".join(mine)) :] and mine[-1][-1] == text[n - 1]
+        assert all(r[0] not in "。、，" for r in mine)
+        assert all(len(r) <= 21 for r in mine if "Zoom" not in r)  # 2 columns each
+    rows = rows_of(o, text)
+    assert len(rows) >= 2 and "".join(rows) == text
+    assert all(columns(r) <= 42 and r[0] not in CLOSING for r in rows)
+    assert [len(r) for r in rows][:1] == [20]  # the comma's character went down with it
+    if lang == "ja":
+        assert any("Zoom" in r for r in rows)  # the English word whole
+    assert texts(o, 1) == rows[-2:]
+    save(o, tmp_path, lang)
+
+
+def test_a_rewritten_line_shows_the_new_text_and_nothing_stale(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An open line whose start changes (the recogniser heard it again): only the new text's
+    rows; when it gets shorter, the finished line above comes back into its place."""
+    o = shown_overlay(qtbot, DisplayConfig(mask_k=0))
+    o.on_subtitle(event(0, DONE_DE, final=True))
+    before = LONG_DE
+    o.on_subtitle(event(1, before))
+    o.grab()
+    old = texts(o, 1)
+    assert len(old) == 2 and texts(o, 0) == []
+    after = "Wir wollen heute die Zahlen des Quartals kurz ansehen."
+    o.on_subtitle(event(1, after))
+    o.grab()
+    check_frame(o)
+    assert texts(o, 1) == rows_of(o, after) and len(rows_of(o, after)) == 2
+    assert not set(old) & set(o.drawn)
+    again = "Verzeihung, ich fange neu an."
+    o.on_subtitle(event(1, again))
+    o.grab()
+    check_frame(o)
+    assert o.drawn == [again, rows_of(o, DONE_DE)[-1]]
+    save(o, tmp_path, "rewritten")
+
+
+def test_a_wider_window_centres_the_block_and_a_narrower_one_wraps_inside(qtbot) -> None:  # type: ignore[no-untyped-def]
+    o = shown_overlay(qtbot, DisplayConfig(mask_k=0))
+    o.on_subtitle(event(0, LONG_DE, final=True))
+    o.resize(790, o.height())
+    o.grab()
+    check_frame(o)
+    block = o.text_width()
+    assert all(pl.rect.left() == PAD + (790 - 2 * PAD - block) / 2 for pl in o.placed)
+    assert [pl.row.text for pl in o.placed] == rows_of(o, LONG_DE)[-2:]
+    o.resize(380, o.height())
+    o.grab()
+    check_frame(o)
+    assert o.block_width() == 380 - 2 * PAD
+    assert all(pl.rect.left() == PAD and pl.rect.right() <= 380 - PAD for pl in o.placed)
+    assert [pl.row.text for pl in o.placed] == rows_of(o, LONG_DE)[-2:]
+
+
+def test_a_shrunk_window_loses_the_oldest_rows_and_an_alert_never_the_newest(qtbot) -> None:  # type: ignore[no-untyped-def]
+    o = shown_overlay(qtbot, DisplayConfig(mask_k=0, lines=3))
+    o.on_subtitle(event(0, DONE_DE, final=True))
+    o.on_subtitle(event(1, "Heute geht es um das Budget."))
+    o.grab()
+    full = [pl.row.text for pl in o.placed]
+    assert len(full) == 3
+    row = QFontMetricsF(o.font_for()).lineSpacing()
+    o.resize(o.width(), math.ceil(2 * row + 2 * PAD))
+    o.grab()
+    check_frame(o)
+    assert [pl.row.text for pl in o.placed] == full[1:]
+    o.set_alert("audio input 'USB Mic' disappeared; retrying", sticky=True)
+    for h in (o.height(), 60):  # two rows' room, then the smallest window
+        o.resize(o.width(), h)
+        o.grab()
+        check_frame(o)
+        assert o.drawn[0] == "Heute geht es um das Budget." and o.alert_drawn
+        assert o.placed[0].rect.top() >= 0 and o.placed[-1].rect.bottom() <= o.height()
+
+
+def test_changing_the_row_length_refits_the_window_around_its_centre(qtbot) -> None:  # type: ignore[no-untyped-def]
+    o = shown_overlay(qtbot, DisplayConfig())
+    g = o.geometry()
+    o.apply_display(dataclasses.replace(o.display, line_chars=32))
+    n = o.geometry()
+    assert n.width() == o.fitting_width() < g.width() and n.bottom() == g.bottom()
+    assert abs(n.center().x() - g.center().x()) <= 1
+    o.apply_display(dataclasses.replace(o.display, lines=3))
+    assert o.height() == o.fitting_height() > n.height() and o.width() == n.width()
