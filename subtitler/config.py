@@ -501,7 +501,7 @@ class DisplayConfig:
     text_color: str = setting("#ffffff", "Colour", tab="appearance")
     outline: bool = setting(True, "Outline", tab="appearance")
     background_opacity: float = setting(
-        0.55, "Background opacity", "0 transparent .. 1 opaque", range=(0.0, 1.0), tab="appearance"
+        0.7, "Background opacity", "0 transparent .. 1 opaque", range=(0.0, 1.0), tab="appearance"
     )
     click_through: bool = setting(
         False,
