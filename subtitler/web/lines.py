@@ -1,7 +1,7 @@
-"""The lines a subtitle display shows, kept without Qt: the page's copy of the overlay's rule.
+"""The lines a subtitle display shows, kept without Qt: one rule for the overlay and the page.
 
-Finished lines in full, the open (unfinished) line with display-only mask-k, exactly as
-``subtitler.ui.overlay.SubtitleOverlay.lines`` does (tests/ui/test_web_page.py compares them).
+Finished lines in full, the open (unfinished) line with display-only mask-k; the overlay
+(``subtitler.ui.overlay``) and the browser page both show what :class:`ShownLines` gives.
 With several target languages (issue 19) each line also carries the extra targets' text,
 under the same rule.
 """
