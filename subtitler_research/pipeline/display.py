@@ -44,37 +44,52 @@ def visible_changes(subs: Sequence[SubtitleEvent], k: int, lang: str) -> list[Ch
     return out
 
 
+def _gaps(shown: Sequence[tuple[int, float]], first_asr: dict[int, float]) -> list[float]:
+    """Per line: from its first recognised update to the first time in ``shown`` (segment,
+    stream time), then between consecutive times."""
+    times: dict[int, list[float]] = defaultdict(list)
+    for seg, t in shown:
+        if not times[seg] and seg in first_asr:
+            times[seg].append(first_asr[seg])
+        times[seg].append(t)
+    return [b - a for ts in times.values() for a, b in itertools.pairwise(ts)]
+
+
+def _gap_stats(name: str, gaps: Sequence[float]) -> dict[str, float | None]:
+    med, p90 = median_p90(gaps)
+    return {
+        f"{name}_median_s": None if med is None else round(med, 4),
+        f"{name}_p90_s": None if p90 is None else round(p90, 4),
+        f"{name}_max_s": round(max(gaps), 4) if gaps else None,
+        f"{name}s_within_target": round(
+            sum(g <= GAP_TARGET_S for g in gaps) / len(gaps), 4
+        ) if gaps else None,
+    }  # fmt: skip
+
+
 def display_report(
     subs: Sequence[SubtitleEvent], asr: Sequence[AsrUpdate], k: int, lang: str
 ) -> dict[str, float | int | None]:
-    """Flicker and update gaps of the main target's display.
+    """Flicker and gaps of the main target's display.
 
     ``display_changes_per_s``: visible changes per second of the talk (first recognised
     update to the last subtitle, stream time); ``display_rewrites_per_s``: those that took a
-    shown word back. Gaps: for each line, from its first recognised update to its first
-    visible text, and between its visible changes until it is finished (stream time)."""
+    shown word back. Gaps, per line from its first recognised update until it is finished
+    (stream time): ``update_gap``: between changes of its visible words; ``refresh_gap``:
+    between translations (or prefixes of one) of newer speech reaching the screen, whether
+    or not they changed a visible word (a translation that stays the same while the source
+    grows is the translator's doing, not the display's)."""
     changes = visible_changes(subs, k, lang)
     first_asr: dict[int, float] = {}
     for u in asr:
         first_asr.setdefault(u.segment_id, u.emitted_at)
-    times: dict[int, list[float]] = defaultdict(list)
-    for c in changes:
-        if not times[c.segment_id] and c.segment_id in first_asr:
-            times[c.segment_id].append(first_asr[c.segment_id])
-        times[c.segment_id].append(c.t)
-    gaps = [b - a for ts in times.values() for a, b in itertools.pairwise(ts)]
     start = min((u.emitted_at for u in asr), default=0.0)
     end = max((e.emitted_at for e in subs), default=start)
     span = max(end - start, 1e-9)
-    med, p90 = median_p90(gaps)
     return {
         "display_changes": len(changes),
         "display_changes_per_s": round(len(changes) / span, 4),
         "display_rewrites_per_s": round(sum(c.erased > 0 for c in changes) / span, 4),
-        "update_gap_median_s": None if med is None else round(med, 4),
-        "update_gap_p90_s": None if p90 is None else round(p90, 4),
-        "update_gap_max_s": round(max(gaps), 4) if gaps else None,
-        "update_gaps_within_target": round(
-            sum(g <= GAP_TARGET_S for g in gaps) / len(gaps), 4
-        ) if gaps else None,
-    }  # fmt: skip
+        **_gap_stats("update_gap", _gaps([(c.segment_id, c.t) for c in changes], first_asr)),
+        **_gap_stats("refresh_gap", _gaps([(e.segment_id, e.emitted_at) for e in subs], first_asr)),
+    }

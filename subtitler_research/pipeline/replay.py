@@ -49,6 +49,7 @@ from subtitler.session import Session
 from subtitler_research.mt.metrics import normalized_erasure
 from subtitler_research.pipeline.display import display_report
 from subtitler_research.pipeline.oracle import looped_words, oracle_factories
+from subtitler_research.pipeline.slow import slowed
 
 log = logging.getLogger("subtitler.replay")
 
@@ -250,6 +251,34 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
     return {"segments": segments, "displayed": displayed, "metrics": metrics, "notices": notices}
 
 
+def translator_pace(rec: Recorder, speed: float) -> dict[str, float | None]:
+    """How fast the translator was against the speech, in the talk's time: its median
+    decoding step, the median time one update took to translate whole (prompt, verify pass,
+    decoding), the median time between two recognised updates of a line, and their ratio: the
+    translator's real-time factor (above 1 it is slower than the speech)."""
+    subs = [e for e in rec.events if isinstance(e, SubtitleEvent) and not e.extra]
+    whole = [e.stats for e in subs if not e.partial and e.stats.method]
+    steps = [st.decode_s / st.decode_steps for st in whole if st.decode_steps]
+    step, _ = median_p90(steps)
+    took, _ = median_p90([st.prompt_s + st.verify_s + st.decode_s for st in whole])
+    seen: dict[int, float] = {}
+    intervals = []
+    for e in rec.events:
+        if isinstance(e, AsrEvent):
+            u = e.update
+            if u.segment_id in seen:
+                intervals.append(u.emitted_at - seen[u.segment_id])
+            seen[u.segment_id] = u.emitted_at
+    interval, _ = median_p90(intervals)
+    rtf = took * speed / interval if took is not None and interval else None
+    return {
+        "mt_step_ms": None if step is None else round(step * speed * 1000, 2),
+        "mt_update_s": None if took is None else round(took * speed, 4),
+        "asr_interval_s": None if interval is None else round(interval, 4),
+        "mt_rtf": None if rtf is None else round(rtf, 3),
+    }
+
+
 SHORT_FLAGS = {
     "mt.model_path": "--mt-model",
     "mt.template": "--template",
@@ -280,6 +309,13 @@ def parser() -> argparse.ArgumentParser:
         "--in-process",
         action="store_true",
         help="run llama.cpp and CTranslate2 in this process, not in worker processes",
+    )
+    ap.add_argument(
+        "--mt-step-ms",
+        type=float,
+        default=0.0,
+        help="make the translator slower than the speech: each decoding step costs this many "
+        "ms of the talk's time (a batch 0.37 of it per token; runs in this process)",
     )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--quiet", action="store_true")
@@ -329,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.oracle is not None:
         words = looped_words(a.oracle, parts.loop, parts.loop_gap_s)
         factories = oracle_factories(words, parts)
+    if a.mt_step_ms > 0:
+        factories = slowed(factories, a.mt_step_ms / 1000 / a.speed)
     session = Session(cfg, factories, rec, speed=a.speed)  # (settings not saved)
     rss0 = app_rss_mb()
     t0 = time.monotonic()
@@ -350,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {rec.fatal}", file=sys.stderr)
         return 2
     out = summarize(rec, tgt, pipe)
+    out["metrics"].update(translator_pace(rec, a.speed))
     # Growth in the steady state: from the first sample after 10% of the run (models loaded,
     # caches warm) to the end.
     warm = next(

@@ -141,3 +141,27 @@ def test_real_speech_through_the_whole_pipeline_to_translated_lines(
     keys = list(m)
     assert keys.index("display_latency_median_s") == keys.index("commit_delay_p90_s") + 1
     assert 0 < m["display_latency_median_s"] <= m["commit_delay_median_s"]
+
+
+def test_replay_with_a_translator_slower_than_the_speech(tmp_path: Path) -> None:
+    """Issue 17: the fixture translator made slower than the speech (--mt-step-ms). Its
+    interim decodes are given up for newer updates or run long: their prefixes are shown
+    (before, nothing until each line was finished), and the report says how slow it was."""
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "translator"
+    words = write_words(tmp_path / "w.tsv", 60)  # ~22 s of the talk
+    out = tmp_path / "out.json"
+    argv = [
+        "--oracle", str(words), "--mt-model", str(fixtures / "model.gguf"), "--tgt-lang", "de",
+        "--speed", "8", "--mt-step-ms", "400", "--mt-partial-every-s", "0.06",
+    ]  # fmt: skip
+    assert main([*argv, "--json", str(out), "--quiet", "--timeout", "120"]) == 0
+    d = json.loads(out.read_text())
+    m = d["metrics"]
+    assert m["mt_step_ms"] >= 400 and m["mt_rtf"] > 1.0  # slower than the speech
+    assert m["interim_prefixes"] > 0
+    prefixes = [x for x in d["displayed"] if x.get("partial")]
+    assert prefixes and all(not x["final"] for x in prefixes)
+    # Every line still ends translated, in order.
+    assert [s["id"] for s in d["segments"]] == sorted(s["id"] for s in d["segments"])
+    assert all(s["translation"] for s in d["segments"])
+    assert m["refresh_gap_p90_s"] is not None and m["update_gap_p90_s"] is not None

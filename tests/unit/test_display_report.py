@@ -52,6 +52,8 @@ def test_display_report() -> None:
     assert r["update_gap_max_s"] == 2.0
     assert r["update_gap_median_s"] == 0.75
     assert r["update_gaps_within_target"] == pytest.approx(5 / 6, abs=1e-4)
+    # Every event counts as a refresh, the one that changed nothing at 1.5 s too.
+    assert r["refresh_gap_max_s"] == 2.0 and r["refresh_gap_median_s"] == 0.5
 
 
 def test_chinese_counts_characters() -> None:
