@@ -49,7 +49,7 @@ from subtitler.session import Session
 from subtitler_research.mt.metrics import normalized_erasure
 from subtitler_research.pipeline.display import display_report
 from subtitler_research.pipeline.oracle import looped_words, oracle_factories
-from subtitler_research.pipeline.slow import slowed
+from subtitler_research.pipeline.slow import BATCH_SHARE, slowed
 
 log = logging.getLogger("subtitler.replay")
 
@@ -253,13 +253,16 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
 
 def translator_pace(rec: Recorder, speed: float) -> dict[str, float | None]:
     """How fast the translator was against the speech, in the talk's time: its median
-    decoding step, the median time one update took to translate whole (prompt, verify pass,
-    decoding), the median time between two recognised updates of a line, and their ratio: the
-    translator's real-time factor (above 1 it is slower than the speech)."""
+    decoding step; the median work of an update translated whole, in decoding steps (a
+    batched token counts as BATCH_SHARE of one: with --mt-step-ms X an update alone takes
+    about work × X); the median time one took; and the median time between two recognised
+    updates of a line (an update's decode longer than that is slower than the speech)."""
     subs = [e for e in rec.events if isinstance(e, SubtitleEvent) and not e.extra]
     whole = [e.stats for e in subs if not e.partial and e.stats.method]
-    steps = [st.decode_s / st.decode_steps for st in whole if st.decode_steps]
-    step, _ = median_p90(steps)
+    step, _ = median_p90([st.decode_s / st.decode_steps for st in whole if st.decode_steps])
+    work, _ = median_p90(
+        [st.decode_steps + BATCH_SHARE * max(st.prompt_tokens, st.verified_tokens) for st in whole]
+    )
     took, _ = median_p90([st.prompt_s + st.verify_s + st.decode_s for st in whole])
     seen: dict[int, float] = {}
     intervals = []
@@ -270,12 +273,15 @@ def translator_pace(rec: Recorder, speed: float) -> dict[str, float | None]:
                 intervals.append(u.emitted_at - seen[u.segment_id])
             seen[u.segment_id] = u.emitted_at
     interval, _ = median_p90(intervals)
-    rtf = took * speed / interval if took is not None and interval else None
+
+    def r(x: float | None, scale: float = 1.0, nd: int = 4) -> float | None:
+        return None if x is None else round(x * scale, nd)
+
     return {
-        "mt_step_ms": None if step is None else round(step * speed * 1000, 2),
-        "mt_update_s": None if took is None else round(took * speed, 4),
-        "asr_interval_s": None if interval is None else round(interval, 4),
-        "mt_rtf": None if rtf is None else round(rtf, 3),
+        "mt_step_ms": r(step, speed * 1000, 2),
+        "mt_update_work_steps": r(work, nd=2),
+        "mt_update_s": r(took, speed),
+        "asr_interval_s": r(interval),
     }
 
 

@@ -157,7 +157,8 @@ def test_replay_with_a_translator_slower_than_the_speech(tmp_path: Path) -> None
     assert main([*argv, "--json", str(out), "--quiet", "--timeout", "120"]) == 0
     d = json.loads(out.read_text())
     m = d["metrics"]
-    assert m["mt_step_ms"] >= 400 and m["mt_rtf"] > 1.0  # slower than the speech
+    # Slower than the speech: an update takes longer than the time to the next one.
+    assert m["mt_step_ms"] >= 400 and m["mt_update_s"] > m["asr_interval_s"] > 0
     assert m["interim_prefixes"] > 0
     prefixes = [x for x in d["displayed"] if x.get("partial")]
     assert prefixes and all(not x["final"] for x in prefixes)
