@@ -29,7 +29,7 @@ from subtitler.pipeline.events import (
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
-from subtitler.types import AsrUpdate, AudioBlock
+from subtitler.types import AsrUpdate, AudioBlock, UpdateStats
 
 log = logging.getLogger(__name__)
 Emit = Callable[[Event], None]
@@ -486,23 +486,35 @@ class TranslationStage(threading.Thread):
         prev = self._on_screen.get(lang)
         if not r.text or (prev is not None and prev[0] == u.segment_id and prev[1] == r.text):
             return
-        shown = self._steady(dataclasses.replace(u, final=False), lang, r.text, r.shown_by_k)
-        self._show(
-            SubtitleEvent(
-                u.segment_id,
-                u.text,
-                r.text,
-                shown,
-                False,
-                u.emitted_at,
-                self.clock(),
-                u.audio_t0,
-                u.audio_t1,
-                r.stats,
-                lang=lang,
-                target=target,
-                partial=True,
-            )
+        u = dataclasses.replace(u, final=False)  # (a final update's prefix is still open)
+        shown = self._steady(u, lang, r.text, r.shown_by_k)
+        self._show(self._subtitle(u, lang, target, r.text, shown, r.stats, partial=True))
+
+    def _subtitle(
+        self,
+        u: AsrUpdate,
+        lang: str,
+        target: int,
+        text: str,
+        shown: tuple[str, ...],
+        stats: UpdateStats | None = None,
+        partial: bool = False,
+    ) -> SubtitleEvent:
+        """The subtitle of update ``u`` in one target language, ready now."""
+        return SubtitleEvent(
+            u.segment_id,
+            u.text,
+            text,
+            shown,
+            u.final,
+            u.emitted_at,
+            self.clock(),
+            u.audio_t0,
+            u.audio_t1,
+            stats or UpdateStats(),
+            lang=lang,
+            target=target,
+            partial=partial,
         )
 
     def _keep_last_good(self, u: AsrUpdate, lang: str, target: int) -> str:
@@ -519,21 +531,7 @@ class TranslationStage(threading.Thread):
     def _untranslated(self, u: AsrUpdate, lang: str, target: int, shown: str = "") -> str:
         """An update shown without a new translation: the source is the subtitle (``shown``: what
         the line reads; empty = fall back to the source on screen)."""
-        self._show(
-            SubtitleEvent(
-                u.segment_id,
-                u.text,
-                shown,
-                (shown,) * (MAX_K + 1),
-                u.final,
-                u.emitted_at,
-                self.clock(),
-                u.audio_t0,
-                u.audio_t1,
-                lang=lang,
-                target=target,
-            )
-        )
+        self._show(self._subtitle(u, lang, target, shown, (shown,) * (MAX_K + 1)))
         return shown
 
     def _superseded(self, u: AsrUpdate) -> bool:
@@ -616,22 +614,7 @@ class TranslationStage(threading.Thread):
         if u.final and t.stats.hit_cap:
             # The translation was cut at its length limit: say so rather than end mid-phrase.
             shown = tuple(f"{x}…" for x in shown)
-        self._show(
-            SubtitleEvent(
-                u.segment_id,
-                u.text,
-                t.text,
-                shown,
-                u.final,
-                u.emitted_at,
-                self.clock(),
-                u.audio_t0,
-                u.audio_t1,
-                t.stats,
-                lang=lang,
-                target=target,
-            )
-        )
+        self._show(self._subtitle(u, lang, target, t.text, shown, t.stats))
         if t.text:
             self._last_good[lang] = (u.segment_id, u.text, t.text)
         return t.text
