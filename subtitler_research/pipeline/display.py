@@ -86,7 +86,13 @@ def display_report(
     start = min((u.emitted_at for u in asr), default=0.0)
     end = max((e.emitted_at for e in subs), default=start)
     span = max(end - start, 1e-9)
+    finals: dict[int, str] = {}
+    for c in changes:
+        finals[c.segment_id] = c.text
+    total = sum(len(units(text, lang)) for text in finals.values())
     return {
+        # NE of what was displayed: words taken back over the words of the lines as they end.
+        "ne_displayed": round(sum(c.erased for c in changes) / total, 4) if total else 0.0,
         "display_changes": len(changes),
         "display_changes_per_s": round(len(changes) / span, 4),
         "display_rewrites_per_s": round(sum(c.erased > 0 for c in changes) / span, 4),

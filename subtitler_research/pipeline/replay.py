@@ -46,7 +46,6 @@ from subtitler.pipeline.factories import RealParts, real_factories
 from subtitler.pipeline.metrics import display_latencies, median_p90
 from subtitler.pipeline.pipeline import Pipeline
 from subtitler.session import Session
-from subtitler_research.mt.metrics import normalized_erasure
 from subtitler_research.pipeline.display import display_report
 from subtitler_research.pipeline.oracle import looped_words, oracle_factories
 from subtitler_research.pipeline.slow import BATCH_SHARE, slowed
@@ -181,21 +180,17 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
     every = [e for e in rec.events if isinstance(e, SubtitleEvent)]
     subs = [e for e in every if not e.extra]  # the main target's (as with one target)
     asr = [e.update for e in rec.events if isinstance(e, AsrEvent)]
-    shown: dict[int, list[str]] = defaultdict(list)
-    displayed = []
-    for e in subs:
-        text = e.shown(rec.k)
-        if not shown[e.segment_id] or shown[e.segment_id][-1] != text:
-            shown[e.segment_id].append(text)
-        displayed.append(
-            {
-                "t": round(e.emitted_at, 3),
-                "segment": e.segment_id,
-                "final": e.final,
-                "shown": text,
-                **({"partial": True} if e.partial else {}),
-            }
-        )
+    displayed = [
+        {
+            "t": round(e.emitted_at, 3),
+            "segment": e.segment_id,
+            "final": e.final,
+            "shown": e.shown(rec.k),
+            "translation": e.translation,  # (display_rules shows it under other rules)
+            **({"partial": True} if e.partial else {}),
+        }
+        for e in subs
+    ]
     # Lag: ASR updates of the same segment that arrived after the one being shown and before
     # its translation was ready (0 or 1 means the display keeps up).
     asr_times: dict[int, list[float]] = defaultdict(list)
@@ -234,7 +229,6 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
     metrics = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()}
     metrics.update(
         {
-            "ne_displayed": round(normalized_erasure(list(shown.values()), tgt_lang), 4),
             **display_report(subs, asr, rec.k, tgt_lang),
             "interim_prefixes": sum(e.partial for e in subs),
             "max_lag_updates": max(lags, default=0),

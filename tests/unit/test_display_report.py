@@ -46,6 +46,7 @@ def test_display_report() -> None:
     r = display_report(SUBS, ASR, 3, "de")
     # 6 changes, 2 of them rewrites, over 0.5 .. 6.5 s.
     assert r["display_changes"] == 6
+    assert r["ne_displayed"] == 0.5  # 2 words taken back, 4 in the finished lines
     assert r["display_changes_per_s"] == pytest.approx(1.0)
     assert r["display_rewrites_per_s"] == pytest.approx(2 / 6, abs=1e-4)
     # Segment 0: 0.5 -> 1.0 -> 2.0 -> 4.0 -> 4.5; segment 1: 5.0 -> 6.0 -> 6.5.
