@@ -78,7 +78,8 @@ def display_report(
     (stream time): ``update_gap``: between changes of its visible words; ``refresh_gap``:
     between translations (or prefixes of one) of newer speech reaching the screen, whether
     or not they changed a visible word (a translation that stays the same while the source
-    grows is the translator's doing, not the display's)."""
+    grows is the translator's doing, not the display's); ``screen_*``: the same for the
+    screen as a whole."""
     changes = visible_changes(subs, k, lang)
     first_asr: dict[int, float] = {}
     for u in asr:
@@ -98,4 +99,8 @@ def display_report(
         "display_rewrites_per_s": round(sum(c.erased > 0 for c in changes) / span, 4),
         **_gap_stats("update_gap", _gaps([(c.segment_id, c.t) for c in changes], first_asr)),
         **_gap_stats("refresh_gap", _gaps([(e.segment_id, e.emitted_at) for e in subs], first_asr)),
+        # The same over the whole screen (any line), from the first recognised update: what
+        # a reader sees while a new line waits behind the last one's final translation.
+        **_gap_stats("screen_update_gap", _gaps([(-1, c.t) for c in changes], {-1: start})),
+        **_gap_stats("screen_refresh_gap", _gaps([(-1, e.emitted_at) for e in subs], {-1: start})),
     }

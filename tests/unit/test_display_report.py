@@ -55,6 +55,10 @@ def test_display_report() -> None:
     assert r["update_gaps_within_target"] == pytest.approx(5 / 6, abs=1e-4)
     # Every event counts as a refresh, the one that changed nothing at 1.5 s too.
     assert r["refresh_gap_max_s"] == 2.0 and r["refresh_gap_median_s"] == 0.5
+    # The screen: 0.5 (first update) -> 1.0 -> 2.0 -> 4.0 -> 4.5 -> 6.0 -> 6.5 changes.
+    assert r["screen_update_gap_max_s"] == 2.0 and r["screen_update_gap_median_s"] == 0.75
+    assert r["screen_update_gaps_within_target"] == pytest.approx(5 / 6, abs=1e-4)
+    assert r["screen_refresh_gap_max_s"] == 2.0  # 2.0 -> 4.0: nothing in between
 
 
 def test_chinese_counts_characters() -> None:
