@@ -19,6 +19,8 @@ import codecs
 import unicodedata
 from collections.abc import Callable, Sequence
 
+from subtitler.mt.lm import common_prefix_len
+
 MAX_K = 10  # display-only mask-k is chosen in 0..MAX_K
 
 # Scripts written without spaces between words: a cut between two of their characters is a
@@ -87,15 +89,6 @@ def complete_text(data: bytes) -> str:
     return dec.decode(data, final=False)
 
 
-def _common(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def display_text(
     detokenize: Callable[[Sequence[int]], bytes],
     tokens: Sequence[int],
@@ -124,7 +117,7 @@ def shown_by_k(
         cut = complete_text(detokenize(tokens[: max(0, len(tokens) - k)]))
         # A piece's text can change with what follows (a tokenizer's leading-space rule): the
         # cut is where the two texts part, never past it.
-        out.append(word_safe(full, _common(cut, full)).strip())
+        out.append(word_safe(full, common_prefix_len(cut, full)).strip())
     return tuple(out)
 
 
@@ -144,7 +137,7 @@ def steady(
     if before is None:
         return tuple(shown)
     prev_full, prev_shown = before
-    agreed = word_safe(full, _common(prev_full, full))
+    agreed = word_safe(full, common_prefix_len(prev_full, full))
     out = []
     for k, text in enumerate(shown):
         old = prev_shown[k] if k < len(prev_shown) else ""

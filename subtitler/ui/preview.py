@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from subtitler.mt.masking import MAX_K, display_text
+from subtitler.mt.masking import shown_by_k
 from subtitler.pipeline.events import SubtitleEvent
 
 PREVIEW_ID = -1000  # segment ids at or below it are samples (a pipeline counts from 0)
@@ -33,6 +33,6 @@ def sample_events() -> list[SubtitleEvent]:
             return "".join(p[j] for j in ids).encode()
 
         ids = list(range(len(pieces)))
-        shown = tuple(display_text(detok, ids, k, final).strip() for k in range(MAX_K + 1))
+        shown = shown_by_k(detok, ids, final)
         out.append(SubtitleEvent(PREVIEW_ID - i, source, translation, shown, final, 0.0, 0.0))
     return out

@@ -8,8 +8,8 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
-from subtitler.mt.masking import display_text
-from subtitler.pipeline.events import MAX_K, SubtitleEvent
+from subtitler.mt.masking import shown_by_k
+from subtitler.pipeline.events import SubtitleEvent
 
 
 def subtitle(
@@ -23,7 +23,7 @@ def subtitle(
     def detok(toks: Sequence[int]) -> bytes:
         return " ".join(words[t] for t in toks).encode("utf-8")
 
-    shown = tuple(display_text(detok, ids, k, final) for k in range(MAX_K + 1))
+    shown = shown_by_k(detok, ids, final)
     return SubtitleEvent(seg, source, translation, shown, final, 0.0, 0.0, lang=lang, target=target)
 
 
