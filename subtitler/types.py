@@ -27,6 +27,7 @@ class UpdateStats:
     ended_by_eos: bool = False
     aborted: bool = False
     hit_cap: bool = False  # stopped at the output length limit, not by EOS
+    looped: bool = False  # stopped in a decoding loop (mt/output_rules.py)
 
     @property
     def generation_s(self) -> float:
@@ -48,6 +49,8 @@ class Translation:
     tokens: tuple[int, ...]
     final: bool
     stats: UpdateStats = field(default_factory=UpdateStats, compare=False)
+    # Why the output is not a translation to show (mt/output_rules.py); "" when it is one.
+    problem: str = ""
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,9 @@ class EngineResult:
     # progress: what an open line shows of the prefix decoded so far.
     shown_by_k: tuple[str, ...]
     stats: UpdateStats
+    # Why the output is not a translation (an echo of the source, a loop: mt/output_rules.py):
+    # the update failed and ``text`` is empty. "" for a translation.
+    problem: str = ""
 
 
 Progress = Callable[[EngineResult], None]  # a slow decode's prefix, as it goes
@@ -197,7 +200,7 @@ class LocalEngine:
             on_step = _Every(mt.partial_every_s, lambda out: progress(_partial(detok, out)))
         t = tr.update(segment_id, source, final, should_abort=should_abort, on_step=on_step)
         shown = shown_by_k(detok, t.tokens, final and not t.stats.aborted)
-        return EngineResult(t.text, t.tokens, shown, t.stats)
+        return EngineResult(t.text, t.tokens, shown, t.stats, t.problem)
 
     def close(self) -> None:
         self._trs.clear()

@@ -42,7 +42,8 @@ from subtitler.mt.completions import (
 from subtitler.mt.engine import EngineResult, EngineUnavailable, Progress
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.masking import shown_by_k
-from subtitler.mt.prompts import BUILTIN, PromptBuilder, TemplateError, detect_template
+from subtitler.mt.output_rules import problem, text_cut
+from subtitler.mt.prompts import BUILTIN, FEWSHOT, PromptBuilder, TemplateError, detect_template
 from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
 from subtitler.mt.translator import CONTEXT_WORDS, LengthCap, apply_settings
 from subtitler.types import UpdateStats
@@ -62,6 +63,7 @@ class RemoteTranslation:
     pieces: tuple[str, ...]
     final: bool
     stats: UpdateStats
+    problem: str = ""  # why the output is no translation (mt/output_rules.py); "" if it is one
 
     @property
     def text(self) -> str:
@@ -222,6 +224,16 @@ class RemoteTranslator:
             pieces, st = self.decode(source, self._draft, should_abort)
         except Aborted:
             pieces, st = [], UpdateStats(method=str(self.options.method), aborted=True)
+        # As locally: one line of text, without a chat template's markers.
+        cut = text_cut(pieces)
+        if cut != pieces:
+            pieces = cut
+            st.ended_by_eos, st.hit_cap = True, False
+        if not st.aborted:
+            p = self.prompts
+            why = problem(source, "".join(pieces), pieces, p.src_lang, p.tgt_lang)
+            if why:  # not a translation: nothing of it is shown or becomes the draft
+                return RemoteTranslation(segment_id, source, (), final, st, problem=why)
         k = self.output_mask_k
         if not st.aborted and not final and k > 0:
             pieces = pieces[: max(0, len(pieces) - k)]  # the paper's output mask-k
@@ -240,7 +252,7 @@ class RemoteTranslator:
 
 def resolve_server_template(requested: str, model: str) -> str:
     """The prompt template for a server's model: a builtin one, or "auto" by its name."""
-    if requested in BUILTIN:
+    if requested in (*BUILTIN, FEWSHOT):
         return requested
     if requested == "auto":
         try:
@@ -251,11 +263,12 @@ def resolve_server_template(requested: str, model: str) -> str:
             return found
         raise TemplateError(
             f"server model {model!r}: choose its prompt template in Settings "
-            "(auto knows Tower and Qwen3 by name; chatml for ChatML models)"
+            "(auto knows Tower and Qwen3 by name; chatml for ChatML models, fewshot for base "
+            "models)"
         )
     raise TemplateError(
         f"the {requested!r} prompt template needs the model file; for a server model choose "
-        "tower, qwen3 or chatml"
+        "tower, qwen3, chatml or fewshot"
     )
 
 
@@ -429,7 +442,7 @@ class RemoteEngine:
         self._failures = 0
         if t.stats.aborted:
             return EngineResult("", (), (), t.stats)
-        return EngineResult(t.text, (), t.shown_by_k(), t.stats)
+        return EngineResult(t.text, (), t.shown_by_k(), t.stats, t.problem)
 
     def close(self) -> None:
         self._trs.clear()

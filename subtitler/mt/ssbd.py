@@ -9,6 +9,10 @@ All three are one engine over :class:`~subtitler.mt.lm.LanguageModel`:
   the accepted prefix and resumes greedy decoding.
 * CD accepts the whole draft without looking (logits only at its end) and continues.
 
+A decode ends at end-of-generation, at a line break and where the model writes a chat
+template's marker as text (mt/output_rules.py: neither is kept), in a decoding loop, or at the
+length cap; a draft is cut before its first such token.
+
 Tie-breaking: at beta == 0 the rule is plain greedy argmax (first index, like RT), so SSBD
 reproduces RT token for token; at beta > 0 an exact tie goes to the draft token, so beta >= 0.5
 accepts every token (== CD) even when float rounding makes probabilities tie.
@@ -26,6 +30,7 @@ import numpy as np
 
 from subtitler.mt.drafting import Chain, Proposer, Resync
 from subtitler.mt.lm import LanguageModel, Logits, common_prefix_len
+from subtitler.mt.output_rules import ends_line, loops, marker_cut
 from subtitler.types import UpdateStats
 
 __all__ = [
@@ -156,6 +161,16 @@ class Decoder:
     def __init__(self, lm: LanguageModel, clock: Callable[[], float] = time.perf_counter):
         self.lm = lm
         self._clock = clock
+        self._breaks: dict[int, bool] = {}  # token -> its text breaks the line
+
+    def _ends(self, tok: int, eos: frozenset[int]) -> bool:
+        """Does ``tok`` end the output (end-of-generation or a line break)?"""
+        if tok in eos:
+            return True
+        got = self._breaks.get(tok)
+        if got is None:
+            got = self._breaks[tok] = ends_line(self.lm.detokenize([tok]))
+        return got
 
     def _reuse_prefix(self, prompt: Sequence[int]) -> int:
         """Drop the cache after the longest prefix shared with ``prompt``; return its length."""
@@ -183,7 +198,10 @@ class Decoder:
         cap = max(0, opts.max_new_tokens)
         st = UpdateStats(method=str(opts.method))
         draft = [] if opts.method is Method.RT else [t for t in draft if t not in eos][:cap]
-        # EOS is never part of a draft; a draft that contained one is cut before it.
+        # EOS is never part of a draft; a draft that contained one is cut before it, and
+        # before a line break.
+        ends = next((i for i, t in enumerate(draft) if self._ends(t, eos)), len(draft))
+        draft = draft[:ends]
         st.draft_len = len(draft)
 
         reused = self._reuse_prefix(prompt)
@@ -235,10 +253,12 @@ class Decoder:
         t0 = clock()
         while len(out) < cap:
             tok = greedy(nxt_row)
-            if tok in eos:
+            if self._ends(tok, eos):
                 st.ended_by_eos = True
                 break
             out.append(tok)
+            if self._stopped(out, st):
+                break
             if len(out) >= cap:
                 break
             if should_abort is not None and should_abort():
@@ -250,7 +270,9 @@ class Decoder:
                 g0 = clock()
                 extra = guess.propose(out, min(k, cap - len(out)))
                 st.guess_s += clock() - g0
-            extra = [t for t in extra if t not in eos][: cap - len(out)]
+            extra = extra[: cap - len(out)]
+            # A guess never ends the line: guesses stop before the first token that would.
+            extra = extra[: next((i for i, t in enumerate(extra) if self._ends(t, eos)), None)]
             if extra:
                 # Verify the guesses with the token just chosen, in one pass, by the same rule.
                 rows = self.lm.evaluate([tok, *extra], list(range(len(extra) + 1)))
@@ -260,11 +282,14 @@ class Decoder:
                 trusted = opts.method is Method.SSBD and guess is not None and guess.trusted
                 a = accept_count(rows, extra, opts if trusted else EXACT)
                 out += extra[:a]
-                if a < len(extra):
-                    self.lm.truncate(n_prompt + len(out))
-                nxt_row = rows[a]
                 st.lookahead_drafted += len(extra)
                 st.lookahead_accepted += a
+                if a < len(extra):
+                    self.lm.truncate(n_prompt + len(out))
+                if self._stopped(out, st):
+                    st.decode_steps += 1
+                    break
+                nxt_row = rows[a]
             else:
                 nxt_row = self.lm.evaluate([tok], [0])[0]
             st.decode_steps += 1
@@ -274,3 +299,17 @@ class Decoder:
         st.output_len = len(out)
         st.hit_cap = not st.ended_by_eos and not st.aborted and len(out) >= cap
         return DecodeResult(out, st)
+
+    def _stopped(self, out: list[int], st: UpdateStats) -> bool:
+        """After a token: a chat-template marker written as text is cut off and ends the
+        output; a loop ends it as it is. The cache may hold more than ``out`` then (the
+        next update's prompt match drops it)."""
+        cut = marker_cut(out, self.lm.detokenize)
+        if cut >= 0:
+            del out[cut:]
+            st.ended_by_eos = True
+            return True
+        if loops(out):
+            st.looped = True
+            return True
+        return False

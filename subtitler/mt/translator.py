@@ -15,6 +15,7 @@ from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel, GuessGate, NgramTable, Proposer
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import complete_text, output_mask
+from subtitler.mt.output_rules import problem
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Decoder, DecodeResult, Method
 from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
@@ -170,6 +171,14 @@ class StreamTranslator:
         if segment_id != self._segment:
             self._segment, self._draft = segment_id, []
         res = self.decode(source, self._draft, should_abort, on_step)
+        text = complete_text(self.lm.detokenize(res.tokens)).strip()
+        if not res.stats.aborted:
+            p = self.prompts
+            why = problem(source, text, res.tokens, p.src_lang, p.tgt_lang)
+            if why:
+                # Not a translation: the draft stays the last good one (a draft of the echo
+                # would bias the next update towards it), and nothing of it is shown or kept.
+                return Translation(segment_id, source, "", (), final, res.stats, problem=why)
         tokens = (
             res.tokens if res.stats.aborted else output_mask(res.tokens, self.output_mask_k, final)
         )
@@ -180,7 +189,8 @@ class StreamTranslator:
             if self.context_sentences > 0:
                 words = " ".join(self._history[-self.context_sentences :]).split()
                 self.context = " ".join(words[-CONTEXT_WORDS:])
-        text = complete_text(self.lm.detokenize(tokens)).strip()
+        if tokens != res.tokens:
+            text = complete_text(self.lm.detokenize(tokens)).strip()
         return Translation(segment_id, source, text, tuple(tokens), final, res.stats)
 
     def reset(self) -> None:

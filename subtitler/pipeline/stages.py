@@ -332,6 +332,7 @@ class TranslationStage(threading.Thread):
         self.idle = threading.Event()  # set while waiting with nothing to do
         self.asr_done: threading.Event | None = None
         self._failed_segment: int | None = None  # the segment whose failure was reported
+        self._bad_output: tuple[int, str] | None = None  # (segment, target) told of a bad output
         self._failures = 0  # translations failed in a row
         self._unavailable_said = False  # the current outage of a server was reported
         self._notice = ""  # the engine's notice the user has read (it may change mid-run)
@@ -608,6 +609,14 @@ class TranslationStage(threading.Thread):
             if mt.partial_every_s > 0:  # the prefix decoded so far is shown, not lost
                 self._show_partial(u, lang, target, t)
             return None
+        if t.problem:
+            # Not a translation (the source again, a loop): the line keeps its last good text
+            # and the reader is told why, once per line. The model stays: the next update
+            # may well translate.
+            if self._bad_output != (u.segment_id, lang):
+                self._bad_output = (u.segment_id, lang)
+                self.emit(ErrorEvent("mt", f"a line was not translated: {t.problem}"))
+            return self._keep_last_good(u, lang, target) if u.final else None
         self._turns += 1
         self._served[lang] = self._turns
         shown = self._steady(u, lang, t.text, t.shown_by_k)

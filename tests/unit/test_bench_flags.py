@@ -96,7 +96,8 @@ def test_a_run_takes_the_settings_with_its_own_decoding() -> None:
 def test_the_runs_are_capped_by_the_settings() -> None:
     """A model that never stops: each run's output is as long as the settings' length cap
     (len_ratio tokens per source token + 8, at most max_new_tokens)."""
-    endless = ScriptedLM(40, 0, lambda ctx: peaked(40, {7: 1.0}))
+    # (A new token each step: one token over and over would be a decoding loop, stopped early.)
+    endless = ScriptedLM(40, 0, lambda ctx: peaked(40, {5 + len(ctx) % 31: 1.0}))
     prompts = PromptBuilder("chatml", "en", "de")
     sources = ["one two three four five six seven"]
     specs = [RunSpec(Method.RT), RunSpec(Method.SSBD, 0.2), RunSpec(Method.CD)]

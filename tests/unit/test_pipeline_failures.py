@@ -13,12 +13,14 @@ from subtitler.asr.backend import Hypothesis
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.config import AppConfig, MtConfig
 from subtitler.mt.completions import ServerError
+from subtitler.mt.engine import EngineResult
+from subtitler.mt.output_rules import ECHO
 from subtitler.mt.remote import RemoteEngine
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.stages import ModelLoader
 from subtitler.pipeline.transcript import read_transcript
-from subtitler.types import AudioBlock, Word
+from subtitler.types import AudioBlock, UpdateStats, Word
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, SlowLM, Step, loader_for
 from tests.unit.test_pipeline import Events, make, wait_for
 
@@ -248,3 +250,55 @@ def test_a_server_chosen_without_an_address_says_where_to_give_it(tmp_path: Path
         "no translation server address given: subtitles show the transcript only "
         "(give its address in Settings → Translation)"
     )
+
+
+class EchoingEngine:
+    """Translates the first update of each line, then writes the source again (an echo:
+    what a base model given the wrong prompt does; mt/output_rules.py rejects it)."""
+
+    notice = ""
+    name = "echoing"
+
+    def translate(
+        self,
+        segment_id: int,
+        source: str,
+        final: bool,
+        src_lang: str,
+        mt: MtConfig,
+        should_abort: object = None,
+        progress: object = None,
+    ) -> EngineResult:
+        if len(source.split()) <= 2:
+            text = source.upper()
+            return EngineResult(text, (1, 2), (text,) * 11, UpdateStats())
+        return EngineResult("", (), ("",) * 11, UpdateStats(), problem=ECHO)
+
+    def set_glossary(self, glossary: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_output_that_is_no_translation_keeps_the_last_good_text(tmp_path: Path) -> None:
+    """Issue 25: an echo of the source is never shown or saved; the line keeps its last good
+    translation (marked as shorter than what was said), the reader is told why once per line,
+    and the model stays (a good update later is shown)."""
+    script = [
+        Step(0.5, 0, ["good", "morning"]),
+        Step(1.0, 0, ["good", "morning", "everyone"]),
+        Step(1.5, 0, ["good", "morning", "everyone."], final=True),
+        Step(2.0, 1, ["the", "budget", "grew."], final=True),
+        Step(2.5, 2, ["thanks"], final=True),
+    ]
+    p, ev, _, _ = make(tmp_path, script=script, loader=lambda m: EchoingEngine())
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    shown = [(e.segment_id, e.translation) for e in ev.of(SubtitleEvent)]
+    assert shown == [(0, "GOOD MORNING"), (0, "GOOD MORNING…"), (1, ""), (2, "THANKS")]
+    told = [e.message for e in ev.of(ErrorEvent)]
+    assert told == [f"a line was not translated: {ECHO}"] * 2  # lines 0 and 1, once each
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.translation for r in recs] == ["GOOD MORNING…", "", "THANKS"]
