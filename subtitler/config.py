@@ -193,7 +193,7 @@ def specs(cls: type) -> Iterator[tuple[Field[Any], Spec]]:
 
 THREADS = (1, 64)
 MAX_EXTRA_TARGETS = 4  # extra target languages: each costs a translation of every update
-TEMPLATES = ("auto", "tower", "qwen3", "chatml", "gguf")
+TEMPLATES = ("auto", "tower", "qwen3", "chatml", "gguf", "fewshot")
 # What CTranslate2 accepts as a compute type ("auto": int8 on CPU, float16 on CUDA).
 COMPUTE_TYPES = (
     "auto", "default", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
@@ -289,7 +289,9 @@ class MtConfig:
         "", "Translation model", "GGUF file or catalog id", reload=True, tab="translation"
     )
     template: str = setting(
-        "auto", "How the model is asked", "auto: as the model file says", choices=TEMPLATES,
+        "auto", "How the model is asked",
+        "auto: as the model file says (a model without a chat template is shown example "
+        "translations: fewshot)", choices=TEMPLATES,
         reload=True, tab="translation", term="prompt template",
     )  # fmt: skip
     src_lang: str = setting(

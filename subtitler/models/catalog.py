@@ -22,7 +22,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 Kind = Literal["asr", "mt"]
 KINDS: tuple[Kind, ...] = ("asr", "mt")
 SPEEDS = ("fast", "medium", "slow", "gpu")
-TEMPLATES = (*BUILTIN, "gguf")
+TEMPLATES = (*BUILTIN, "gguf", "fewshot")
 MULTILINGUAL = "*"
 # An id is a folder name under the models folder: plain on every OS, never "." or "..".
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")

@@ -1,12 +1,15 @@
-"""Translation prompts: the paper's Table 5 templates and the model's own GGUF chat template."""
+"""Translation prompts: the paper's Table 5 templates, the model's own GGUF chat template, and
+few-shot examples for base models (mt/fewshot.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from subtitler.config import TEMPLATES
+from subtitler.mt.fewshot import fewshot_prompt
 from subtitler.mt.languages import language_name
 from subtitler.mt.terms import present
 
@@ -32,7 +35,9 @@ CHATML = (
     "<|im_start|>user\n{text}<|im_end|>\n<|im_start|>assistant\n"
 )
 BUILTIN: dict[str, str] = {"tower": TOWER, "qwen3": QWEN3, "chatml": CHATML}
-# The names a setting may give are subtitler.config.TEMPLATES: these, "gguf" and "auto".
+# The names a setting may give are subtitler.config.TEMPLATES: these, "gguf", "fewshot" and
+# "auto". "fewshot": a base model is shown example translations, then the line.
+FEWSHOT = "fewshot"
 CONTEXT_LINE = "(Previous {src} sentence, for context only, do not translate: {context})"
 # The glossary's fixed translations of terms in the text, told to instruction-following
 # models after the text (see build()). Not for "chatml": the small models trained here follow
@@ -57,7 +62,7 @@ class ChatFormatter(Protocol):
 class PromptBuilder:
     """Builds the prompt text for a source prefix in a fixed language pair."""
 
-    template: str  # "tower", "qwen3", "chatml" or "gguf"
+    template: str  # "tower", "qwen3", "chatml", "gguf" or "fewshot"
     src_lang: str
     tgt_lang: str
     formatter: ChatFormatter | None = None
@@ -65,7 +70,7 @@ class PromptBuilder:
     terms: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        if self.template not in (*BUILTIN, "gguf"):
+        if self.template not in (*BUILTIN, "gguf", FEWSHOT):
             raise TemplateError(f"unknown prompt template {self.template!r}")
         if self.template == "gguf" and self.formatter is None:
             raise TemplateError("the 'gguf' template needs the model's chat formatter")
@@ -77,6 +82,11 @@ class PromptBuilder:
         shown to the model before the source line, marked as context only."""
         src, tgt = language_name(self.src_lang), language_name(self.tgt_lang)
         text = " ".join(text.split())
+        if self.template == FEWSHOT:
+            # A base model would translate a context or glossary line as one more line to
+            # translate: it gets the examples and the line only (the decoder still keeps the
+            # glossary's translations, mt/terms.py).
+            return fewshot_prompt(self.src_lang, self.tgt_lang, text)
         context = " ".join(context.split())
         found = present(text, self.terms) if self.template in TELLS_GLOSSARY else ()
         if context:
@@ -96,10 +106,25 @@ class PromptBuilder:
         return self.formatter.apply_chat_template([{"role": "user", "content": user}])
 
 
+# Google publishes Gemma's instruction-tuned models under a marked name ("gemma-3-270m-it") and
+# its pretrained base models with the chat template in their tokenizer files, which converters
+# copy into the GGUF: a Gemma without the mark is a base model, whatever its metadata says.
+_BASE_FAMILY = re.compile(r"\bgemma[-\s]?\d")
+_INSTRUCT = re.compile(r"(^|[\s_.-])(it|instruct|chat|sft|dpo|rlhf)($|[\s_.-])")
+
+
+def is_base_model(metadata: Mapping[str, str]) -> bool:
+    """A pretrained-only model of a family that marks its instruction-tuned models."""
+    keys = ("general.name", "general.basename", "general.finetune")
+    name = " ".join(metadata.get(k, "") for k in keys).lower()
+    return _BASE_FAMILY.search(name) is not None and not _INSTRUCT.search(name)
+
+
 def detect_template(metadata: Mapping[str, str]) -> str:
-    """Pick the template for a GGUF from its metadata: Table 5 when known, else its own."""
+    """Pick the template for a GGUF from its metadata: Table 5 when known, else its own chat
+    template, else (a base model) example translations."""
     named = metadata.get(TEMPLATE_KEY, "")
-    if named in BUILTIN:
+    if named in (*BUILTIN, FEWSHOT):
         return named
     name = (metadata.get("general.name", "") + " " + metadata.get("general.basename", "")).lower()
     arch = metadata.get("general.architecture", "").lower()
@@ -107,12 +132,11 @@ def detect_template(metadata: Mapping[str, str]) -> str:
         return "tower"
     if arch.startswith("qwen3") or "qwen3" in name:
         return "qwen3"
-    if metadata.get("tokenizer.chat_template"):
+    if metadata.get("tokenizer.chat_template") and not is_base_model(metadata):
         return "gguf"
-    raise TemplateError(
-        "the model has no chat template and is not a known translator (Tower+, Qwen3); "
-        "choose a prompt template explicitly"
-    )
+    # No chat template: a base (pretrained-only) model, which continues text. Shown a few
+    # translations, it translates the next line.
+    return FEWSHOT
 
 
 def resolve_template(requested: str, metadata: Mapping[str, str]) -> str:

@@ -148,8 +148,15 @@ class TestPrompts:
         assert detect_template({"general.name": "Tower-Plus-2B"}) == "tower"
         assert detect_template({"general.architecture": "qwen3"}) == "qwen3"
         assert detect_template({"tokenizer.chat_template": "{{x}}"}) == "gguf"
-        with pytest.raises(TemplateError):
-            detect_template({"general.architecture": "llama"})
+        # A base model (no chat template) is shown example translations.
+        assert detect_template({"general.architecture": "llama"}) == "fewshot"
+        assert detect_template({"subtitler.prompt_template": "fewshot"}) == "fewshot"
+        # ... also a base Gemma whose converter copied the chat template; the
+        # instruction-tuned ones keep it.
+        base = {"general.name": "Gemma 3 270m", "tokenizer.chat_template": "{{x}}"}
+        assert detect_template(base) == "fewshot"
+        for it in ("Gemma 3 270m It", "gemma-2-2b-it", "Llama 3.2 1B", "random-llama"):
+            assert detect_template({**base, "general.name": it}) == "gguf", it
         with pytest.raises(TemplateError):
             resolve_template("gguf", {})
         assert resolve_template("qwen3", {}) == "qwen3"
@@ -175,8 +182,8 @@ def test_the_templates_a_setting_may_name_are_the_prompts_known() -> None:
     from subtitler.config import TEMPLATES
     from subtitler.mt.prompts import BUILTIN
 
-    assert set(TEMPLATES) == {"auto", *BUILTIN, "gguf"}
+    assert set(TEMPLATES) == {"auto", *BUILTIN, "gguf", "fewshot"}
     chat = {"tokenizer.chat_template": "{{ messages }}", "general.name": "Tower-Plus-2B"}
-    assert [resolve_template(t, chat) for t in TEMPLATES] == ["tower", *BUILTIN, "gguf"]
+    assert [resolve_template(t, chat) for t in TEMPLATES] == ["tower", *BUILTIN, "gguf", "fewshot"]
     with pytest.raises(TemplateError, match="one of"):
         resolve_template("llama3", chat)
