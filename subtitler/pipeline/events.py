@@ -79,7 +79,8 @@ class LevelEvent:
     rms: float  # input level 0..1 for the meter
     dropped_blocks: int = 0  # audio blocks lost since the start (the input outran the app)
     latency_s: float | None = None  # speech to screen: median of the last words (None: none yet)
-    lag_s: float = 0.0  # how long the oldest recognised update has waited for its translation
+    lag_s: float = 0.0  # how long the newest line's oldest update has waited for its translation
+    waiting_lines: int = 0  # older lines whose translation waits (the translator is behind)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ class LiveMetrics:
         self._recent: deque[float] = deque(maxlen=RECENT_WORDS)  # end-to-end, newest words
         # Per segment: when each recognised update not answered by a translation yet came.
         self._waiting: dict[int, list[float]] = {}
+        self._newest = -1  # the newest segment (line) recognised
         self._segs: dict[int, _Seg] = {}
         self.dropped_blocks = 0
         self.all_commit: list[float] = []
@@ -88,6 +89,7 @@ class LiveMetrics:
         s.pending[u.emitted_at] = len(u.committed_words)
         with self._lock:
             self._waiting.setdefault(u.segment_id, []).append(u.emitted_at)
+            self._newest = max(self._newest, u.segment_id)
 
     def on_abandoned(self, segment_id: int) -> None:
         self._seg(segment_id).abandoned += 1
@@ -117,14 +119,17 @@ class LiveMetrics:
             else:
                 self._waiting.pop(ev.segment_id, None)
 
-    def status(self, now: float) -> tuple[float | None, float]:
+    def status(self, now: float) -> tuple[float | None, float, int]:
         """For a status line at stream time ``now``: the median delay from speech to screen
-        over the last words shown (None before any), and how long the oldest recognised
-        update has waited for its translation (0 when the translation keeps up)."""
+        over the last words shown (None before any), how long the newest line's oldest
+        recognised update has waited for its translation (0 when the translation keeps up),
+        and how many older lines still wait for theirs (finished lines a translator behind
+        the speech translates later)."""
         with self._lock:
             latency = statistics.median(self._recent) if self._recent else None
-            oldest = min((ts[0] for ts in self._waiting.values() if ts), default=now)
-        return latency, max(0.0, now - oldest)
+            waiting = {sid: ts for sid, ts in self._waiting.items() if ts}
+        newest = waiting.pop(self._newest, None)
+        return latency, max(0.0, now - newest[0]) if newest else 0.0, len(waiting)
 
     def on_extra_translation(self, ev: SubtitleEvent) -> None:
         """A translation into an extra target language: only its latency is kept (the

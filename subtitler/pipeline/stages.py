@@ -38,6 +38,10 @@ Clock = Callable[[], float]
 # A failing recogniser or translator costs an update each time; this many failures in a row
 # mean it will not come back (every call fails): the user is told, once, in one line.
 MAX_FAILED_CALLS = 10
+BEHIND = (
+    "translation is slower than the speech on this computer: the newest lines are "
+    "translated first, finished ones later for the transcript"
+)
 
 
 def what_to_do(mt: MtConfig) -> str:
@@ -279,8 +283,10 @@ class AsrStage(threading.Thread):
                 now = self.clock()
                 if now - self._last_level >= 0.05:
                     self._last_level = now
-                    latency, lag = self.metrics.status(now)
-                    self.emit(LevelEvent(self.source.level, self.source.dropped, latency, lag))
+                    latency, lag, waiting = self.metrics.status(now)
+                    self.emit(
+                        LevelEvent(self.source.level, self.source.dropped, latency, lag, waiting)
+                    )
         except RecognitionStopped as e:
             self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
             self.done.set()
@@ -342,11 +348,13 @@ class TranslationStage(threading.Thread):
         self._inflight: AsrUpdate | None = None
         self._sealed = False
         self.model_lost = False  # the model was set aside (crashed, or failing every time)
-        # The open segment's last translation that worked: (segment, its source, its text).
-        # When a later update of that segment fails, it stays on screen and is what the
-        # transcript gets for the line (marked "…" if it translated less than was said).
-        # Per target language.
-        self._last_good: dict[str, tuple[int, str, str]] = {}
+        # Per target language and segment not finished yet: its last translation that worked
+        # (its source, its text). When a later update of that segment fails (or its final
+        # waits behind newer lines), it stays on screen and is what the transcript gets for
+        # the line (marked "…" if it translated less than was said).
+        self._last_good: dict[str, dict[int, tuple[str, str]]] = {}
+        self._finals_done = -1  # the newest segment whose final was translated
+        self._behind_said = False  # the reader was told the translator is behind
         self._served: dict[str, int] = {}  # target -> when it was last translated (a count)
         # Per target: the open line on screen (segment, its full translation, shown by k).
         self._on_screen: dict[str, tuple[int, str, tuple[str, ...]]] = {}
@@ -518,50 +526,114 @@ class TranslationStage(threading.Thread):
             partial=partial,
         )
 
-    def _keep_last_good(self, u: AsrUpdate, lang: str, target: int) -> str:
-        """A final update that could not be translated: the segment's last good translation
-        stays (on screen and in the transcript); without one, the line as said. Returns
-        what the transcript gets."""
-        good = self._last_good.get(lang)
-        if good is None or good[0] != u.segment_id or not u.final:
-            return self._untranslated(u, lang, target)
-        _seg, source, text = good
+    def _keep_last_good(
+        self, u: AsrUpdate, lang: str, target: int, provisional: bool = False
+    ) -> str:
+        """A final update that could not be translated (or, ``provisional``, that waits behind
+        newer lines): the segment's last good translation stays (on screen and in the
+        transcript); without one, the line as said. Returns what the transcript gets."""
+        good = self._last_good.get(lang, {}).get(u.segment_id)
+        if good is None or not u.final:
+            return self._untranslated(u, lang, target, provisional=provisional)
+        source, text = good
         translation = text if source == u.text else f"{text}…"
-        return self._untranslated(u, lang, target, translation)  # (u.final: checked above)
+        return self._untranslated(u, lang, target, translation, provisional)
 
-    def _untranslated(self, u: AsrUpdate, lang: str, target: int, shown: str = "") -> str:
+    def _untranslated(
+        self, u: AsrUpdate, lang: str, target: int, shown: str = "", provisional: bool = False
+    ) -> str:
         """An update shown without a new translation: the source is the subtitle (``shown``: what
-        the line reads; empty = fall back to the source on screen)."""
-        self._show(self._subtitle(u, lang, target, shown, (shown,) * (MAX_K + 1)))
+        the line reads; empty = fall back to the source on screen). ``provisional``: a finished
+        line waiting behind newer ones, shown finished as it stands (its translation replaces
+        it later); like a decode's prefix, it is nobody's latency."""
+        self._show(
+            self._subtitle(u, lang, target, shown, (shown,) * (MAX_K + 1), partial=provisional)
+        )
         return shown
 
     def _superseded(self, u: AsrUpdate) -> bool:
         """A newer update of the segment waits (a final one never is), or the stage stops."""
         return self._stop_ev.is_set() or (not u.final and self.mailbox.has_newer(u.segment_id))
 
+    def _late(self, u: AsrUpdate) -> bool:
+        """Is ``u`` a finished line that newer finished lines overtook (the translator is
+        behind)? It is translated for the transcript and gives way to newer work."""
+        return u.final and (
+            u.segment_id < self._finals_done or self.mailbox.has_later_final(u.segment_id)
+        )
+
+    def _close_overtaken(self, u: AsrUpdate, targets: tuple[str, ...]) -> None:
+        """Before a newer line's update is shown: an older line still open on screen whose
+        final waits behind it is shown finished as it stands (its translation follows)."""
+        for lang in targets:
+            prev = self._on_screen.get(lang)
+            if prev is None or prev[0] >= u.segment_id:
+                continue
+            final = self.mailbox.final_of(prev[0])
+            if final is not None:
+                self._on_screen.pop(lang, None)
+                self._keep_last_good(final, lang, targets.index(lang), provisional=True)
+
+    def _say_if_behind(self) -> None:
+        """Tell the reader once when finished lines start waiting behind newer ones, and
+        what would keep up; again after it has caught up and fallen behind anew."""
+        waiting = self.mailbox.deferred()
+        if waiting and not self._behind_said:
+            self._behind_said = True
+            self.emit(ErrorEvent("mt", f"{BEHIND} ({self._what_to_do_when_behind()})"))
+        elif not waiting and not len(self.mailbox):
+            self._behind_said = False
+
+    def _what_to_do_when_behind(self) -> str:
+        with self._lock:
+            server = self._mt.uses_server
+        if server:
+            return "a faster translation server or a smaller model on it would keep up"
+        return (
+            "a smaller translation model or a translation server would keep up: "
+            "Settings → Translation"
+        )
+
     def translate(self, u: AsrUpdate) -> None:
         """Translate one update into every target language (fewer when it is superseded
-        meanwhile); a final one also reaches the transcript, with each target's text."""
+        meanwhile); a final one also reaches the transcript, with each target's text. A
+        finished line that newer ones overtook gives way to them mid-decode and is put back."""
         with self._lock:
             mt = self._mt
         targets = mt.targets
+        late = self._late(u)
+        if not late:
+            self._close_overtaken(u, targets)
         # Least recently translated first (the main target on a tie).
         order = sorted(targets, key=lambda t: (self._served.get(t, -1), targets.index(t)))
         texts: dict[str, str] = {}
         for i, lang in enumerate(order):
             if i > 0 and not u.final and self._superseded(u):
                 break  # the newer update comes first (this target goes first next time)
-            done = self._translate_into(u, lang, targets.index(lang), mt.for_target(lang))
+            if late and self.mailbox.has_later(u.segment_id):
+                self.mailbox.put_back(u)  # newer work first; this line when there is time
+                return
+            done = self._translate_into(u, lang, targets.index(lang), mt.for_target(lang), late)
+            if done is None and late and self.mailbox.has_later(u.segment_id):
+                self.mailbox.put_back(u)
+                return
             if done is not None:
                 texts[lang] = done
         if u.final:
+            self._finals_done = max(self._finals_done, u.segment_id)
+            for good in self._last_good.values():
+                good.pop(u.segment_id, None)
             self._emit_final(u, texts, targets)
+        self._say_if_behind()
 
-    def _translate_into(self, u: AsrUpdate, lang: str, target: int, mt: MtConfig) -> str | None:
+    def _translate_into(
+        self, u: AsrUpdate, lang: str, target: int, mt: MtConfig, late: bool = False
+    ) -> str | None:
         """One target's translation of an update, shown; a failure costs this update of this
-        target. Returns what a final line's transcript gets (None: nothing, not final)."""
+        target. Returns what a final line's transcript gets (None: nothing, not final, or a
+        ``late`` line given up for newer work)."""
         try:
-            text = self._translate_one(u, lang, target, mt)
+            text = self._translate_one(u, lang, target, mt, late)
             self._failures = 0
             self._unavailable_said = False
             return text
@@ -578,7 +650,9 @@ class TranslationStage(threading.Thread):
         # What was said stays on screen and in the transcript.
         return self._keep_last_good(u, lang, target) if u.final else None
 
-    def _translate_one(self, u: AsrUpdate, lang: str, target: int, mt: MtConfig) -> str | None:
+    def _translate_one(
+        self, u: AsrUpdate, lang: str, target: int, mt: MtConfig, late: bool = False
+    ) -> str | None:
         engine, _ = self._engine()
         # Whisper writes "...", "-" or "?" for noise: nothing to translate (a model would
         # invent a sentence for it).
@@ -590,7 +664,8 @@ class TranslationStage(threading.Thread):
             return self._untranslated(u, lang, target, u.text)
 
         def abort() -> bool:
-            return self._superseded(u)
+            # A late line gives way to newer work (it is put back and translated later).
+            return self._superseded(u) or (late and self.mailbox.has_later(u.segment_id))
 
         def progress(r: EngineResult) -> None:
             self._show_partial(u, lang, target, r)
@@ -604,6 +679,8 @@ class TranslationStage(threading.Thread):
                 self.emit(ErrorEvent("mt", self._notice))
         if t.stats.aborted:
             self.metrics.on_abandoned(u.segment_id)
+            if late and not self._stop_ev.is_set():
+                return None  # given way to newer work: put back by translate()
             if u.final:  # stopped mid-decode: what was said still reaches the transcript
                 return self._untranslated(u, lang, target)
             if mt.partial_every_s > 0:  # the prefix decoded so far is shown, not lost
@@ -624,8 +701,8 @@ class TranslationStage(threading.Thread):
             # The translation was cut at its length limit: say so rather than end mid-phrase.
             shown = tuple(f"{x}…" for x in shown)
         self._show(self._subtitle(u, lang, target, t.text, shown, t.stats))
-        if t.text:
-            self._last_good[lang] = (u.segment_id, u.text, t.text)
+        if t.text and not u.final:
+            self._last_good.setdefault(lang, {})[u.segment_id] = (u.text, t.text)
         return t.text
 
     def _next_update(self) -> AsrUpdate | None:
@@ -688,7 +765,7 @@ class TranslationStage(threading.Thread):
             pending = [self._inflight] if self._inflight is not None else []
             while (u := self.mailbox.get(timeout=0)) is not None:
                 pending.append(u)
-            for u in pending:
+            for u in sorted(pending, key=lambda u: u.segment_id):
                 if u.final:
                     self._write(u, {})
             self._inflight = None

@@ -151,9 +151,10 @@ class TranscriptWriter:
 
 
 def read_transcript(path: Path) -> list[SegmentRecord]:
-    """Records of a transcript file, decoded line by line: a torn line (a crash mid-write, even
-    inside a character) is skipped and the rest is read. A record repeated verbatim (written
-    twice by a version that retried a full disk that way) is read once."""
+    """Records of a transcript file in the order the lines were said, decoded line by line: a
+    torn line (a crash mid-write, even inside a character) is skipped and the rest is read. A
+    record repeated verbatim (written twice by a version that retried a full disk that way) is
+    read once. (A translator behind the speech writes a finished line after newer ones.)"""
     out: list[SegmentRecord] = []
     seen: set[SegmentRecord] = set()
     with path.open("rb") as f:
@@ -166,7 +167,7 @@ def read_transcript(path: Path) -> list[SegmentRecord]:
             except (ValueError, TypeError, AttributeError):  # (UnicodeDecodeError, JSON's)
                 continue
             out.append(rec)
-    return out
+    return sorted(out, key=lambda r: r.segment_id)  # (stable: older files keep their order)
 
 
 def _ts(t: float, sep: str) -> str:
@@ -235,5 +236,6 @@ def export(
     fmt = {".srt": to_srt, ".vtt": to_vtt, ".txt": to_text}.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"unknown export format {path.suffix!r} (use .srt, .vtt or .txt)")
-    path.write_text(fmt(records, which, lang), encoding="utf-8")
+    said = sorted(records, key=lambda r: r.segment_id)  # (written in the order translated)
+    path.write_text(fmt(said, which, lang), encoding="utf-8")
     return path

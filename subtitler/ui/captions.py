@@ -174,6 +174,9 @@ def status_text(level: LevelEvent | None) -> str:
         return "not listening"
     latency = "—" if level.latency_s is None else f"{level.latency_s:.1f} s"
     behind = "keeping up" if level.lag_s < 0.05 else f"{level.lag_s:.1f} s behind"
+    if level.waiting_lines:
+        w = level.waiting_lines
+        behind += f" · {w} line{'s' if w > 1 else ''} to translate"
     n = level.dropped_blocks
     lost = "no audio lost" if n <= 0 else f"{n} block{'s' if n > 1 else ''} lost"
     return f"{latency} speech→screen · {behind} · {lost}"

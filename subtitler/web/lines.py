@@ -66,13 +66,25 @@ class ShownLines:
         if ev.extra:
             self._extra.add(ev)
         elif ev.final:
-            self._done.append(
+            self._finish(
                 ShownLine(ev.segment_id, ev.source, ev.translation or ev.source, True, lang=ev.lang)
             )
-            if self._open is not None and self._open.segment_id == ev.segment_id:
+            if self._open is not None and self._open.segment_id <= ev.segment_id:
                 self._open = None
         else:
             self._open = ev
+
+    def _finish(self, line: ShownLine) -> None:
+        """A finished line, in the order lines were said: a translator behind the speech shows
+        a line finished as it stands and sends its translation after newer lines; that
+        replaces the line where it is, or is dropped if it has rolled out of memory."""
+        lines, keep = list(self._done), self._done.maxlen or KEEP
+        at = next((i for i, ln in enumerate(lines) if ln.segment_id >= line.segment_id), len(lines))
+        if at < len(lines) and lines[at].segment_id == line.segment_id:
+            lines[at] = line
+        elif at > 0 or len(lines) < keep:  # else older than every line kept: long gone
+            lines.insert(at, line)
+        self._done = deque(lines[-keep:], maxlen=keep)
 
     def clear(self) -> None:
         self._done.clear()

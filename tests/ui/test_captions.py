@@ -193,4 +193,7 @@ def test_status_words() -> None:
         "— speech→screen · keeping up · 12 blocks lost"
     )
     assert status_text(LevelEvent(0.1, 1, 0.5, 4.0)).endswith("4.0 s behind · 1 block lost")
+    assert status_text(LevelEvent(0.1, 0, 0.5, 0.2, 3)).endswith(
+        "0.2 s behind · 3 lines to translate · no audio lost"
+    )
     assert status_text(None) == "not listening"

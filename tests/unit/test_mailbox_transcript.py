@@ -62,7 +62,7 @@ class TestMailbox:
         assert mb.get(5.0) is None
         assert time.monotonic() - t0 < 2.0
 
-    def test_slow_consumer_gets_every_final_in_order(self) -> None:
+    def test_slow_consumer_gets_every_final_once(self) -> None:
         mb = Mailbox()
         rng = random.Random(3)
         n_seg = 60
@@ -83,7 +83,8 @@ class TestMailbox:
             time.sleep(0.001)  # the translator is slower than the recogniser
         th.join()
         finals = [u.segment_id for u in got if u.final]
-        assert finals == list(range(n_seg))
+        # Every final exactly once; behind, newer lines may come before older finished ones.
+        assert sorted(finals) == list(range(n_seg)) and finals != sorted(finals)
         for s in range(n_seg):  # within a segment: growing text, final last
             seq = [u for u in got if u.segment_id == s]
             assert seq[-1].final and [len(u.committed_text) for u in seq] == sorted(

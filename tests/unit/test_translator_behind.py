@@ -1,0 +1,135 @@
+"""A translator slower than the speech (issue 25 point 5): the newest line is translated first,
+finished lines catch up later for the transcript, and the reader is told plainly."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from subtitler.config import MtConfig
+from subtitler.mt.engine import EngineResult
+from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
+from subtitler.pipeline.stages import BEHIND
+from subtitler.pipeline.transcript import read_transcript
+from subtitler.types import UpdateStats
+from subtitler.web.lines import ShownLines
+from tests.helpers.fake_pipeline import FakeSource, Step
+from tests.unit.test_pipeline import make
+
+
+class SlowEngine:
+    """Takes ``delay`` s per update, ``final_delay`` per final one (aborted as soon as asked);
+    "translates" to upper case."""
+
+    notice = ""
+    name = "slow"
+
+    def __init__(
+        self, delay: float, final_delay: float | None = None, abortable: bool = True
+    ) -> None:
+        self.delay = delay
+        self.final_delay = delay if final_delay is None else final_delay
+        self.abortable = abortable  # False: like one long native decode, it runs to its end
+        self.calls: list[tuple[str, bool]] = []  # (source, finished) of translations done
+        self.lock = threading.Lock()
+
+    def translate(
+        self,
+        segment_id: int,
+        source: str,
+        final: bool,
+        src_lang: str,
+        mt: MtConfig,
+        should_abort: object = None,
+        progress: object = None,
+    ) -> EngineResult:
+        end = time.monotonic() + (self.final_delay if final else self.delay)
+        while time.monotonic() < end:
+            if self.abortable and callable(should_abort) and should_abort():
+                return EngineResult("", (), (), UpdateStats(aborted=True))
+            time.sleep(0.005)
+        with self.lock:
+            self.calls.append((source, final))
+        text = source.upper()
+        return EngineResult(text, (1,), (text,) * 11, UpdateStats(output_len=1))
+
+    def set_glossary(self, glossary: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_newest_line_first_and_finished_lines_later(tmp_path: Path) -> None:
+    # Six lines of four words in 3.6 s of speech, a word every 0.15 s; an open line's
+    # translation takes 0.1 s and a finished one's 1 s: more work than speech, so the
+    # translator falls behind while they are said and catches up in the silence after them.
+    script = []
+    for i in range(6):
+        words = [f"line{i}", "and", "more", "done."]
+        for n in range(1, 5):
+            script.append(Step(0.6 * i + 0.15 * n, i, words[:n], final=n == 4))
+    engine = SlowEngine(0.1, final_delay=1.0)
+    p, ev, _, _ = make(
+        tmp_path, script=script, source=FakeSource(6.0, speed=1.0), loader=lambda m: engine
+    )
+    p.start()
+    assert p.finished.wait(20)
+    assert p.stop()
+
+    finals = [src for src, final in engine.calls if final]
+    assert sorted(finals) == [f"line{i} and more done." for i in range(6)]
+    assert finals != sorted(finals)  # a newer finished line went before an older one
+    # Every line reaches the transcript translated, in the order it was said.
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.translation for r in recs] == [f"LINE{i} AND MORE DONE." for i in range(6)]
+    # The screen ends with every line translated, in the order said.
+    shown = ShownLines()
+    for e in ev.of(SubtitleEvent):
+        shown.add(e)
+    assert [ln.text for ln in shown.lines(0, 12)] == [f"LINE{i} AND MORE DONE." for i in range(6)]
+    # Said once, with what would help.
+    told = [e.message for e in ev.of(ErrorEvent) if BEHIND in e.message]
+    assert len(told) == 1 and "smaller translation model or a translation server" in told[0]
+
+
+def test_an_overtaken_open_line_stays_on_screen_until_its_translation(tmp_path: Path) -> None:
+    """A line shown open whose final waits behind a newer finished line is shown finished as
+    it stood (not dropped from the screen), and its translation replaces it later."""
+    # One long decode that cannot be interrupted (a native llama_decode) takes 1.5 s: while it
+    # runs, line 0 ends and line 1 is said and ends too.
+    script = [
+        Step(0.3, 0, ["one", "two"]),
+        Step(0.6, 0, ["one", "two", "three."], final=True),
+        Step(0.9, 1, ["four"]),
+        Step(1.2, 1, ["four", "five."], final=True),
+    ]
+    engine = SlowEngine(1.5, final_delay=0.1, abortable=False)
+    p, ev, _, _ = make(
+        tmp_path, script=script, source=FakeSource(3.0, speed=1.0), loader=lambda m: engine
+    )
+    p.start()
+    assert p.finished.wait(20)
+    assert p.stop()
+    subs = [(e.segment_id, e.translation, e.final, e.partial) for e in ev.of(SubtitleEvent)]
+    # Line 0 shown open, then closed as it stood ("…": less than was said) while line 1 goes
+    # first, then translated in full.
+    assert subs.index((0, "ONE TWO…", True, True)) < subs.index((1, "FOUR FIVE.", True, False))
+    assert subs[-1] == (0, "ONE TWO THREE.", True, False)
+    shown = ShownLines()
+    for e in ev.of(SubtitleEvent):
+        shown.add(e)
+    assert [ln.text for ln in shown.lines(0, 12)] == ["ONE TWO THREE.", "FOUR FIVE."]
+
+
+def test_a_translator_that_keeps_up_is_served_in_order(tmp_path: Path) -> None:
+    engine = SlowEngine(0.0)
+    script = [Step(0.3 * (i + 1), i, [f"line{i}", "done."], True) for i in range(5)]
+    p, ev, _, _ = make(tmp_path, script=script, loader=lambda m: engine)
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    assert [src for src, _ in engine.calls] == [f"line{i} done." for i in range(5)]
+    assert not [e for e in ev.of(ErrorEvent) if BEHIND in e.message]
+    assert not [e for e in ev.of(SubtitleEvent) if e.partial]
