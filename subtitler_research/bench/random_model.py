@@ -38,6 +38,18 @@ PRESETS: dict[str, Shape] = {
     # Qwen3-0.6B's body (28 layers, hidden 1024, 16/8 heads, FFN 3072) in llama form.
     "qwen3-0.6b": Shape(n_layer=28, n_embd=1024, n_head=16, n_head_kv=8, n_ff=3072),
 }
+# The catalog's translators and Gemma 3 270M as llama-form stand-ins for timing, with each
+# model's vocabulary size (its output layer is a large part of a small model's cost) and
+# quantization (Q4_0 for Q4_K_M, whose K-quants gguf-py cannot write): (shape, vocabulary,
+# qtype). Shapes from each model's config.json.
+CATALOG_SHAPES: dict[str, tuple[Shape, int, str]] = {
+    "gemma3-270m": (Shape(18, 640, 4, 1, 2048), 262144, "q4_0"),
+    "qwen3-0.6b": (PRESETS["qwen3-0.6b"], 151936, "q8_0"),
+    "tower-plus-2b": (Shape(26, 2304, 8, 4, 9216), 256000, "q4_0"),
+    "qwen3-4b": (Shape(36, 2560, 32, 8, 9728), 151936, "q4_0"),
+    "qwen3-8b": (Shape(36, 4096, 32, 8, 12288), 151936, "q4_0"),
+    "tower-plus-9b": (Shape(42, 3584, 16, 8, 14336), 256000, "q4_0"),
+}  # (layers, hidden, heads, kv heads, FFN)
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -113,14 +125,19 @@ def build_random_llama(
     chat_template: str | None = CHATML,
     logit_std: float = 10.0,
     extra_tokens: Sequence[str] = (),
+    vocab_size: int = 0,
 ) -> Path:
     """Write a random llama GGUF; returns ``out``. ``extra_tokens`` are appended to the
-    vocabulary (after EOS) as normal tokens, e.g. to test long pieces."""
+    vocabulary (after EOS) as normal tokens, e.g. to test long pieces; ``vocab_size`` pads it
+    with unused tokens to that size (a real model's output layer, for timing)."""
     tokens, types, merges, eos = gpt2_vocab(tiktoken)
     b2u = bytes_to_unicode()
     for t in extra_tokens:
         tokens.append("".join(b2u[x] for x in t.encode("utf-8")))
         types.append(1)
+    for i in range(max(0, vocab_size - len(tokens))):
+        tokens.append(f"<unused{i}>")
+        types.append(5)  # UNUSED: never produced by the tokenizer
     n_vocab = len(tokens)
     hd = shape.n_embd // shape.n_head
     rng = np.random.default_rng(seed)
@@ -163,6 +180,11 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
+    ap.add_argument(
+        "--catalog-shape", choices=sorted(CATALOG_SHAPES),
+        help="a catalog translator's shape, vocabulary size and quantization (overrides "
+        "--preset and --qtype)",
+    )  # fmt: skip
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--tiktoken", type=Path, default=DEFAULT_TIKTOKEN)
     ap.add_argument("--qtype", choices=["q8_0", "q4_0", "f16", "f32"], default="q8_0")
@@ -172,14 +194,19 @@ def main(argv: list[str] | None = None) -> int:
     if not a.tiktoken.is_file():
         print(f"error: tokenizer file not found: {a.tiktoken}", file=sys.stderr)
         return 2
+    shape, vocab, qtype, name = PRESETS[a.preset], 0, a.qtype, a.preset
+    if a.catalog_shape:
+        shape, vocab, qtype = CATALOG_SHAPES[a.catalog_shape]
+        name = a.catalog_shape
     build_random_llama(
         a.out,
-        PRESETS[a.preset],
+        shape,
         tiktoken=a.tiktoken,
-        qtype=a.qtype,
+        qtype=qtype,
         seed=a.seed,
-        name=f"random-{a.preset}",
+        name=f"random-{name}",
         logit_std=a.logit_std,
+        vocab_size=vocab,
     )
     print(a.out)
     return 0

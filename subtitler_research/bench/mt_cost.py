@@ -1,0 +1,112 @@
+"""What one translator costs on this machine: decode step, verified token, prompt token (ms).
+
+    python -m subtitler_research.bench.mt_cost --model gemma3-270m=PATH.gguf \\
+        --shapes qwen3-0.6b,tower-plus-2b,qwen3-4b --threads 1,2,4 --cache DIR --json OUT.json
+
+For each model (a real GGUF given as NAME=PATH, or a catalog shape built with random weights
+by subtitler_research.bench.random_model into ``--cache``) and thread count, in llama.cpp
+through the app's own LlamaLM (default settings: flash attention, n_ubatch 512):
+
+- **decode step**: one token evaluated with its logits (greedy decoding's cost per token);
+- **verified token**: a batch of 24 draft tokens with logits at every row, per token (SSBD's
+  verify pass);
+- **prompt token**: a batch of 64 tokens with logits at the last only, per token (a new
+  line's prompt, or the source words an update adds).
+
+Each is the median of ``--repeat`` runs after a 48-token context; random weights only time.
+The planner's table (subtitler/models/hardware.py, TRANSLATOR_COST_MS) is these figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+from subtitler_research.bench.random_model import CATALOG_SHAPES, build_random_llama
+
+CONTEXT, DRAFT, PROMPT = 48, 24, 64
+
+
+def measure(path: Path, threads: int, repeat: int) -> dict[str, float]:
+    lm = LlamaLM(LlamaSettings(str(path), n_ctx=512, n_threads=threads))
+    try:
+        rng = np.random.default_rng(0)
+        ids = [int(t) for t in rng.integers(3, min(lm.n_vocab, 30000), CONTEXT + PROMPT)]
+        ctx, batch = ids[:CONTEXT], ids[CONTEXT:]
+        lm.evaluate(ctx, [CONTEXT - 1])
+        steps, verified, prompt = [], [], []
+        for _ in range(repeat):
+            lm.truncate(CONTEXT)
+            t0 = time.perf_counter()
+            for t in batch[:8]:
+                lm.evaluate([t], [0])
+            steps.append((time.perf_counter() - t0) / 8)
+            lm.truncate(CONTEXT)
+            t0 = time.perf_counter()
+            lm.evaluate(batch[:DRAFT], list(range(DRAFT)))
+            verified.append((time.perf_counter() - t0) / DRAFT)
+            lm.truncate(CONTEXT)
+            t0 = time.perf_counter()
+            lm.evaluate(batch, [PROMPT - 1])
+            prompt.append((time.perf_counter() - t0) / PROMPT)
+        return {
+            "decode_step_ms": 1e3 * statistics.median(steps),
+            "verified_token_ms": 1e3 * statistics.median(verified),
+            "prompt_token_ms": 1e3 * statistics.median(prompt),
+            "n_vocab": float(lm.n_vocab),
+        }
+    finally:
+        lm.close()
+
+
+def models(a: argparse.Namespace) -> list[tuple[str, Path]]:
+    out = []
+    for spec in a.model:
+        name, _, path = spec.partition("=")
+        out.append((name, Path(path)))
+    for name in [s for s in a.shapes.split(",") if s]:
+        shape, vocab, qtype = CATALOG_SHAPES[name]
+        path = a.cache / f"random-{name}-{qtype}.gguf"
+        if not path.is_file():
+            print(f"building {path} ...", file=sys.stderr, flush=True)
+            build_random_llama(path, shape, qtype=qtype, name=f"random-{name}", vocab_size=vocab)
+        out.append((f"{name} (random)", path))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m subtitler_research.bench.mt_cost")
+    ap.add_argument("--model", action="append", default=[], help="NAME=PATH of a real GGUF")
+    ap.add_argument("--shapes", default="", help=f"comma-separated: {', '.join(CATALOG_SHAPES)}")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "subtitler-bench")
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args(argv)
+    rows: list[dict[str, Any]] = []
+    print("| model | threads | decode step ms | verified token ms | prompt token ms |")
+    print("|---|---:|---:|---:|---:|")
+    for name, path in models(a):
+        for th in (int(x) for x in a.threads.split(",")):
+            m = measure(path, th, a.repeat)
+            rows.append({"model": name, "threads": th, **m})
+            print(
+                f"| {name} | {th} | {m['decode_step_ms']:.1f} | {m['verified_token_ms']:.1f} "
+                f"| {m['prompt_token_ms']:.1f} |",
+                flush=True,
+            )
+    if a.json:
+        a.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
