@@ -89,10 +89,12 @@ def accepted_prefix(rows: Logits, draft: Sequence[int], beta: float) -> int:
     for i in np.flatnonzero(top != y):
         if beta <= 0.0:
             return int(i)
-        x = rows[i].astype(np.float64)
+        x = rows[i]
         top_logit = x[top[i]]
-        z = np.exp(x - top_logit).sum()
-        p_y = np.exp(x[y[i]] - top_logit) / z
+        # exp in float32, summed in float64: the same decisions as a float64 softmax but for
+        # ties within 1e-7, at half the cost on a 262k-token row.
+        z = float(np.exp(x - top_logit).sum(dtype=np.float64))
+        p_y = math.exp(float(x[y[i]]) - float(top_logit)) / z
         if (1.0 - beta) * p_y + beta < (1.0 - beta) / z:
             return int(i)
     return m
