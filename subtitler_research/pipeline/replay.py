@@ -215,8 +215,10 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
                 else {}
             ),
         }
-        for e in subs
-        if e.final
+        # (A line shown finished as it stood while newer ones went first is a prefix: its
+        # translation follows. Lines in the order said, whenever they were translated.)
+        for e in sorted(subs, key=lambda e: e.segment_id)
+        if e.final and not e.partial
     ]
     m: dict[str, Any] = {}
     # (A prefix of a decode translates part of its source: no word's time on screen.)
@@ -267,11 +269,21 @@ def translator_pace(rec: Recorder, speed: float) -> dict[str, float | None]:
                 intervals.append(u.emitted_at - seen[u.segment_id])
             seen[u.segment_id] = u.emitted_at
     interval, _ = median_p90(intervals)
+    # The translator's work per second of speech, by kind (the planner's load model:
+    # subtitler/models/hardware.py): tokens evaluated as prompt, verified in batches, decoded.
+    talk_s = max((e.update.audio_t1 for e in rec.events if isinstance(e, AsrEvent)), default=0.0)
+    every = [e.stats for e in subs if e.stats.method]
+    per_s = {
+        "mt_prompt_tokens_per_s": sum(st.prompt_tokens for st in every),
+        "mt_verified_tokens_per_s": sum(st.verified_tokens for st in every),
+        "mt_decode_steps_per_s": sum(st.decode_steps for st in every),
+    }
 
     def r(x: float | None, scale: float = 1.0, nd: int = 4) -> float | None:
         return None if x is None else round(x * scale, nd)
 
     return {
+        **{k: r(v / talk_s if talk_s else None, nd=2) for k, v in per_s.items()},
         "mt_step_ms": r(step, speed * 1000, 2),
         "mt_update_work_steps": r(work, nd=2),
         "mt_update_s": r(took, speed),

@@ -160,9 +160,12 @@ def test_replay_with_a_translator_slower_than_the_speech(tmp_path: Path) -> None
     # Slower than the speech: an update takes longer than the time to the next one.
     assert m["mt_step_ms"] >= 400 and m["mt_update_s"] > m["asr_interval_s"] > 0
     assert m["interim_prefixes"] > 0
+    # Prefixes of open lines, and (when finished lines wait behind newer ones) lines shown
+    # finished as they stood until their translation comes.
     prefixes = [x for x in d["displayed"] if x.get("partial")]
-    assert prefixes and all(not x["final"] for x in prefixes)
-    # Every line still ends translated, in order.
-    assert [s["id"] for s in d["segments"]] == sorted(s["id"] for s in d["segments"])
+    assert prefixes and any(not x["final"] for x in prefixes)
+    # Every line still ends translated, once.
+    ids = [s["id"] for s in d["segments"]]
+    assert ids == sorted(set(ids))
     assert all(s["translation"] for s in d["segments"])
     assert m["refresh_gap_p90_s"] is not None and m["update_gap_p90_s"] is not None
