@@ -74,6 +74,7 @@ class CatalogEntry:
     local: str | None = None  # path relative to the project root instead of a repository
     template: str | None = None  # mt: prompt template name
     size_name: str | None = None  # asr: faster-whisper size name
+    shape: str | None = None  # mt: its key in the planner's cost table (models/hardware.py)
 
     @property
     def downloadable(self) -> bool:
@@ -225,6 +226,9 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
         raise CatalogError(f"{where}: languages must be a non-empty list of codes")
     template = _opt(raw, "template", str, where)
     size_name = _opt(raw, "size_name", str, where)
+    shape = _opt(raw, "shape", str, where)
+    if shape is not None and kind != "mt":
+        raise CatalogError(f"{where}: only translators have a shape")
     if kind == "mt":
         if template not in TEMPLATES:
             raise CatalogError(f"{where}: template must be one of {TEMPLATES}, got {template!r}")
@@ -234,7 +238,7 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
         raise CatalogError(f"{where}: only translators have a template")
     known = {
         "id", "kind", "name", "repo", "revision", "local", "files", "size_mb", "memory_mb",
-        "licence", "languages", "speed", "template", "size_name",
+        "licence", "languages", "speed", "template", "size_name", "shape",
     }  # fmt: skip
     extra = sorted(set(raw) - known)
     if extra:
@@ -254,6 +258,7 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
         local=local,
         template=template,
         size_name=size_name,
+        shape=shape,
     )
 
 
