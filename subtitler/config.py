@@ -77,7 +77,7 @@ class Spec:
             lo, hi = self.range
             # A negative count usually means "no limit" or "auto" in other tools
             # (max_new_tokens = -1): the default serves that better than the smallest value.
-            if math.isnan(value) or (value < 0 <= lo):
+            if (isinstance(value, float) and math.isnan(value)) or (value < 0 <= lo):
                 return default
             return type(value)(min(max(value, lo), hi))
         return default
