@@ -398,7 +398,11 @@ class SubtitlerApp(QObject):
     def export_dialog(self) -> None:
         records = self.pipeline.transcript_records if self.pipeline is not None else []
         if not records and self.transcript_path is not None and self.transcript_path.exists():
-            records = read_transcript(self.transcript_path)
+            try:
+                records = read_transcript(self.transcript_path)
+            except OSError as e:  # no regular file any more, or too large
+                self.show_problem(f"Export failed: {e}")
+                return
         if not records:
             QMessageBox.information(None, "subtitler", "No finished lines to export yet.")
             return
