@@ -384,7 +384,7 @@ class MtConfig:
         reload=True, tab="translation",
     )  # fmt: skip
     server_timeout_s: float = setting(
-        10.0, "Server timeout", "seconds without an answer before an update is given up",
+        10.0, "Server timeout", "seconds an update may take on the server before it is given up",
         range=(1.0, 120.0), reload=True, tab="translation",
     )  # fmt: skip
     # Advanced (issue 8; measured in docs/BENCHMARKS.md, off by default: they did not win)

@@ -185,7 +185,7 @@ class RefusingServer:
     def list_models(self) -> list[dict[str, object]]:
         return [{"id": "qwen3-4b"}]
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, deadline: float | None = None) -> list[int]:
         return list(range(len(text.split())))
 
     def verify(self, *a: object, **kw: object) -> None:
