@@ -299,11 +299,22 @@ def load_draft_model(mt: MtConfig, target: LanguageModel) -> LlamaLM:
 
 def load_translator_isolated(mt: MtConfig) -> Engine:
     """The translator in a worker process (quick checks here first: no process is started for
-    a missing or truncated file); a crash of llama.cpp while loading is one line."""
-    from subtitler.pipeline.engines import WorkerEngine
+    a missing or truncated file), given its real test (engines.first_load_test); a crash of
+    llama.cpp while loading is one line."""
+    from subtitler.pipeline.engines import WorkerEngine, first_load_test
 
     path, _template = resolve_translator(mt)
-    return WorkerEngine(mt, path)
+    engine = WorkerEngine(mt, path)
+    try:
+        # Weights damaged where no check looks load and run: a fixed sentence shows it.
+        damage = first_load_test(engine, mt)
+    except BaseException:
+        engine.close()
+        raise
+    if damage:
+        log.warning("%s", damage)
+        engine.notice = f"{engine.notice} {damage}".strip()
+    return engine
 
 
 def connect_translator(mt: MtConfig) -> Engine:
