@@ -209,6 +209,7 @@ class WorkerWhisper:
         self.settings = settings
         self.name = Path(settings.model).name or settings.model
         self.crashes = 0
+        self.notice = ""  # for the user about this load (whisper_first_load_test), not fatal
         self.hotwords = settings.hotwords
         self._proc: WorkerProcess | None = None
         self._start()
@@ -363,6 +364,28 @@ def first_load_test(engine: WorkerEngine, mt: MtConfig) -> str:
     return (
         f"{engine.name}: {damage}: download or copy it again (`subtitler models verify` "
         "checks a file); translating with it anyway"
+    )
+
+
+def whisper_first_load_test(whisper: WorkerWhisper) -> str:
+    """A speech model's real test when the pipeline loads it: the self-test's clip of speech
+    (1.9 s) recognised once. Costs one recognition of that clip before the first (tiny.en:
+    about 0.1 s). Returns the notice for weights that look damaged ("" when they do not); a
+    failed or crashed recognition is left to the first real one to report."""
+    from subtitler.asr.faster_whisper import decode_audio_file
+
+    try:
+        audio = decode_audio_file(smoke_test.clip_path())
+        hyp = whisper.transcribe(audio, t0=0.0, prompt="", language=smoke_test.CLIP_LANGUAGE)
+    except (AsrError, OSError) as e:
+        log.info("%s: the first-load test failed: %s", whisper.name, e)
+        return ""
+    damage = smoke_test.recognition_damage([w.text for w in hyp.words])
+    if not damage:
+        return ""
+    return (
+        f"speech model {whisper.name}: {damage}: download or copy it again "
+        "(`subtitler models verify` checks a folder); recognising with it anyway"
     )
 
 

@@ -196,9 +196,12 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
     )
     backend: AsrBackend
     if parts.isolate:
-        from subtitler.pipeline.engines import WorkerWhisper
+        from subtitler.pipeline.engines import WorkerWhisper, whisper_first_load_test
 
-        backend = WorkerWhisper(settings)
+        whisper = WorkerWhisper(settings)
+        # Weights damaged where no check looks load and run: a clip of speech shows it.
+        whisper.notice = whisper_first_load_test(whisper)
+        backend = whisper
     else:
         backend = FasterWhisperBackend(settings)
     vad = SileroStream(silero_session()) if cfg.vad else None

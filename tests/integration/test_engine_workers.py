@@ -178,6 +178,43 @@ def test_a_model_with_damaged_weights_is_said_when_it_loads(tmp_path: Path) -> N
         assert good.stop()
 
 
+def test_a_speech_model_with_damaged_weights_is_said_when_it_loads(
+    tmp_path: Path, tiny_en: Path
+) -> None:
+    """The recogniser's first load recognises the self-test's clip once: weights that
+    recognise no word of it are said at once (they recognised nothing, silently)."""
+    from subtitler.pipeline.factories import real_factories
+
+    flipped = flip_whisper_weights(tiny_en, tmp_path / "flipped-whisper", 2000)
+    for model, damaged in ((flipped, True), (tiny_en, False)):
+        cfg = AppConfig(
+            asr=AsrConfig(model=str(model), language="en", device="cpu", threads=1),
+        )
+        cfg = dataclasses.replace(
+            cfg,
+            audio=dataclasses.replace(
+                cfg.audio, source="file", file_path=str(DATA / "LJ001-0002.flac"), realtime=False
+            ),
+        )
+        ev = Events()
+        p = Pipeline(cfg, ev, real_factories(), transcript_path=tmp_path / f"{model.name}.jsonl")
+        p.start()
+        try:
+            assert p.finished.wait(120)
+        finally:
+            assert p.stop()
+        told = [e for e in ev.of(ErrorEvent) if e.where == "asr"]
+        if damaged:
+            assert [e.message for e in told] == [
+                "speech model flipped-whisper: damaged: it recognises no word of a clip of "
+                "speech: download or copy it again (`subtitler models verify` checks a "
+                "folder); recognising with it anyway"
+            ]
+            assert not told[0].fatal
+        else:
+            assert told == []
+
+
 def test_choosing_a_crashing_model_keeps_the_running_one(
     bad_models: dict[str, Path], tmp_path: Path
 ) -> None:
