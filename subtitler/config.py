@@ -77,7 +77,7 @@ class Spec:
             lo, hi = self.range
             # A negative count usually means "no limit" or "auto" in other tools
             # (max_new_tokens = -1): the default serves that better than the smallest value.
-            if math.isnan(value) or (value < 0 <= lo):
+            if (isinstance(value, float) and math.isnan(value)) or (value < 0 <= lo):
                 return default
             return type(value)(min(max(value, lo), hi))
         return default
@@ -384,7 +384,7 @@ class MtConfig:
         reload=True, tab="translation",
     )  # fmt: skip
     server_timeout_s: float = setting(
-        10.0, "Server timeout", "seconds without an answer before an update is given up",
+        10.0, "Server timeout", "seconds an update may take on the server before it is given up",
         range=(1.0, 120.0), reload=True, tab="translation",
     )  # fmt: skip
     # Advanced (issue 8; measured in docs/BENCHMARKS.md, off by default: they did not win)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import tempfile
-import time
 import tomllib
 import types
 from dataclasses import dataclass, fields, is_dataclass
@@ -16,7 +16,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import tomli_w
 
-from subtitler import paths
+from subtitler import paths, user_files
 from subtitler.config import (
     MAX_EXTRA_TARGETS,
     SECTIONS,
@@ -31,6 +31,7 @@ from subtitler.mt.languages import UnknownLanguageError, normalize_code
 
 log = logging.getLogger(__name__)
 FILENAME = "config.toml"
+MAX_BYTES = 1 * user_files.MB  # a settings file is a few kB
 
 
 class ConfigError(ValueError):
@@ -146,8 +147,9 @@ def _build(cls: type, data: Any, where: str, notes: list[str]) -> Any:
         if not _matches(value, tp):
             notes.append(f"{name} should be {_type_name(tp)}, not {_short(value)}: default used")
             continue
+        written = value
         if isinstance(default, float) and value is not None:
-            value = float(value)
+            value = _as_float(value)
         spec: Spec | None = known[key].metadata.get("spec")
         if spec is not None:
             if (why := _language_problem(spec, value)) is not None:
@@ -156,11 +158,20 @@ def _build(cls: type, data: Any, where: str, notes: list[str]) -> Any:
             if spec.problem(value) is not None:
                 fixed = spec.fixed(value, default)
                 notes.append(
-                    f"{name} = {_short(value)} (allowed: {spec.describe()}): {_short(fixed)} used"
+                    f"{name} = {_short(written)} (allowed: {spec.describe()}): {_short(fixed)} used"
                 )
                 value = fixed
         kwargs[key] = value
     return cls(**kwargs)
+
+
+def _as_float(value: int | float) -> float:
+    """A TOML number as a float; an integer too large for one (400 digits) is infinite, which
+    the range check then clamps."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _short(value: Any) -> str:
@@ -227,44 +238,37 @@ class LoadResult:
 
 
 def load(path: Path | None = None) -> LoadResult:
-    """The saved settings; defaults for a missing file; a bad file is backed up and replaced."""
+    """The saved settings; defaults for a missing file. A file that cannot be used (not a
+    regular file, too large, not UTF-8 TOML, or anything its parser raises) is set aside and
+    replaced by the defaults, with a one-line notice; a value out of range costs that value."""
     path = path or default_path()
-    if not path.exists():
-        return LoadResult(AppConfig())
-    try:
+
+    def parse(text: str) -> tuple[AppConfig, list[str]]:
         notes: list[str] = []
-        cfg = from_toml(path.read_text(encoding="utf-8"), notes)
-        if notes:
-            notice = (
-                f"Settings corrected: {'; '.join(notes)} ({path.name} is kept as it is until "
-                "the next change is saved)."
-            )
-            log.warning(notice)
-            return LoadResult(cfg, notice)
-        return LoadResult(cfg)
-    except (ConfigError, UnicodeDecodeError, TypeError) as e:
-        backup = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
-        cfg = AppConfig()
-        try:
-            os.replace(path, backup)
-            save(cfg, path)
-        except OSError as oe:  # a read-only settings folder: leave the file as it is
-            notice = (
-                f"Your settings file could not be read ({e}), nor set aside ({oe.strerror}). "
-                "The defaults are in use for this session."
-            )
-            log.warning(notice)
-            return LoadResult(cfg, notice)
+        return from_toml(text, notes), notes
+
+    loaded = user_files.load(path, parse, limit=MAX_BYTES)
+    if loaded.value is not None:
+        cfg, notes = loaded.value
+        if not notes:
+            return LoadResult(cfg)
         notice = (
-            f"Your settings file could not be read ({e}). It was saved as {backup.name} "
-            "and the defaults are in use."
+            f"Settings corrected: {'; '.join(notes)} ({path.name} is kept as it is until "
+            "the next change is saved)."
         )
         log.warning(notice)
-        return LoadResult(cfg, notice, backup)
-    except OSError as e:  # unreadable (permissions, a folder in its place)
-        notice = f"Your settings file could not be opened ({e}); the defaults are in use."
-        log.warning(notice)
-        return LoadResult(AppConfig(), notice)
+        return LoadResult(cfg, notice)
+    cfg = AppConfig()
+    if not loaded.problem:  # no file yet
+        return LoadResult(cfg)
+    if loaded.backup is not None:
+        try:
+            save(cfg, path)
+        except OSError as e:  # the next save tries again; the defaults are in use meanwhile
+            log.warning("could not write default settings to %s: %s", path, e)
+    notice = loaded.notice("Your settings file", "the defaults are in use")
+    log.warning(notice)
+    return LoadResult(cfg, notice, loaded.backup)
 
 
 def save(cfg: AppConfig, path: Path | None = None) -> Path:

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from subtitler import user_files
 from subtitler.mt.prompts import BUILTIN
 
 CATALOG_FILE = Path(__file__).with_name("catalog.toml")
+MAX_BYTES = 1 * user_files.MB  # the packaged catalog is about 10 kB
 # Local entries ("local = ...") are relative to the source checkout's root.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -295,10 +297,12 @@ def load_catalog(path: Path | None = None, *, include_missing_local: bool = Fals
     """Read and validate the catalog (the packaged ``catalog.toml`` by default)."""
     p = path or CATALOG_FILE
     try:
-        with p.open("rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
+        data = tomllib.loads(user_files.read_text(p, MAX_BYTES))
+    except user_files.FileMissing:
         raise CatalogError(f"model catalog not found: {p}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise CatalogError(f"model catalog {p.name} is not valid TOML: {e}") from None
+    except user_files.FileProblem as e:
+        raise CatalogError(f"model catalog: {e}") from None
+    except (tomllib.TOMLDecodeError, RecursionError) as e:
+        why = user_files.one_line(e)
+        raise CatalogError(f"model catalog {p.name} is not valid TOML: {why}") from None
     return parse_catalog(data, include_missing_local=include_missing_local)

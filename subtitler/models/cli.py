@@ -68,7 +68,8 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument(
         "--no-load",
         action="store_true",
-        help="check a file or folder given as a path without loading it in its engine",
+        help="check files (hashes, headers) without loading them in their engine for the "
+        "real test: a fixed sentence translated, a fixed clip of speech recognised",
     )
     r = sub.add_parser("remove", help="delete downloaded models")
     r.add_argument("ids", nargs="+", metavar="ID")
@@ -185,6 +186,12 @@ def cmd_verify(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
             entry = None
         if entry is not None:
             problems = dl.verify(entry, root)
+            if not problems and not a.no_load:
+                # The hashes say the bytes are those downloaded; the real test says they work.
+                try:
+                    _load_once(dl.model_path(entry, root), entry.template or "auto")
+                except LoadFailed as e:
+                    problems = [str(e)]
             if problems:
                 bad += 1
                 print(
@@ -217,8 +224,10 @@ class LoadFailed(Exception):
 
 
 def _load_once(path: Path, template: str) -> None:
-    """Load the model in its engine, in a worker process: a header that parses can still
-    make llama.cpp or CTranslate2 abort (a duplicate token, an absurd layer count)."""
+    """Load the model in its engine, in a worker process, and give it its real test (a
+    fixed sentence, a fixed clip of speech): a header that parses can still make llama.cpp or
+    CTranslate2 abort (a duplicate token, an absurd layer count), and weights damaged where
+    no check looks load and write nothing, or one token over and over."""
     # The command line is an entry point: it may start the pipeline's engine workers.
     from subtitler.pipeline.engines import probe_model
 

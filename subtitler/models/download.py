@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 from urllib.parse import urlparse
 
-from subtitler import paths
+from subtitler import paths, user_files
 from subtitler.models.catalog import CatalogEntry, ModelFile, id_problem, path_problem
 from subtitler.models.validate import InvalidModelError, check_whisper_dir, read_gguf
 
@@ -44,6 +44,7 @@ HUB_HOST = "huggingface.co"  # the only endpoint the stored hub token goes to un
 MANIFEST = ".subtitler-manifest.json"
 PART = ".part"
 _HASH_CHUNK = 4 << 20
+MAX_RECORD_BYTES = 1 << 20  # a manifest or a partial file's record: a few hundred bytes
 
 Phase = Literal["download", "verify"]
 Status = Literal["installed", "partial", "missing", "local", "local-missing"]
@@ -130,9 +131,9 @@ def _manifest_files(man: dict[str, Any]) -> dict[str, Any] | None:
 def read_manifest(entry: CatalogEntry, root: Path | None = None) -> dict[str, Any] | None:
     p = model_dir(entry, root) / MANIFEST
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        data = json.loads(user_files.read_text(p, MAX_RECORD_BYTES))
+    except (OSError, ValueError, RecursionError):  # (FileProblem is an OSError)
+        return None  # no usable record: the model counts as not downloaded
     return data if isinstance(data, dict) else None
 
 
@@ -380,8 +381,9 @@ def _fetch(
     resume = 0
     if part.exists():
         try:
-            same = json.loads(info.read_text(encoding="utf-8")).get("etag") == remote.etag
-        except (OSError, ValueError):
+            record = json.loads(user_files.read_text(info, MAX_RECORD_BYTES))
+            same = isinstance(record, dict) and record.get("etag") == remote.etag
+        except (OSError, ValueError, RecursionError):
             same = False
         resume = part.stat().st_size if same else 0
         if expected is not None and resume > expected:

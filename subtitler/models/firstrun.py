@@ -3,7 +3,8 @@
 The UI shows :attr:`FirstRunPlan.messages`, offers :attr:`FirstRunPlan.offer` for download (with
 ``download.download`` on a worker thread), lets the user pick local files instead, and writes
 the result into the settings with :func:`with_models`. Nothing here touches the network except
-:func:`check_network` (bounded in time, DNS included), which the UI waits for off its thread.
+:func:`check_network` (bounded in time, DNS included); the app does not call it at start (no
+connection before the user asks for a download).
 """
 
 from __future__ import annotations
@@ -197,8 +198,17 @@ def plan_first_run(
             "works with those."
         )
     elif offer:
-        msgs.append(f"Download {total / 1e9:.1f} GB now, or choose local model files instead.")
+        msgs.append(
+            f"Download {total / 1e9:.1f} GB now, or choose local model files instead. The "
+            f"models come from {_hub_host()}, which is looked up only when you click Download."
+        )
     return FirstRunPlan(tier(hw), asr, mt, tuple(offer), total, network, tuple(msgs))
+
+
+def _hub_host() -> str:
+    """Where a download goes (HF_ENDPOINT where set), for the first-run dialog."""
+    ep = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    return urlparse(ep).hostname or ep
 
 
 def with_models(

@@ -9,7 +9,12 @@ from typing import Literal
 
 from subtitler.models import download as dl
 from subtitler.models.catalog import Catalog, CatalogEntry
-from subtitler.models.validate import InvalidModelError, check_translator, check_whisper_dir
+from subtitler.models.validate import (
+    InvalidModelError,
+    check_translator,
+    check_whisper_dir,
+    user_path,
+)
 
 Role = Literal["asr", "mt"]
 State = Literal["ready", "missing", "invalid"]
@@ -30,12 +35,21 @@ def _looks_like_path(value: str) -> bool:
     return any(c in value for c in ("/", "\\")) or value.startswith((".", "~"))
 
 
+def _maybe_there(p: Path) -> bool:
+    """Something may be at ``p``: it exists, or the system cannot even look it up (a name too
+    long): the checks then say why it cannot be used."""
+    try:
+        return p.exists()
+    except (OSError, ValueError):
+        return True
+
+
 def asr_state(value: str, catalog: Catalog, root: Path | None = None) -> ModelState:
     """AsrConfig.model: a catalog size name ("small"), a catalog id, or a model folder."""
     if not value:
         return ModelState("asr", "missing", None, None, "no speech model chosen")
-    p = Path(value).expanduser()
-    if p.exists() or _looks_like_path(value):
+    p = user_path(value)
+    if _maybe_there(p) or _looks_like_path(value):
         try:
             check_whisper_dir(p)
         except InvalidModelError as e:
@@ -73,7 +87,7 @@ def mt_state(value: str, template: str, catalog: Catalog, root: Path | None = No
         if template == "auto" and entry.template:
             template = entry.template
     else:
-        p = Path(value).expanduser()
+        p = user_path(value)
     try:
         info = check_translator(p, template)
     except InvalidModelError as e:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from subtitler import user_files
 from subtitler.mt.prompts import TemplateError, resolve_template
 
 GGUF_MAGIC = b"GGUF"
@@ -68,6 +70,11 @@ _SCALARS: dict[int, str] = {
 _STRING, _ARRAY = 8, 9
 # Strings longer than this in metadata are certainly corruption (chat templates are a few KB).
 _MAX_STRING = 64 << 20
+# A whole header (metadata, vocabulary, tensor table) is a few MB even for a 256k vocabulary: a
+# file that ends inside a longer one, or a field that asks for more, is corrupt, not cut short.
+_MAX_HEADER = 64 << 20
+# Characters of a file name quoted in a message (a hand-edited path can be hundreds long).
+_MAX_NAME = 80
 
 
 class InvalidModelError(ValueError):
@@ -102,7 +109,11 @@ class GgufInfo:
 
 
 class _Truncated(Exception):
-    pass
+    """The header asks for ``need`` bytes at ``at``, past the end of the file."""
+
+    def __init__(self, at: int, need: int) -> None:
+        super().__init__(at, need)
+        self.at, self.need = at, need
 
 
 class _Reader:
@@ -113,7 +124,7 @@ class _Reader:
     def take(self, n: int) -> bytes:
         end = self.pos + n
         if n < 0 or end > len(self.buf):
-            raise _Truncated
+            raise _Truncated(self.pos, n)
         b = self.buf[self.pos : end]
         self.pos = end
         return bytes(b)
@@ -121,7 +132,7 @@ class _Reader:
     def unpack(self, fmt: str) -> Any:
         size = struct.calcsize("<" + fmt)
         if self.pos + size > len(self.buf):
-            raise _Truncated
+            raise _Truncated(self.pos, size)
         (v,) = struct.unpack_from("<" + fmt, self.buf, self.pos)
         self.pos += size
         return v
@@ -134,7 +145,7 @@ class _Reader:
 
     def skip(self, n: int) -> None:
         if self.pos + n > len(self.buf):
-            raise _Truncated
+            raise _Truncated(self.pos, n)
         self.pos += n
 
     def value(self, vtype: int) -> Any:
@@ -193,14 +204,44 @@ def _parse_gguf(buf: mmap.mmap | bytes) -> tuple[int, int, int, dict[str, Any]]:
     return version, n_tensors, data_end, meta
 
 
+def user_path(path: str | os.PathLike[str]) -> Path:
+    """A path as a user wrote it, "~" expanded where there is a home folder to expand to."""
+    p = Path(path)
+    try:
+        return p.expanduser()
+    except RuntimeError:  # "~nobody/...": no such user
+        return p
+
+
+def shown(p: Path) -> str:
+    """A path for a one-line message, at most _MAX_NAME characters."""
+    text = str(p)
+    return text if len(text) <= _MAX_NAME else "…" + text[-(_MAX_NAME - 1) :]
+
+
+def _stat(p: Path, what: str) -> os.stat_result | None:
+    """The file's status; None when there is nothing there; InvalidModelError when the
+    system cannot look the path up (a name too long, a NUL in it)."""
+    try:
+        return p.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise InvalidModelError(f"{what} {shown(p)} cannot be looked up ({why})") from None
+
+
 def read_gguf(path: str | os.PathLike[str]) -> GgufInfo:
     """Parse a GGUF's header and check that all tensor data is present; one-line errors."""
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise InvalidModelError(f"translation model not found: {p}")
-    if p.is_dir():
-        raise InvalidModelError(f"translation model is a directory, not a .gguf file: {p}")
-    size = p.stat().st_size
+    p = user_path(path)
+    st = _stat(p, "translation model")
+    if st is None:
+        raise InvalidModelError(f"translation model not found: {shown(p)}")
+    if stat.S_ISDIR(st.st_mode):
+        raise InvalidModelError(f"translation model is a directory, not a .gguf file: {shown(p)}")
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open below
+        raise InvalidModelError(f"translation model is not a regular file: {shown(p)}")
+    size = st.st_size
     if size == 0:
         raise InvalidModelError(f"{p.name}: empty file")
     try:
@@ -211,7 +252,13 @@ def read_gguf(path: str | os.PathLike[str]) -> GgufInfo:
                 version, n_tensors, data_end, meta = _parse_gguf(mm)
     except InvalidModelError:
         raise
-    except _Truncated:
+    except _Truncated as e:
+        if size > _MAX_HEADER or e.need > _MAX_HEADER:
+            # No header is that long: a length or count in it was damaged.
+            raise InvalidModelError(
+                f"{p.name}: corrupt GGUF header (a field at byte {e.at:,} asks for "
+                f"{e.need:,} bytes); download or copy it again"
+            ) from None
         raise InvalidModelError(
             f"{p.name}: truncated GGUF (the file ends inside its header; {size} bytes)"
         ) from None
@@ -246,6 +293,14 @@ def check_translator(path: str | os.PathLike[str], template: str = "auto") -> Gg
 
 WHISPER_REQUIRED = ("model.bin", "config.json", "tokenizer.json")
 WHISPER_VOCABULARY = ("vocabulary.json", "vocabulary.txt")
+# config.json's lists (CTranslate2's Whisper spec): key -> nesting (1: token ids; 2: pairs).
+WHISPER_CONFIG_LISTS = {
+    "alignment_heads": 2,
+    "lang_ids": 1,
+    "suppress_ids": 1,
+    "suppress_ids_begin": 1,
+}
+MAX_JSON_BYTES = 64 << 20  # tokenizer.json is 2-3 MB; config.json a few kB
 
 
 def ct2_spec_name(model_bin: Path) -> str:
@@ -263,12 +318,14 @@ def ct2_spec_name(model_bin: Path) -> str:
 
 def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
     """A CTranslate2 Whisper model directory as faster-whisper loads it offline."""
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise InvalidModelError(f"speech model folder not found: {p}")
-    if not p.is_dir():
+    p = user_path(path)
+    st = _stat(p, "speech model folder")
+    if st is None:
+        raise InvalidModelError(f"speech model folder not found: {shown(p)}")
+    if not stat.S_ISDIR(st.st_mode):
         raise InvalidModelError(
-            f"{p.name}: a Whisper model is a folder (model.bin, config.json, ...), not a file"
+            f"{shown(Path(p.name))}: a Whisper model is a folder (model.bin, config.json, ...), "
+            "not a file"
         )
     missing = [n for n in WHISPER_REQUIRED if not (p / n).is_file()]
     if not any((p / n).is_file() for n in WHISPER_VOCABULARY):
@@ -280,18 +337,49 @@ def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
     spec = ct2_spec_name(p / "model.bin")
     if "whisper" not in spec.lower():
         raise InvalidModelError(f"{p.name}: a CTranslate2 {spec} model, not Whisper")
-    try:
-        json.loads((p / "config.json").read_text(encoding="utf-8"))
-        json.loads((p / "tokenizer.json").read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise InvalidModelError(f"{p.name}: damaged config.json or tokenizer.json ({e})") from None
+    _check_ct2_config(p, _json_file(p / "config.json"))
+    if not isinstance(_json_file(p / "tokenizer.json"), dict):
+        raise InvalidModelError(f"{p.name}: damaged tokenizer.json (not a JSON object)")
     return p
+
+
+def _json_file(path: Path) -> Any:
+    """A model's JSON metadata through the app's bounded reader; one-line errors."""
+    try:
+        return json.loads(user_files.read_text(path, MAX_JSON_BYTES))
+    except user_files.FileProblem as e:
+        raise InvalidModelError(f"{path.parent.name}: {e}") from None
+    except (ValueError, RecursionError) as e:
+        why = user_files.one_line(e)
+        raise InvalidModelError(f"{path.parent.name}: damaged {path.name} ({why})") from None
+
+
+def _ints(value: Any, depth: int) -> bool:
+    """A list of integers (``depth`` 1) or of lists of them (2)."""
+    if not isinstance(value, list):
+        return False
+    if depth == 1:
+        return all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    return all(_ints(x, depth - 1) for x in value)
+
+
+def _check_ct2_config(p: Path, config: Any) -> None:
+    """config.json as CTranslate2 and faster-whisper read it: an object whose token lists
+    are lists of token ids (else the first recognition fails, not the load)."""
+    if not isinstance(config, dict):
+        raise InvalidModelError(f"{p.name}: damaged config.json (not a JSON object)")
+    for key, depth in WHISPER_CONFIG_LISTS.items():
+        if key in config and not _ints(config[key], depth):
+            kind = "token ids" if depth == 1 else "pairs of numbers"
+            raise InvalidModelError(
+                f"{p.name}: damaged config.json ({key!r} is not a list of {kind})"
+            )
 
 
 def check_model_path(path: str | os.PathLike[str], template: str = "auto") -> str:
     """Validate whatever a user points at; returns a short description of what it is."""
-    p = Path(path).expanduser()
-    if p.is_dir():
+    p = user_path(path)
+    if (st := _stat(p, "model")) is not None and stat.S_ISDIR(st.st_mode):
         check_whisper_dir(p)
         return f"Whisper model folder ({_mb((p / 'model.bin').stat().st_size)})"
     info = check_translator(p, template)

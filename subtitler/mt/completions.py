@@ -13,10 +13,13 @@ Prompts travel as text: llama-cpp-python's server accepts only text, and the tok
 that text are checked against ``tokenize`` (the ``usage.prompt_tokens`` of every verify).
 
 Standard library only (``http.client``). Each request runs on a short-lived thread while the
-caller watches its abort callback and a stall timer, so an abort or a server that stops
-answering ends the call at once (the connection is shut down under the request); a connection
-that fails before anything was sent back is retried a bounded number of times. Every failure is
-a :class:`ServerError` with a one-line message for the user.
+caller watches its abort callback and a deadline, so an abort or a server that does not finish
+in time ends the call at once (the connection is shut down under the request). The deadline is
+for the whole answer, not for each byte: a server that sends a token every few seconds, just
+under the timeout, is given up all the same; and a stream is read only up to the client's own
+token budget, whatever the server does with ``max_tokens``. A connection that fails before
+anything was sent back is retried a bounded number of times. Every failure is a
+:class:`ServerError` with a one-line message for the user.
 """
 
 from __future__ import annotations
@@ -60,6 +63,19 @@ class NoPromptLogprobs(ServerError):
     or returns them misaligned: it cannot verify a draft."""
 
 
+class UnusableLogprobs(ServerError):
+    """This answer's log-probabilities are there but unusable (NaN, missing for a draft
+    token): this verify failed, the next one may well work."""
+
+
+class ServerTimeout(ServerError):
+    """The server did not finish an answer by the deadline (it is up: it took the
+    connection, and may have sent part of the answer)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, transient=True)
+
+
 class Aborted(Exception):
     """The caller's abort callback fired; the request was dropped."""
 
@@ -71,7 +87,7 @@ class ServerSettings:
     base_url: str  # the OpenAI-style API root, e.g. http://gpu-box:8000/v1
     model: str = ""  # '' = the first model the server lists
     api_key: str = ""
-    timeout_s: float = 10.0  # without a byte from the server, a call is given up
+    timeout_s: float = 10.0  # an update's requests, all together, are given up after this
     retries: int = 2  # further attempts when a connection fails before any answer
 
 
@@ -123,15 +139,22 @@ class _Call:
 
     def __init__(self) -> None:
         self.done = threading.Event()
-        self.progress = time.monotonic()  # the last time bytes arrived
+        self.progress = 0.0  # the last time bytes of the answer arrived (0: none yet)
         self.status = 0
         self.body = b""
         self.error: BaseException | None = None
         self.answered = False  # a status line came back (so the request reached the server)
 
 
+class _Enough(Exception):
+    """Raised from a stream's line handler: the client has read all it wants."""
+
+
 class CompletionsClient:
-    """One server, one keep-alive connection, used by one thread at a time."""
+    """One server, one keep-alive connection, used by one thread at a time.
+
+    Every call takes a ``deadline`` (``time.monotonic()``; None: the timeout from now): a
+    caller that makes several requests for one update gives them all the same one."""
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
@@ -151,6 +174,10 @@ class CompletionsClient:
         self.model = settings.model
 
     # -- the three calls -------------------------------------------------------------------
+    def deadline(self) -> float:
+        """The deadline of an update starting now."""
+        return time.monotonic() + self.settings.timeout_s
+
     def list_models(self) -> list[dict[str, Any]]:
         """The server's models (``/v1/models``): their ids and, on vLLM, ``max_model_len``."""
         got = self._json("GET", f"{self._api}/models", None)
@@ -161,7 +188,7 @@ class CompletionsClient:
             raise ServerError(f"{self.where} answered /v1/models without a list of models")
         return data
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, deadline: float | None = None) -> list[int]:
         """The tokens the server makes of ``text`` as a completion prompt (BOS included where
         the model adds one)."""
         routes = (
@@ -176,7 +203,7 @@ class CompletionsClient:
         last: ServerError | None = None
         for path, key in routes:
             try:
-                got = self._json("POST", path, {key: text, "model": self.model})
+                got = self._json("POST", path, {key: text, "model": self.model}, None, deadline)
             except ServerError as e:
                 if e.transient or self._tokenize_route:
                     raise
@@ -201,6 +228,7 @@ class CompletionsClient:
         tokens: Sequence[int],
         n_draft: int,
         should_abort: Callable[[], bool] | None = None,
+        deadline: float | None = None,
     ) -> DraftCheck:
         """Score the draft: the last ``n_draft`` of ``tokens`` (what the server makes of
         ``prompt + draft``)."""
@@ -210,7 +238,7 @@ class CompletionsClient:
             "echo": True,
             "logprobs": 1,  # the best token; the draft token's own comes with the echo
         }
-        got = self._json("POST", f"{self._api}/completions", body, should_abort=should_abort)
+        got = self._json("POST", f"{self._api}/completions", body, should_abort, deadline)
         return parse_echo(got, tokens, n_draft, draft, self.where)
 
     def generate(
@@ -218,8 +246,10 @@ class CompletionsClient:
         text: str,
         max_tokens: int,
         should_abort: Callable[[], bool] | None = None,
+        deadline: float | None = None,
     ) -> Generated:
-        """Continue ``text`` greedily for at most ``max_tokens`` tokens (streamed)."""
+        """Continue ``text`` greedily for at most ``max_tokens`` tokens (streamed; the stream
+        is left at that many, whether or not the server stops there)."""
         out = Generated()
         if max_tokens <= 0:
             out.finish = "length"
@@ -243,9 +273,12 @@ class CompletionsClient:
                 out.pieces.append(piece)
             if isinstance(finish, str) and finish:
                 out.finish = finish
+            elif len(out.pieces) >= max_tokens:
+                out.finish = "length"  # the budget: read no further (the server may go on)
+                raise _Enough
 
         status, raw = self._exchange(
-            "POST", f"{self._api}/completions", body, should_abort, on_line=on_line
+            "POST", f"{self._api}/completions", body, should_abort, deadline, on_line=on_line
         )
         if status != 200:
             raise self._http_error(status, raw, f"{self._api}/completions")
@@ -279,8 +312,9 @@ class CompletionsClient:
         path: str,
         body: dict[str, Any] | None,
         should_abort: Callable[[], bool] | None = None,
+        deadline: float | None = None,
     ) -> Any:
-        status, raw = self._exchange(method, path, body, should_abort)
+        status, raw = self._exchange(method, path, body, should_abort, deadline)
         if status != 200:
             raise self._http_error(status, raw, path)
         return _loads(raw, self.where)
@@ -300,14 +334,17 @@ class CompletionsClient:
         path: str,
         body: dict[str, Any] | None,
         should_abort: Callable[[], bool] | None,
+        deadline: float | None = None,
         on_line: Callable[[bytes], None] | None = None,
     ) -> tuple[int, bytes]:
         """Status and body (empty when streamed to ``on_line``), with bounded retries of a
-        connection that failed before the server answered."""
+        connection that failed before the server answered, all by ``deadline``."""
+        if deadline is None:
+            deadline = self.deadline()
         attempts = 1 + max(0, self.settings.retries)
         for attempt in range(attempts):
             call = self._start(method, path, body, on_line)
-            self._wait(call, should_abort)
+            self._wait(call, should_abort, deadline)
             if call.error is None:
                 return call.status, call.body
             if isinstance(call.error, ServerError):
@@ -317,6 +354,8 @@ class CompletionsClient:
                 raise ServerError(f"{self.where}: {why}", transient=True) from None
             log.info("server %s: %s; trying again", self.where, why)
             pause = RETRY_BACKOFF_S[min(attempt, len(RETRY_BACKOFF_S) - 1)]
+            if time.monotonic() + pause >= deadline:
+                raise ServerError(f"{self.where}: {why}", transient=True) from None
             if _sleep_unless(pause, should_abort):
                 raise Aborted
         raise AssertionError("unreachable")
@@ -355,6 +394,9 @@ class CompletionsClient:
                         on_line(line)
                 if resp.will_close:
                     self._drop_connection(conn)
+            except _Enough:
+                # All the client wants: hang up, so the server stops computing the rest.
+                self._drop_connection(conn)
             except BaseException as e:  # reported to the waiting caller
                 call.error = e
                 # Only this call's connection: after an abort or a stall the caller may have
@@ -367,20 +409,24 @@ class CompletionsClient:
         threading.Thread(target=run, name="completions-http", daemon=True).start()
         return call
 
-    def _wait(self, call: _Call, should_abort: Callable[[], bool] | None) -> None:
-        timeout = self.settings.timeout_s
+    def _wait(self, call: _Call, should_abort: Callable[[], bool] | None, deadline: float) -> None:
+        """Until the call is done; Aborted, or ServerTimeout at the deadline (the whole
+        answer's: a server that sends a byte now and then does not push it back)."""
         while not call.done.wait(POLL_S if should_abort is not None else 0.05):
             if should_abort is not None and should_abort():
                 self._drop_connection()  # the server sees the disconnect and stops
                 raise Aborted
-            if time.monotonic() - call.progress > timeout:
+            if time.monotonic() >= deadline:
                 self._drop_connection()
-                raise ServerError(f"{self.where} did not answer for {timeout:g} s", transient=True)
+                timeout = self.settings.timeout_s
+                if call.progress:
+                    raise ServerTimeout(f"{self.where} did not finish within {timeout:g} s")
+                raise ServerTimeout(f"{self.where} did not answer within {timeout:g} s")
 
     def _connection(self) -> http.client.HTTPConnection:
         with self._lock:
             if self._conn is None:
-                timeout = self.settings.timeout_s + 1.0  # the caller's stall timer goes first
+                timeout = self.settings.timeout_s + 1.0  # the caller's deadline goes first
                 if self._https:
                     self._conn = http.client.HTTPSConnection(
                         self._host, self._port, timeout=timeout,
@@ -552,8 +598,10 @@ def parse_echo(got: Any, tokens: Sequence[int], n_draft: int, draft: str, where:
     labels_seen: list[str] = []
     for i in range(start, start + n_draft):
         v, top, label = _number(values[i]), tops[i], labels[i]
-        if v is None or not isinstance(top, dict) or not isinstance(label, str):
+        if not isinstance(top, dict) or not isinstance(label, str):
             raise NoPromptLogprobs(f"{where} left out the log-probability of a draft token")
+        if v is None:  # NaN or nothing where the number belongs: this answer only
+            raise UnusableLogprobs(f"{where} returned an unusable log-probability ({values[i]})")
         others = [x for x in (_number(y) for y in top.values()) if x is not None]
         best = max([v, *others])
         # The draft token's own entry is written into the top dict last; when its text equals

@@ -13,12 +13,11 @@ import logging
 import os
 import re
 import tempfile
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from subtitler import paths
+from subtitler import paths, user_files
 from subtitler.mt.languages import UnknownLanguageError, normalize_code
 
 log = logging.getLogger(__name__)
@@ -27,6 +26,7 @@ HEADER = ("src_lang", "tgt_lang", "term", "translation")
 # First cells that mark an imported file's first line as a header, not a term.
 _HEADER_WORDS = {"term", "terms", "source", "word", "words", "src", "glossary", "name"}
 MAX_TERM_CHARS = 200
+MAX_BYTES = 4 * user_files.MB  # a glossary of 50,000 terms is about 2 MB
 
 
 class GlossaryError(ValueError):
@@ -113,19 +113,30 @@ def _entries(src: str, tgt: str, rows: Iterable[tuple[str, str]]) -> list[Entry]
 
 
 def _read_text(path: Path) -> str:
+    """A file to import, through the app's bounded reader (UTF-8, a byte-order mark allowed:
+    Excel writes one)."""
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise GlossaryError(f"{path.name} cannot be read: {e.strerror or e}") from None
+        return user_files.read_text(path, MAX_BYTES)
+    except user_files.FileProblem as e:
+        raise GlossaryError(str(e)) from None
+
+
+def _rows(text: str, name: str, delimiter: str = ",") -> list[tuple[int, list[str]]]:
+    """(line number, cells) of CSV text whatever its line ends (CR alone: Excel for the Mac
+    before 2016); the CSV reader's own errors (a field over its limit) as GlossaryError."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    out: list[tuple[int, list[str]]] = []
     try:
-        return data.decode("utf-8-sig")  # Excel writes a byte-order mark
-    except UnicodeDecodeError as e:
-        raise GlossaryError(f"{path.name} is not UTF-8 text (byte {e.start})") from None
+        for row in reader:
+            out.append((reader.line_num, row))
+    except csv.Error as e:
+        raise GlossaryError(f"{name} line {reader.line_num}: {e}") from None
+    return out
 
 
 def parse(text: str, name: str = FILENAME) -> Glossary:
     """The glossary file's text (``src_lang,tgt_lang,term,translation`` with that header)."""
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = [row for _, row in _rows(text, name)]
     if not rows or [c.strip().lower() for c in rows[0]] != list(HEADER):
         raise GlossaryError(f"{name} does not start with the line {','.join(HEADER)}")
     by_pair: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -166,33 +177,16 @@ class LoadResult:
 
 
 def load(path: Path | None = None) -> LoadResult:
-    """The saved glossary; empty for a missing file; a bad file is set aside (never fatal)."""
+    """The saved glossary; empty for a missing file. A file that cannot be used (not a regular
+    file, too large, not UTF-8, or anything the parser raises) is set aside: never fatal."""
     path = path or default_path()
-    if not path.exists():
-        return LoadResult(Glossary())
-    try:
-        return LoadResult(parse(_read_text(path), path.name))
-    except GlossaryError as e:
-        if not path.is_file():
-            notice = f"The glossary could not be opened ({e}); it is empty for this session."
-            log.warning(notice)
-            return LoadResult(Glossary(), notice)
-        backup = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
-        try:
-            os.replace(path, backup)
-        except OSError as oe:
-            notice = (
-                f"The glossary could not be read ({e}), nor set aside ({oe.strerror}); "
-                "it is empty for this session."
-            )
-            log.warning(notice)
-            return LoadResult(Glossary(), notice)
-        notice = (
-            f"The glossary could not be read ({e}). It was saved as {backup.name} "
-            "and an empty glossary is in use."
-        )
+    loaded = user_files.load(path, lambda text: parse(text, path.name), limit=MAX_BYTES)
+    if loaded.value is not None:
+        return LoadResult(loaded.value)
+    notice = loaded.notice("The glossary", "an empty glossary is in use")
+    if notice:
         log.warning(notice)
-        return LoadResult(Glossary(), notice, backup)
+    return LoadResult(Glossary(), notice, loaded.backup)
 
 
 def save(glossary: Glossary, path: Path | None = None) -> Path:
@@ -229,14 +223,12 @@ def read_import(path: Path) -> list[tuple[str, str]]:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         raise GlossaryError(f"{path.name} holds no terms")
-    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(lines))
     out: list[tuple[str, str]] = []
     first = True
-    for row in reader:
+    for n, row in _rows(text, path.name, _delimiter(lines)):
         cells = [c.strip() for c in row]
         if not any(cells):
             continue
-        n = reader.line_num
         while len(cells) > 2 and not cells[-1]:  # trailing separators from a spreadsheet
             cells.pop()
         if len(cells) > 2:

@@ -38,6 +38,8 @@ from subtitler.mt.completions import (
     NoPromptLogprobs,
     ServerError,
     ServerSettings,
+    ServerTimeout,
+    UnusableLogprobs,
 )
 from subtitler.mt.engine import EngineResult, EngineUnavailable, Progress
 from subtitler.mt.glossary import Glossary
@@ -52,6 +54,10 @@ log = logging.getLogger(__name__)
 
 TOKENIZE_CACHE = 64  # texts whose server tokens are remembered (a final repeats its partial)
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # after a failed call, later calls wait this long
+
+
+class ContextTooSmall(ServerError):
+    """The server's context cannot hold one update's prompt (and one token of answer)."""
 
 
 @dataclass(frozen=True)
@@ -109,54 +115,64 @@ class RemoteTranslator:
         self.context_sentences = 0
         self._history: list[str] = []
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, deadline: float | None = None) -> list[int]:
         got = self._tokens.get(text)
         if got is None:
-            got = self._tokens[text] = self.client.tokenize(text)
+            got = self._tokens[text] = self.client.tokenize(text, deadline)
             while len(self._tokens) > TOKENIZE_CACHE:
                 self._tokens.popitem(last=False)
         else:
             self._tokens.move_to_end(text)
         return got
 
-    def _source_tokens(self, source: str) -> int:
+    def _source_tokens(self, source: str, deadline: float | None) -> int:
         """As locally: the source alone, without the BOS token the server may add."""
         if self._bos is None:
-            self._bos = len(self.tokenize(""))
-        return max(0, len(self.tokenize(" ".join(source.split()))) - self._bos)
+            self._bos = len(self.tokenize("", deadline))
+        return max(0, len(self.tokenize(" ".join(source.split()), deadline)) - self._bos)
 
     def decode(
         self,
         source: str,
         draft: Sequence[str],
         should_abort: Callable[[], bool] | None = None,
+        deadline: float | None = None,
     ) -> tuple[list[str], UpdateStats]:
-        """Translate ``source`` once with the token texts ``draft``; (pieces, stats)."""
+        """Translate ``source`` once with the token texts ``draft``; (pieces, stats). Every
+        request of the update ends by ``deadline`` (None: the timeout from now)."""
+        if deadline is None:
+            deadline = self.client.deadline()
         opts = self.options
         clock = self._clock
         st = UpdateStats(method=str(opts.method))
         t0 = clock()
         prompt = self.prompts.build(source, self.context)
-        cap = min(opts.max_new_tokens, self.cap.for_source(self._source_tokens(source)))
+        cap = min(opts.max_new_tokens, self.cap.for_source(self._source_tokens(source, deadline)))
         if self.n_ctx is not None:
-            n_prompt = len(self.tokenize(prompt))
+            n_prompt = len(self.tokenize(prompt, deadline))
             if self.context and n_prompt + cap >= self.n_ctx:
                 prompt = self.prompts.build(source)  # as locally: the context gives way
-                n_prompt = len(self.tokenize(prompt))
-            cap = max(0, min(cap, self.n_ctx - n_prompt - 1))
+                n_prompt = len(self.tokenize(prompt, deadline))
+            if n_prompt + 1 >= self.n_ctx:
+                raise ContextTooSmall(
+                    f"{self.client.where}: the server's context of {self.n_ctx} tokens is too "
+                    f"small for one update (its prompt alone is {n_prompt} tokens); lines are "
+                    "shown as said until the server has a longer one (vLLM: --max-model-len)"
+                )
+            cap = min(cap, self.n_ctx - n_prompt - 1)
         text = "".join(draft)
         if opts.method is Method.RT or not text.strip() or cap == 0:
             st.prompt_s = clock() - t0
-            return self._continue(prompt, [], cap, st, should_abort)
-        ids_p = self.tokenize(prompt)
-        ids = self.tokenize(prompt + text)
+            return self._continue(prompt, [], cap, st, should_abort, deadline)
+        ids_p = self.tokenize(prompt, deadline)
+        ids = self.tokenize(prompt + text, deadline)
         m = len(ids) - len(ids_p)
         st.prompt_tokens = len(ids_p)
         if m <= 0 or ids[: len(ids_p)] != ids_p:
             # The draft's first token would merge with the prompt's last: nothing to verify.
             log.debug("draft does not start on a token boundary; decoding without it")
             st.prompt_s = clock() - t0
-            return self._continue(prompt, [], cap, st, should_abort)
+            return self._continue(prompt, [], cap, st, should_abort, deadline)
         st.draft_len = m
         if opts.method is Method.CD or opts.beta >= 0.5:
             # Every draft token is kept (beta >= 0.5 accepts any distribution's token).
@@ -165,10 +181,10 @@ class RemoteTranslator:
                 kept = kept[:cap]
             st.accepted = min(m, cap)
             st.prompt_s = clock() - t0
-            return self._continue(prompt, kept, cap, st, should_abort)
+            return self._continue(prompt, kept, cap, st, should_abort, deadline)
         st.prompt_s = clock() - t0
         t1 = clock()
-        chk = self.client.verify(prompt, text, ids, m, should_abort)
+        chk = self.client.verify(prompt, text, ids, m, should_abort, deadline)
         st.verify_s = clock() - t1
         st.verified_tokens = m
         d = min(accepted_by_logprobs(chk.logprob, chk.best, chk.best_exact, opts.beta), cap)
@@ -184,7 +200,7 @@ class RemoteTranslator:
             st.ended_by_eos = True
             st.output_len = d
             return kept, st
-        return self._continue(prompt, kept, cap, st, should_abort)
+        return self._continue(prompt, kept, cap, st, should_abort, deadline)
 
     def _continue(
         self,
@@ -193,11 +209,14 @@ class RemoteTranslator:
         cap: int,
         st: UpdateStats,
         should_abort: Callable[[], bool] | None,
+        deadline: float,
     ) -> tuple[list[str], UpdateStats]:
         """Greedy continuation after prompt + kept tokens, up to ``cap`` tokens in all."""
         t0 = self._clock()
         try:
-            gen = self.client.generate(prompt + "".join(kept), cap - len(kept), should_abort)
+            gen = self.client.generate(
+                prompt + "".join(kept), cap - len(kept), should_abort, deadline
+            )
         except Aborted:
             st.aborted = True
             st.decode_s = self._clock() - t0
@@ -216,12 +235,14 @@ class RemoteTranslator:
         source: str,
         final: bool,
         should_abort: Callable[[], bool] | None = None,
+        deadline: float | None = None,
     ) -> RemoteTranslation:
-        """Translate the newest source text of a segment, drafting from its last translation."""
+        """Translate the newest source text of a segment, drafting from its last translation
+        (its requests all end by ``deadline``; None: the timeout from now)."""
         if segment_id != self._segment:
             self._segment, self._draft = segment_id, []
         try:
-            pieces, st = self.decode(source, self._draft, should_abort)
+            pieces, st = self.decode(source, self._draft, should_abort, deadline)
         except Aborted:
             pieces, st = [], UpdateStats(method=str(self.options.method), aborted=True)
         # As locally: one line of text, without a chat template's markers.
@@ -364,6 +385,9 @@ class RemoteEngine:
             return True  # nothing to learn from this pair; verified updates will tell
         try:
             self.client.verify(prompt, draft, ids, m)
+        except UnusableLogprobs as e:  # values unusable this once: the layout is right
+            log.info("%s", e)
+            return True
         except ServerError as e:
             if e.transient:
                 raise
@@ -424,16 +448,33 @@ class RemoteEngine:
                 raise EngineUnavailable(str(e), announced=True) from None
             self._failures = 0
         tr = self._configure(src_lang, mt)
+        # One deadline for the whole update (a verify, a continuation, an RT fall-back).
+        deadline = time.monotonic() + mt.server_timeout_s
         try:
             try:
-                t = tr.update(segment_id, source, final, should_abort)
+                t = tr.update(segment_id, source, final, should_abort, deadline)
             except NoPromptLogprobs as e:
                 # SSBD cannot run here; RT can, and gives what beta = 0 would.
                 self._ssbd = False
                 self.notice = f"{e}; translating with RT instead of SSBD"
                 log.warning("%s", self.notice)
                 tr.options = dataclasses.replace(tr.options, method=Method.RT)
-                t = tr.update(segment_id, source, final, should_abort)
+                t = tr.update(segment_id, source, final, should_abort, deadline)
+            except UnusableLogprobs as e:
+                # This answer's values only (a burst of NaN): RT for this update, SSBD again
+                # from the next one.
+                log.info("%s; this update is translated with RT", e)
+                ssbd, tr.options = tr.options, dataclasses.replace(tr.options, method=Method.RT)
+                try:
+                    t = tr.update(segment_id, source, final, should_abort, deadline)
+                finally:
+                    tr.options = ssbd
+        except ContextTooSmall as e:
+            raise EngineUnavailable(str(e)) from None  # nothing to wait for: no pause
+        except ServerTimeout as e:
+            # The server is up but slow: the next update asks again at once (each costs the
+            # timeout at most); the pause is for a server that cannot be reached.
+            raise EngineUnavailable(str(e)) from None
         except ServerError as e:
             if not e.transient:
                 raise

@@ -196,9 +196,12 @@ def make_recognizer(cfg: AsrConfig, parts: RealParts) -> Recognizer:
     )
     backend: AsrBackend
     if parts.isolate:
-        from subtitler.pipeline.engines import WorkerWhisper
+        from subtitler.pipeline.engines import WorkerWhisper, whisper_first_load_test
 
-        backend = WorkerWhisper(settings)
+        whisper = WorkerWhisper(settings)
+        # Weights damaged where no check looks load and run: a clip of speech shows it.
+        whisper.notice = whisper_first_load_test(whisper)
+        backend = whisper
     else:
         backend = FasterWhisperBackend(settings)
     vad = SileroStream(silero_session()) if cfg.vad else None
@@ -299,11 +302,22 @@ def load_draft_model(mt: MtConfig, target: LanguageModel) -> LlamaLM:
 
 def load_translator_isolated(mt: MtConfig) -> Engine:
     """The translator in a worker process (quick checks here first: no process is started for
-    a missing or truncated file); a crash of llama.cpp while loading is one line."""
-    from subtitler.pipeline.engines import WorkerEngine
+    a missing or truncated file), given its real test (engines.first_load_test); a crash of
+    llama.cpp while loading is one line."""
+    from subtitler.pipeline.engines import WorkerEngine, first_load_test
 
     path, _template = resolve_translator(mt)
-    return WorkerEngine(mt, path)
+    engine = WorkerEngine(mt, path)
+    try:
+        # Weights damaged where no check looks load and run: a fixed sentence shows it.
+        damage = first_load_test(engine, mt)
+    except BaseException:
+        engine.close()
+        raise
+    if damage:
+        log.warning("%s", damage)
+        engine.notice = f"{engine.notice} {damage}".strip()
+    return engine
 
 
 def connect_translator(mt: MtConfig) -> Engine:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from subtitler import user_files
 from subtitler.pipeline.transcript import SegmentRecord, read_transcript
 
 log = logging.getLogger(__name__)
@@ -33,9 +35,11 @@ def _started(path: Path, records: tuple[SegmentRecord, ...]) -> dt.datetime:
     try:
         return dt.datetime.strptime(path.stem, STAMP)
     except ValueError:  # a file renamed by the user: its first line's clock, else the file's
-        if records:
+        pass
+    if records:
+        with contextlib.suppress(OverflowError, OSError, ValueError):  # before 1970 on Windows
             return dt.datetime.fromtimestamp(records[0].wall_time - records[0].end)
-        return dt.datetime.fromtimestamp(path.stat().st_mtime)
+    return dt.datetime.fromtimestamp(path.stat().st_mtime)
 
 
 def _pairs(records: tuple[SegmentRecord, ...]) -> tuple[str, ...]:
@@ -70,7 +74,8 @@ def load_meeting(path: Path) -> Meeting:
 
 def list_meetings(folder: Path) -> tuple[list[Meeting], list[str]]:
     """Meetings with at least one line, newest first, and one problem line per file that
-    could not be read (a permission, a disk error): those are listed, not fatal."""
+    could not be read (a permission, a disk error, no regular file): those are named, not
+    fatal."""
     meetings: list[Meeting] = []
     problems: list[str] = []
     try:
@@ -80,13 +85,20 @@ def list_meetings(folder: Path) -> tuple[list[Meeting], list[str]]:
     for path in paths:
         try:
             meeting = load_meeting(path)
-        except OSError as e:
-            problems.append(f"{path.name}: {e.strerror or e}")
+        except Exception as e:  # whatever one file does, the others are listed
+            log.info("meeting %s cannot be read", path, exc_info=True)
+            problems.append(f"{path.name}: {_reason(e)}")
             continue
         if meeting.records:
             meetings.append(meeting)
     meetings.sort(key=lambda m: m.started, reverse=True)
     return meetings, problems
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return user_files.one_line(e)
 
 
 def _fold(text: str) -> str:

@@ -156,6 +156,7 @@ class Pipeline:
             recognizer = self.factories.recognizer(cfg.asr)
         except Exception as e:
             return self._fail("asr", e)
+        self._say_load_notice(recognizer)
         self._give_hotwords(recognizer)
         try:
             source = self.factories.audio(cfg.audio, self.clock)
@@ -302,6 +303,13 @@ class Pipeline:
         if asr is not None:
             self._give_hotwords(asr.recognizer)
 
+    def _say_load_notice(self, recognizer: Recognizer) -> None:
+        """What the speech model's load found for the user (its first-load test: weights
+        that recognise no word of a clip of speech), as the translator's notice is said."""
+        notice = getattr(getattr(recognizer, "backend", None), "notice", "")
+        if isinstance(notice, str) and notice:
+            self.emit(ErrorEvent("asr", notice))
+
     def _give_hotwords(self, recognizer: Recognizer) -> None:
         setter = getattr(recognizer, "set_hotwords", None)  # (test recognisers have none)
         if setter is not None:
@@ -333,6 +341,7 @@ class Pipeline:
             self.emit(ErrorEvent("audio" if audio else "asr", f"{e} (kept the previous one)"))
             return
         if rec is not None:
+            self._say_load_notice(rec)
             self._give_hotwords(rec)
         self._asr.swap(src, rec)
 

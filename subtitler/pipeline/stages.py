@@ -16,6 +16,7 @@ from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.mt.masking import steady
+from subtitler.mt.output_rules import LOOP
 from subtitler.pipeline.events import (
     MAX_K,
     AsrEvent,
@@ -38,6 +39,10 @@ Clock = Callable[[], float]
 # A failing recogniser or translator costs an update each time; this many failures in a row
 # mean it will not come back (every call fails): the user is told, once, in one line.
 MAX_FAILED_CALLS = 10
+# Finished lines in a row that a model translates as nothing (or as a loop) before the reader
+# is told its weights may be damaged: one such line happens ("Hmm." may translate as
+# nothing), three of a few words each do not with a working model.
+NOTHING_LINES = 3
 BEHIND = (
     "translation is slower than the speech on this computer: the newest lines are "
     "translated first, finished ones later for the transcript"
@@ -361,6 +366,8 @@ class TranslationStage(threading.Thread):
         self._turns = 0
         self._glossary = Glossary()
         self._glossary_given: Glossary | None = None  # what the current model was given
+        self._nothing = 0  # finished lines in a row the model translated as nothing
+        self._nothing_said = False  # the reader was told (once per model)
 
     # -- settings, from any thread ---------------------------------------------------------
     def set_mt(self, mt: MtConfig) -> None:
@@ -390,6 +397,7 @@ class TranslationStage(threading.Thread):
             old, self._model = self._model, nxt
             self._glossary_given = None
             self._failures = 0
+            self._nothing, self._nothing_said = 0, False
             self._notice = nxt.notice  # said by the pipeline when it loaded
             if old is not None:
                 old.close()
@@ -686,6 +694,8 @@ class TranslationStage(threading.Thread):
             if mt.partial_every_s > 0:  # the prefix decoded so far is shown, not lost
                 self._show_partial(u, lang, target, t)
             return None
+        if u.final and target == 0:
+            self._count_nothing(engine, u, t, mt)
         if t.problem:
             # Not a translation (the source again, a loop): the line keeps its last good text
             # and the reader is told why, once per line. The model stays: the next update
@@ -704,6 +714,32 @@ class TranslationStage(threading.Thread):
         if t.text and not u.final:
             self._last_good.setdefault(lang, {})[u.segment_id] = (u.text, t.text)
         return t.text
+
+    def _count_nothing(self, engine: Engine, u: AsrUpdate, t: EngineResult, mt: MtConfig) -> None:
+        """A model whose every finished line comes out as nothing, or one phrase over and
+        over, has weights damaged where no check looks (it loads and runs): said once."""
+        if sum(any(ch.isalnum() for ch in w) for w in u.text.split()) < 2:
+            return  # "Hmm." may well translate as nothing
+        if t.text.strip() and not t.problem:
+            self._nothing = 0
+            return
+        if t.problem not in ("", LOOP):
+            return  # an echo: a prompt problem, said per line already
+        self._nothing += 1
+        if self._nothing >= NOTHING_LINES and not self._nothing_said:
+            self._nothing_said = True
+            where = (
+                "the server's model may be damaged"
+                if mt.uses_server
+                else "its file may be damaged (`subtitler models verify` checks it)"
+            )
+            self.emit(
+                ErrorEvent(
+                    "mt",
+                    f"{engine.name} translated none of the last {self._nothing} lines (it "
+                    f"wrote nothing, or one phrase over and over): {where}; {what_to_do(mt)}",
+                )
+            )
 
     def _next_update(self) -> AsrUpdate | None:
         # Taken under the lock: stop() then finds an update either queued or in flight.

@@ -6,9 +6,11 @@ import contextlib
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Literal
+
+from subtitler import user_files
 
 log = logging.getLogger(__name__)
 Which = Literal["source", "translation", "both"]
@@ -46,15 +48,48 @@ class SegmentRecord:
 
     @classmethod
     def from_json(cls, raw: bytes) -> SegmentRecord:
-        """Raises ValueError (or TypeError) for a line that is no record."""
-        data = json.loads(raw.decode("utf-8"))
+        """Raises ValueError for a line that is no record: not JSON, a field missing, of the
+        wrong type, or a time no clock reaches (a hand edit, a disk fault; 1e308 and inf
+        made the history's dates and lengths raise OverflowError)."""
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except RecursionError:  # the parser recurses once per level of nesting
+            raise ValueError("nested too deeply") from None
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
         extra = data.pop("extra", ())
         pairs = tuple(
             (str(x[0]), str(x[1]))
             for x in (extra if isinstance(extra, list) else ())
             if isinstance(x, list) and len(x) == 2
         )
+        if set(data) != _FIELDS:
+            raise ValueError(f"fields {sorted(set(data) ^ _FIELDS)} missing or unknown")
+        if not _count(data["segment_id"]):
+            raise ValueError("segment_id is not a count")
+        for key in ("start", "end"):
+            if not _time(data[key], MAX_AUDIO_S, -MAX_AUDIO_S):
+                raise ValueError(f"{key} is no time in the audio")
+        if not _time(data["wall_time"], MAX_WALL_TIME):
+            raise ValueError("wall_time is no date")
+        for key in ("source", "translation", "src_lang", "tgt_lang"):
+            if not isinstance(data[key], str):
+                raise ValueError(f"{key} is not text")
         return cls(**data, extra=pairs)
+
+
+_FIELDS = {f.name for f in fields(SegmentRecord)} - {"extra"}
+MAX_AUDIO_S = 1e7  # 115 days into a meeting: anything later is damage
+MAX_WALL_TIME = 1e11  # the year 5138: datetime reaches 9999, floats far further
+MAX_BYTES = 256 << 20  # a transcript grows by about 1 MB per hour of speech
+
+
+def _count(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**53
+
+
+def _time(x: object, limit: float, low: float = 0.0) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and low <= x <= limit
 
 
 class TranscriptWriter:
@@ -152,21 +187,23 @@ class TranscriptWriter:
 
 def read_transcript(path: Path) -> list[SegmentRecord]:
     """Records of a transcript file in the order the lines were said, decoded line by line: a
-    torn line (a crash mid-write, even inside a character) is skipped and the rest is read. A
+    torn or damaged line (a crash mid-write, even inside a character; a hand edit) is skipped
+    and the rest is read; OSError (FileProblem) when the file cannot be read at all. A
     record repeated verbatim (written twice by a version that retried a full disk that way) is
     read once. (A translator behind the speech writes a finished line after newer ones.)"""
     out: list[SegmentRecord] = []
     seen: set[SegmentRecord] = set()
-    with path.open("rb") as f:
-        for raw in f:
-            try:
-                rec = SegmentRecord.from_json(raw)
-                if rec in seen:  # (TypeError: a field holding a table or list, not a record)
-                    continue
-                seen.add(rec)
-            except (ValueError, TypeError, AttributeError):  # (UnicodeDecodeError, JSON's)
-                continue
-            out.append(rec)
+    # Through the app's bounded reader: a FIFO or a link to a device raise FileProblem (an
+    # OSError) instead of blocking or reading without end.
+    for raw in user_files.read_bytes(path, MAX_BYTES).splitlines():
+        try:
+            rec = SegmentRecord.from_json(raw)
+        except ValueError:  # (UnicodeDecodeError and JSON's errors are ValueErrors)
+            continue
+        if rec in seen:
+            continue
+        seen.add(rec)
+        out.append(rec)
     return sorted(out, key=lambda r: r.segment_id)  # (stable: older files keep their order)
 
 

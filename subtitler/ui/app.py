@@ -31,7 +31,6 @@ from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
 from subtitler.session import Overrides, Session, input_devices, prepare
-from subtitler.ui.background import wait_off_gui_thread
 from subtitler.ui.bridge import EventBridge
 from subtitler.ui.glossary_dialog import GlossaryDialog
 from subtitler.ui.history import HistoryDialog
@@ -398,7 +397,11 @@ class SubtitlerApp(QObject):
     def export_dialog(self) -> None:
         records = self.pipeline.transcript_records if self.pipeline is not None else []
         if not records and self.transcript_path is not None and self.transcript_path.exists():
-            records = read_transcript(self.transcript_path)
+            try:
+                records = read_transcript(self.transcript_path)
+            except OSError as e:  # no regular file any more, or too large
+                self.show_problem(f"Export failed: {e}")
+                return
         if not records:
             QMessageBox.information(None, "subtitler", "No finished lines to export yet.")
             return
@@ -498,12 +501,12 @@ def run_app(args: Any, data_dir: Path) -> int:
         hardware=start.hardware_line,
     )
     if not start.plan.ready and not (given.get("asr.model") and given.get("mt.model_path")):
-        from subtitler.models.firstrun import check_network
         from subtitler.ui.firstrun import FirstRunDialog
 
-        checked = wait_off_gui_thread(lambda: check_network(timeout=2.0), 2.5)
-        plan = start.replan(network=checked is not None and checked[0])
-        dlg = FirstRunDialog(start.config, plan)
+        # No connection before the user asks for one: the dialog says what a download would
+        # fetch, and the hub is reached only when Download is clicked (a failure is said
+        # there, with the local files to choose instead).
+        dlg = FirstRunDialog(start.config, start.plan)
         if dlg.exec() and (problem := start.choose(dlg.result_config)):
             notices.append(problem)
     app = SubtitlerApp(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 import secrets
 import socket
 
@@ -22,13 +23,17 @@ def token_ok(given: str | None, token: str) -> bool:
     return hmac.compare_digest(given.encode("utf-8", "replace"), token.encode("utf-8"))
 
 
+# What a browser sends as Host: a name or an IPv4 address, or an IPv6 literal in brackets,
+# then an optional port. Anything else ("127.0.0.1:8642@evil.example": user information, which
+# a lax parser reads as the loopback name) is no host at all.
+_HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::[0-9]{1,5})?\Z")
+
+
 def host_name(host_header: str | None) -> str:
-    """The name in a Host header, without its port, lower case ("" when there is none)."""
-    h = (host_header or "").strip().lower()
-    if h.startswith("["):  # an IPv6 literal: [::1]:8642
-        end = h.find("]")
-        return h[: end + 1] if end > 0 else ""
-    return h.rsplit(":", 1)[0] if ":" in h else h
+    """The name in a Host header, without its port, lower case ("" when there is none, or
+    when the header is not a plain host and port)."""
+    m = _HOST.match((host_header or "").strip().lower())
+    return m.group(1) if m else ""
 
 
 def loopback_host(host_header: str | None) -> bool:

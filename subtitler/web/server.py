@@ -45,10 +45,13 @@ _SECURITY_HEADERS = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",  # the token is in the URL
+    # No other site may show the page in a frame (to overlay it, or read what it shows);
+    # frame-ancestors says the same to browsers that read CSP.
+    "X-Frame-Options": "DENY",
 }
 _CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-    "connect-src 'self'; img-src 'self' data:"
+    "connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
 )
 
 

@@ -26,6 +26,7 @@ from subtitler.pipeline.pipeline import Pipeline, replace_mt
 from subtitler.pipeline.transcript import read_transcript
 from subtitler_research.pipeline.oracle import looped_words, oracle_factories
 from tests.helpers import gguf_edit
+from tests.helpers.damage import flip_gguf_weights, flip_whisper_weights
 from tests.unit.test_pipeline import Events, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,6 +93,28 @@ def test_models_verify_loads_the_file_and_fails_it(bad_models: dict[str, Path]) 
         )
 
 
+def test_models_verify_runs_the_real_test_and_names_damaged_weights(
+    tmp_path: Path, tiny_en: Path
+) -> None:
+    """Flipped bytes in the weights pass every check of the header and size, and the file
+    loads: a fixed sentence translated as nothing or a loop, a fixed clip recognised as no
+    word, is "damaged" in one line (both were "ok")."""
+    gguf = flip_gguf_weights(FIXTURE, tmp_path / "flipped.gguf", 2000)
+    whisper = flip_whisper_weights(tiny_en, tmp_path / "flipped-whisper", 2000)
+    files = [FIXTURE, gguf, tiny_en, whisper]
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "models", "verify", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 1 and out.stderr == "", out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 4 and lines[0].startswith("ok   ") and lines[2].startswith("ok   ")
+    assert lines[1].startswith("FAIL flipped.gguf: damaged: it translates a test sentence as ")
+    assert lines[3].startswith("FAIL flipped-whisper: damaged: it recognises "), lines[3]
+
+
 def test_replay_with_a_model_that_aborts_llama_cpp_runs_to_the_end(
     bad_models: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -130,6 +153,66 @@ def _pipeline(tmp_path: Path, model: Path) -> tuple[Pipeline, Events]:
 
 def _translated_after(ev: Events, n: int) -> bool:
     return any(e.translation for e in ev.of(SubtitleEvent)[n:])
+
+
+def test_a_model_with_damaged_weights_is_said_when_it_loads(tmp_path: Path) -> None:
+    """The pipeline's first load gives the translator its real test: damaged weights are
+    said at once (issue 28: a replay showed 9 empty translations and no word)."""
+    flipped = flip_gguf_weights(FIXTURE, tmp_path / "flipped.gguf", 2000)
+    p, ev = _pipeline(tmp_path, flipped)
+    p.start()
+    try:
+        assert wait_for(lambda: any("damaged" in e.message for e in ev.of(ErrorEvent)), 60)
+        told = [e.message for e in ev.of(ErrorEvent) if "damaged" in e.message]
+        assert told[0].startswith("flipped.gguf: damaged: it translates a test sentence as ")
+        assert "\n" not in told[0] and not any(e.fatal for e in ev.of(ErrorEvent))
+    finally:
+        assert p.stop()
+    (tmp_path / "good").mkdir()
+    good, ev = _pipeline(tmp_path / "good", FIXTURE)
+    good.start()
+    try:
+        assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
+        assert not [e for e in ev.of(ErrorEvent) if "damaged" in e.message]
+    finally:
+        assert good.stop()
+
+
+def test_a_speech_model_with_damaged_weights_is_said_when_it_loads(
+    tmp_path: Path, tiny_en: Path
+) -> None:
+    """The recogniser's first load recognises the self-test's clip once: weights that
+    recognise no word of it are said at once (they recognised nothing, silently)."""
+    from subtitler.pipeline.factories import real_factories
+
+    flipped = flip_whisper_weights(tiny_en, tmp_path / "flipped-whisper", 2000)
+    for model, damaged in ((flipped, True), (tiny_en, False)):
+        cfg = AppConfig(
+            asr=AsrConfig(model=str(model), language="en", device="cpu", threads=1),
+        )
+        cfg = dataclasses.replace(
+            cfg,
+            audio=dataclasses.replace(
+                cfg.audio, source="file", file_path=str(DATA / "LJ001-0002.flac"), realtime=False
+            ),
+        )
+        ev = Events()
+        p = Pipeline(cfg, ev, real_factories(), transcript_path=tmp_path / f"{model.name}.jsonl")
+        p.start()
+        try:
+            assert p.finished.wait(120)
+        finally:
+            assert p.stop()
+        told = [e for e in ev.of(ErrorEvent) if e.where == "asr"]
+        if damaged:
+            assert [e.message for e in told] == [
+                "speech model flipped-whisper: damaged: it recognises no word of a clip of "
+                "speech: download or copy it again (`subtitler models verify` checks a "
+                "folder); recognising with it anyway"
+            ]
+            assert not told[0].fatal
+        else:
+            assert told == []
 
 
 def test_choosing_a_crashing_model_keeps_the_running_one(

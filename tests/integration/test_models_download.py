@@ -231,7 +231,9 @@ def test_cli_list_download_verify_remove(
     rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["tiny-mt"]["status"] == rows["tiny-asr"]["status"] == "installed"
 
-    assert cli(tmp_path, "verify") == 0
+    # (--no-load: the fake hub's models are no models an engine runs; the real test of a
+    # downloaded model is below and in tests/integration/test_engine_workers.py)
+    assert cli(tmp_path, "verify", "--no-load") == 0
     out = capsys.readouterr().out
     assert out.count("ok ") == 2
 
@@ -252,6 +254,36 @@ def test_cli_download_with_progress_bar(
     assert cli(tmp_path, "download", "tiny-mt") == 0
     err = capsys.readouterr().err
     assert "tiny-mt" in err and "15.0M" in err  # tqdm's bar on stderr, in MiB
+
+
+def test_cli_verify_gives_a_downloaded_model_its_real_test(
+    hub: FakeHub,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Hashes say the bytes are those downloaded, not that they work: a catalog model that
+    passes them is loaded and given its real test too (it was not), unless --no-load."""
+    from subtitler.models import cli as models_cli
+
+    assert cli(tmp_path, "download", "tiny-mt", "--no-progress") == 0
+    tested: list[tuple[Path, str]] = []
+
+    def damaged(path: Path, template: str) -> None:
+        tested.append((path, template))
+        raise models_cli.LoadFailed(
+            f"{path.name}: damaged: it translates a test sentence as nothing"
+        )
+
+    monkeypatch.setattr(models_cli, "_load_once", damaged)
+    capsys.readouterr()
+    assert cli(tmp_path, "verify", "tiny-mt") == 1
+    assert capsys.readouterr().out == (
+        "FAIL tiny-mt: tiny.gguf: damaged: it translates a test sentence as nothing\n"
+    )
+    assert tested == [(tmp_path / "m" / "tiny-mt" / "tiny.gguf", "chatml")]
+    assert cli(tmp_path, "verify", "tiny-mt", "--no-load") == 0
+    assert len(tested) == 1
 
 
 def test_cli_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

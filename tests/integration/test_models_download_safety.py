@@ -5,6 +5,7 @@ the models folder are refused; a file that fails its structure check is not kept
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from subtitler.models import download as dl
 from subtitler.models.catalog import CatalogEntry, CatalogError, ModelFile, parse_catalog
+from tests.helpers.bounded import run_bounded
 from tests.helpers.fake_hub import MT_REPO, FakeHub, serving_models
 
 SECRET = "hf_secretTOKEN123"
@@ -160,6 +162,19 @@ def test_a_manifest_naming_files_outside_is_not_trusted(hub: FakeHub, tmp_path: 
     assert dl.status(mt_entry(), tmp_path) == "partial"
     problems = dl.verify(mt_entry(), tmp_path)
     assert problems == ["the download record of tiny-mt names a file outside its folder"]
+
+
+def test_a_manifest_of_any_shape_is_no_download(hub: FakeHub, tmp_path: Path) -> None:
+    """The record of a download is a file anyone can break: nested past the parser's depth,
+    or replaced by a FIFO, it means "not downloaded" (the list and Models window go on)."""
+    dl.download(mt_entry(), root=tmp_path)
+    man_path = tmp_path / "tiny-mt" / dl.MANIFEST
+    man_path.write_text("[" * 100_000)
+    assert dl.status(mt_entry(), tmp_path) == "partial"
+    assert dl.verify(mt_entry(), tmp_path) == ["tiny-mt is not downloaded"]
+    man_path.unlink()
+    os.mkfifo(man_path)
+    assert run_bounded(lambda: dl.status(mt_entry(), tmp_path)) == "partial"
 
 
 # -- the structure check ----------------------------------------------------------------------

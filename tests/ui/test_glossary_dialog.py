@@ -79,6 +79,16 @@ def test_import_adds_a_csv_and_a_bad_file_changes_nothing(  # type: ignore[no-un
     assert d.import_file(bad) == 0
     assert d.rows() == [("Subiaco", "Subiaco"), ("printing", "Buchdruck")]
     assert d.status.text().startswith("Not imported: bad.csv line 1 has 3 fields")
+    # What the CSV reader itself refuses, and what is no file at all, say so the same way.
+    huge = tmp_path / "huge.csv"
+    huge.write_bytes(b"a,b\n" + b"x" * 200_000 + b",y\n")
+    assert d.import_file(huge) == 0
+    assert d.status.text() == (
+        "Not imported: huge.csv line 2: field larger than field limit (131072)"
+    )
+    assert d.import_file(tmp_path) == 0
+    assert d.status.text() == f"Not imported: {tmp_path.name} is a folder, not a file"
+    assert d.rows() == [("Subiaco", "Subiaco"), ("printing", "Buchdruck")]
 
 
 def _app(tmp_path: Path) -> SubtitlerApp:

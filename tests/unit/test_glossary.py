@@ -3,12 +3,14 @@ file set aside (never fatal), as settings are."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from subtitler.mt import glossary
 from subtitler.mt.glossary import Entry, Glossary, GlossaryError, read_import
+from tests.helpers.bounded import run_bounded
 
 
 def _write(path: Path, data: str | bytes) -> Path:
@@ -57,10 +59,47 @@ def test_a_bad_file_is_set_aside_with_a_one_line_notice(
     assert loaded.backup.name in loaded.notice
 
 
+def test_old_mac_line_endings_are_read(tmp_path: Path) -> None:
+    """Excel for the Mac before 2016 ends lines with CR alone."""
+    path = _write(tmp_path / "glossary.csv", "src_lang,tgt_lang,term,translation\ren,de,Subiaco,\r")
+    loaded = glossary.load(path)
+    assert loaded.notice == "" and loaded.glossary.pair("en", "de") == (
+        Entry("en", "de", "Subiaco", ""),
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (f"src_lang,tgt_lang,term,translation\nen,de,{'x' * 200_000},y\n", "glossary.csv line 2"),
+        ("src_lang,tgt_lang,term,translation\n" + "en,de,x,y\n" * 500_000, "is larger than 4 MB"),
+    ],
+)
+def test_a_file_the_csv_reader_refuses_is_set_aside(tmp_path: Path, content: str, why: str) -> None:
+    path = _write(tmp_path / "glossary.csv", content)
+    loaded = glossary.load(path)
+    assert loaded.glossary == Glossary() and why in loaded.notice and "\n" not in loaded.notice
+    assert loaded.backup is not None and not path.exists()
+
+
+def test_a_fifo_or_an_endless_device_is_not_read(tmp_path: Path) -> None:
+    fifo, link = tmp_path / "fifo" / "glossary.csv", tmp_path / "link" / "glossary.csv"
+    fifo.parent.mkdir()
+    link.parent.mkdir()
+    os.mkfifo(fifo)
+    link.symlink_to("/dev/zero")
+    for path in (fifo, link):
+        with pytest.raises(GlossaryError, match="not a regular file"):
+            run_bounded(lambda path=path: read_import(path))  # type: ignore[misc]
+        loaded = run_bounded(lambda path=path: glossary.load(path))  # type: ignore[misc]
+        assert loaded.glossary == Glossary() and "not a regular file" in loaded.notice
+
+
 def test_a_folder_in_place_of_the_file_is_not_fatal(tmp_path: Path) -> None:
     (tmp_path / "glossary.csv").mkdir()
     loaded = glossary.load(tmp_path / "glossary.csv")
-    assert loaded.glossary == Glossary() and "cannot be read" in loaded.notice
+    assert loaded.glossary == Glossary() and "is a folder, not a file" in loaded.notice
+    assert loaded.backup is None  # a folder is not set aside
 
 
 def test_pairs_hotwords_and_fixed_translations() -> None:
@@ -96,6 +135,7 @@ PB = ("printing", "Buchdruck")
         ("\ufeffprinting,Buchdruck\n\"a, b\",\"c; d\"\n", [PB, ("a, b", "c; d")]),
         ("printing\tBuchdruck\r\nSubiaco\tSubiaco\r\n", [PB, ("Subiaco", "Subiaco")]),
         ("printing;Buchdruck;;\n", [PB]),  # a spreadsheet's empty cells
+        ("printing,Buchdruck\rSubiaco,Subiaco\r", [PB, ("Subiaco", "Subiaco")]),  # old Mac
     ],
 )  # fmt: skip
 def test_import_reads_one_or_two_columns_any_separator_with_or_without_header(
@@ -112,6 +152,8 @@ def test_import_reads_one_or_two_columns_any_separator_with_or_without_header(
         (b"a,b,c\n", "in.csv line 1 has 3 fields: a line is a term and, optionally, its"),
         (b"ok,fine\n\nx;y,z,w\n", "in.csv line 3 has 3 fields"),
         (b"caf\xe9,x\n", "in.csv is not UTF-8 text (byte 3)"),
+        (b"a,b\n" + b"x" * 200_000 + b",y\n", "in.csv line 2: field larger than field limit"),
+        (b"a,b\n" * 2_000_000, "in.csv is larger than 4 MB"),
     ],
 )  # fmt: skip
 def test_import_errors_are_one_line(tmp_path: Path, data: bytes, why: str) -> None:

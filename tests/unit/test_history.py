@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
+import os
 from pathlib import Path
+
+import pytest
 
 from subtitler.pipeline.history import (
     format_duration,
@@ -13,6 +17,7 @@ from subtitler.pipeline.history import (
     targets_of,
 )
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter, export, to_srt, to_text
+from tests.helpers.bounded import run_bounded
 
 
 def write(folder: Path, stamp: str, recs: list[SegmentRecord]) -> Path:
@@ -70,6 +75,53 @@ def test_an_unreadable_file_is_one_problem_line_not_the_end(tmp_path: Path) -> N
     assert [m.title for m in meetings] == ["2026-11-16 09:30"]
     assert len(problems) == 1 and problems[0].startswith("20261117-140512.jsonl: ")
     assert list_meetings(tmp_path / "missing") == ([], [])  # no meeting yet: no folder yet
+
+
+GOOD = (
+    '{"segment_id": 7, "start": 1.0, "end": 2.0, "source": "still here", "translation": "x", '
+    '"src_lang": "en", "tgt_lang": "de", "wall_time": 1700000000.0}'
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[" * 100_000 + "]" * 100_000,  # deeper than the JSON parser recurses
+        GOOD.replace('"wall_time": 1700000000.0', '"wall_time": 1e308'),
+        GOOD.replace('"end": 2.0', '"end": Infinity'),
+        GOOD.replace('"start": 1.0', '"start": NaN'),
+        GOOD.replace('"segment_id": 7', '"segment_id": 1e400'),
+        GOOD.replace('"source": "still here"', '"source": {"a": 1}'),
+        GOOD.replace('"wall_time": 1700000000.0', '"wall_time": -1e20'),
+    ],
+)
+def test_a_damaged_line_costs_that_line_not_the_meeting_list(tmp_path: Path, line: str) -> None:
+    """One line a crash, a disk fault or a hand edit damaged: every other line and every other
+    meeting is still listed (it raised RecursionError or OverflowError, and the history was
+    empty)."""
+    write(tmp_path, "20261116-093000", MONDAY)
+    renamed = write(tmp_path, "20261117-140512", TUESDAY).rename(tmp_path / "renamed.jsonl")
+    for path in (tmp_path / "20261116-093000.jsonl", renamed):
+        with path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n" + GOOD + "\n")
+    meetings, problems = list_meetings(tmp_path)
+    assert problems == []
+    assert sorted(len(m.records) for m in meetings) == [2, 4]
+    assert all(m.records[-1].source == "still here" for m in meetings)
+    assert all(math.isfinite(m.duration_s) for m in meetings)
+
+
+def test_a_transcript_that_is_no_file_is_named_and_the_others_listed(tmp_path: Path) -> None:
+    """A FIFO would block the Meeting history window, a link to /dev/zero fill the memory."""
+    write(tmp_path, "20261116-093000", MONDAY)
+    os.mkfifo(tmp_path / "20261117-140512.jsonl")
+    (tmp_path / "20261118-080000.jsonl").symlink_to("/dev/zero")
+    meetings, problems = run_bounded(lambda: list_meetings(tmp_path))
+    assert [m.title for m in meetings] == ["2026-11-16 09:30"]
+    assert problems == [
+        "20261117-140512.jsonl: 20261117-140512.jsonl is not a regular file",
+        "20261118-080000.jsonl: 20261118-080000.jsonl is not a regular file",
+    ]
 
 
 def test_search_is_case_and_accent_free_over_both_languages(tmp_path: Path) -> None:

@@ -52,7 +52,14 @@ RESEARCH = ROOT / "subtitler_research"
 # modules of one layer import each other without a loop. The entry points (the command lines
 # and the self-test) sit on top with the UI.
 LAYERS: list[tuple[str, ...]] = [
-    ("subtitler", "subtitler.types", "subtitler.config", "subtitler.paths", "subtitler.resources"),
+    (
+        "subtitler",
+        "subtitler.types",
+        "subtitler.config",
+        "subtitler.paths",
+        "subtitler.resources",
+        "subtitler.user_files",
+    ),
     ("subtitler.audio", "subtitler.asr", "subtitler.mt", "subtitler.models"),
     ("subtitler.settings_store",),
     ("subtitler.pipeline",),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from subtitler.models.catalog import CATALOG_FILE, CatalogError, load_catalog, parse_catalog
+from tests.helpers.bounded import run_bounded
 
 
 def raw() -> dict[str, Any]:
@@ -103,6 +105,19 @@ def test_unreadable_catalog_file(tmp_path: Path) -> None:
         load_catalog(bad)
     with pytest.raises(CatalogError, match="not found"):
         load_catalog(tmp_path / "missing.toml")
+
+
+def test_a_catalog_file_of_any_shape_is_one_line(tmp_path: Path) -> None:
+    """`models --catalog FILE` with a FIFO (would block), a link to an endless device (would
+    fill the memory) or nesting deep enough to exhaust the parser's recursion."""
+    fifo, zero, deep = tmp_path / "fifo.toml", tmp_path / "zero.toml", tmp_path / "deep.toml"
+    os.mkfifo(fifo)
+    zero.symlink_to("/dev/zero")
+    deep.write_text("x = " + "[" * 100_000, encoding="utf-8")
+    for path, why in ((fifo, "not a regular file"), (zero, "not a regular file"), (deep, "TOML")):
+        with pytest.raises(CatalogError, match=why) as e:
+            run_bounded(lambda path=path: load_catalog(path))  # type: ignore[misc]
+        assert "\n" not in str(e.value)
 
 
 def test_catalog_is_package_data() -> None:

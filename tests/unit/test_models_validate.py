@@ -16,6 +16,8 @@ from subtitler.models.validate import (
     read_gguf,
 )
 from subtitler_research.bench.random_model import PRESETS, build_random_llama
+from tests.helpers import gguf_edit
+from tests.helpers.bounded import run_bounded
 from tests.helpers.fake_hub import fake_whisper_files
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -62,6 +64,40 @@ def test_gguf_cut_inside_header(tiny_gguf: Path, tmp_path: Path) -> None:
     with pytest.raises(InvalidModelError) as e:
         read_gguf(bad)
     assert "ends inside its header" in one_line(e)
+
+
+def test_a_damaged_count_in_a_full_size_gguf_is_corrupt_not_truncated(
+    tiny_gguf: Path, tmp_path: Path
+) -> None:
+    """Flipped bytes in the key-value header of a whole file: a count that asks for more than
+    any header holds is damage (download it again), not a file cut short."""
+    data = tiny_gguf.read_bytes()
+    toks = gguf_edit.parse(data).kv["tokenizer.ggml.tokens"]
+    bad = tmp_path / "flipped.gguf"
+    # The high bytes of the token count: billions of tokens.
+    bad.write_bytes(gguf_edit.put_bytes(data, toks.count_at + 5, b"\x5a\x5a\x5a"))
+    with pytest.raises(InvalidModelError) as e:
+        read_gguf(bad)
+    assert one_line(e).startswith("flipped.gguf: corrupt GGUF header (a field at byte ")
+    # A full-size file (a sparse 100 MB one here) ends inside no header: a string length
+    # damaged by a few bits is damage too.
+    big = tmp_path / "big.gguf"
+    at = toks.items[5]
+    assert isinstance(at, gguf_edit.Str)
+    with big.open("wb") as f:
+        f.write(gguf_edit.put(data, at.at, "Q", 5_000_000))
+        f.truncate(100 << 20)
+    with pytest.raises(InvalidModelError) as e:
+        read_gguf(big)
+    assert "corrupt GGUF header" in one_line(e)
+
+
+def test_a_model_path_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "model.gguf"
+    os.mkfifo(fifo)
+    with pytest.raises(InvalidModelError) as e:
+        run_bounded(lambda: read_gguf(fifo))
+    assert one_line(e).startswith("translation model is not a regular file: ")
 
 
 def test_random_bytes(tmp_path: Path) -> None:
@@ -147,6 +183,44 @@ def test_ct2_model_that_is_not_whisper(tmp_path: Path) -> None:
     with pytest.raises(InvalidModelError) as e:
         check_whisper_dir(d)
     assert one_line(e) == "nllb: a CTranslate2 TransformerSpec model, not Whisper"
+
+
+@pytest.mark.parametrize(
+    ("config", "why"),
+    [
+        ({"alignment_heads": "x", "lang_ids": 3, "suppress_ids": None}, "'alignment_heads' is"),
+        ({"lang_ids": [1, "2"]}, "'lang_ids' is not a list of token ids"),
+        ({"suppress_ids_begin": [[1]]}, "'suppress_ids_begin' is not a list of token ids"),
+        ([1, 2], "damaged config.json (not a JSON object)"),
+    ],
+)
+def test_a_whisper_config_of_the_wrong_shape_is_damaged(
+    tmp_path: Path, config: object, why: str
+) -> None:
+    """CTranslate2 loads such a folder and fails at its first recognition: found here."""
+    import json
+
+    files = fake_whisper_files()
+    files["config.json"] = json.dumps(config).encode()
+    d = write_dir(tmp_path / "w", files)
+    with pytest.raises(InvalidModelError) as e:
+        check_whisper_dir(d)
+    assert one_line(e).startswith("w: damaged config.json (") and why in one_line(e)
+
+
+def test_whisper_json_files_go_through_the_bounded_reader(tmp_path: Path) -> None:
+    files = fake_whisper_files()
+    del files["tokenizer.json"]
+    d = write_dir(tmp_path / "w", files)
+    (d / "tokenizer.json").symlink_to("/dev/zero")
+    with pytest.raises(InvalidModelError) as e:
+        run_bounded(lambda: check_whisper_dir(d))
+    assert one_line(e).endswith("(missing tokenizer.json)")  # only regular files count
+    (d / "tokenizer.json").unlink()
+    (d / "tokenizer.json").write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(InvalidModelError) as e:
+        check_whisper_dir(d)
+    assert one_line(e).startswith("w: damaged tokenizer.json (")
 
 
 def test_whisper_path_that_is_a_file(tmp_path: Path) -> None:

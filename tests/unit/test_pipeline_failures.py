@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from subtitler.asr.backend import Hypothesis
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.config import AppConfig, MtConfig
 from subtitler.mt.completions import ServerError
 from subtitler.mt.engine import EngineResult
-from subtitler.mt.output_rules import ECHO
+from subtitler.mt.output_rules import ECHO, LOOP
 from subtitler.mt.remote import RemoteEngine
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Factories, Pipeline
@@ -185,7 +186,7 @@ class RefusingServer:
     def list_models(self) -> list[dict[str, object]]:
         return [{"id": "qwen3-4b"}]
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, deadline: float | None = None) -> list[int]:
         return list(range(len(text.split())))
 
     def verify(self, *a: object, **kw: object) -> None:
@@ -302,3 +303,75 @@ def test_an_output_that_is_no_translation_keeps_the_last_good_text(tmp_path: Pat
     assert told == [f"a line was not translated: {ECHO}"] * 2  # lines 0 and 1, once each
     recs = read_transcript(tmp_path / "transcript.jsonl")
     assert [r.translation for r in recs] == ["GOOD MORNING…", "", "THANKS"]
+
+
+class NothingEngine:
+    """A model whose weights are damaged where no check looks: it loads, runs, and writes
+    nothing (``loops``: one phrase over and over, which output_rules rejects), except for
+    the lines given in ``good``."""
+
+    notice = ""
+    name = "flipped.gguf"
+
+    def __init__(self, loops: bool = False, good: tuple[int, ...] = ()) -> None:
+        self.loops, self.good = loops, good
+
+    def translate(
+        self,
+        segment_id: int,
+        source: str,
+        final: bool,
+        src_lang: str,
+        mt: MtConfig,
+        should_abort: object = None,
+        progress: object = None,
+    ) -> EngineResult:
+        if segment_id in self.good:
+            return EngineResult(source.upper(), (1,), (source.upper(),) * 11, UpdateStats())
+        problem = LOOP if self.loops else ""
+        return EngineResult("", (), ("",) * 11, UpdateStats(), problem=problem)
+
+    def set_glossary(self, glossary: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _lines(n: int) -> list[Step]:
+    return [Step(0.3 * (i + 1), i, ["the", "budget", f"grew{i}."], final=True) for i in range(n)]
+
+
+@pytest.mark.parametrize("loops", [False, True])
+def test_a_model_that_keeps_writing_nothing_is_said_once(tmp_path: Path, loops: bool) -> None:
+    """Issue 28: a translator that loads and writes nothing (or a loop) for every line gave
+    9 empty lines and no word; after three finished lines in a row the reader is told, once,
+    that the file may be damaged and how to check it."""
+    p, ev, _, _ = make(
+        tmp_path,
+        script=_lines(6),
+        source=FakeSource(2.5, speed=5.0),
+        loader=lambda m: NothingEngine(loops),
+    )
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    told = [e.message for e in ev.of(ErrorEvent) if "damaged" in e.message]
+    assert told == [
+        "flipped.gguf translated none of the last 3 lines (it wrote nothing, or one phrase "
+        "over and over): its file may be damaged (`subtitler models verify` checks it); "
+        "choose a model in Settings"
+    ]
+
+
+def test_a_model_that_translates_now_and_then_is_not_called_damaged(tmp_path: Path) -> None:
+    p, ev, _, _ = make(
+        tmp_path,
+        script=_lines(8),
+        source=FakeSource(3.0, speed=5.0),
+        loader=lambda m: NothingEngine(good=(2, 4, 6)),
+    )
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    assert not [e for e in ev.of(ErrorEvent) if "damaged" in e.message]

@@ -50,6 +50,29 @@ def test_prepare_loads_the_file_and_plans_models(tmp_path: Path, machine: None) 
     assert start.hardware_line and start.translation_models is not None
 
 
+@pytest.mark.parametrize(
+    "model",
+    [
+        "[mt]\nmodel_path = '{long}.gguf'\n",
+        "[mt]\nmodel_path = '/tmp/{long}/m.gguf'\n",
+        "[asr]\nmodel = '{long}'\n",
+        "[asr]\nmodel = '~{long}/whisper'\n",
+        "[mt]\nmodel_path = 'a\\u0000b.gguf'\n",
+    ],
+)
+def test_a_model_path_no_file_system_accepts_is_an_invalid_model(
+    tmp_path: Path, machine: None, model: str
+) -> None:
+    """A hand-edited path the OS refuses to look up (too long a name, a NUL) is a model that
+    cannot be used, said in the first-run plan; the start goes on."""
+    path = tmp_path / "config.toml"
+    path.write_text(model.format(long="x" * 300), encoding="utf-8")
+    start = prepare(path, Overrides(replay=tmp_path / "talk.wav"))
+    role = start.plan.mt if "[mt]" in model else start.plan.asr
+    assert role.state == "invalid" and "\n" not in role.reason
+    assert any("cannot be used" in m for m in start.plan.messages)
+
+
 def test_prepare_without_overrides_saves_the_first_run_choice(
     tmp_path: Path, machine: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

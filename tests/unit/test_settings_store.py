@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import get_type_hints
 
@@ -9,6 +11,7 @@ import pytest
 
 from subtitler import settings_store as store
 from subtitler.config import AppConfig, with_settings
+from tests.helpers.bounded import run_bounded
 
 
 def test_round_trip(tmp_path: Path) -> None:
@@ -79,6 +82,11 @@ FIXES = [
     ("[mt]\nextra_targets = 'ja,fr,es,it,nl'\n", "mt.extra_targets", "", "at most 4"),
     ("[mt]\nextra_targets = 'DE, ja'\n", "mt.extra_targets", "ja", "repeats the main target"),
     ("[mt]\nextra_targets = ['ja']\n", "mt.extra_targets", "", "should be str"),
+    # An integer of 400 digits (no float holds it): clamped like any number out of range.
+    (f"[mt]\nbeta = {'9' * 400}\n", "mt.beta", 1.0, "(allowed: 0..1): 1.0 used"),
+    (f"[mt]\nserver_timeout_s = {'9' * 400}\n", "mt.server_timeout_s", 120.0, "120.0 used"),
+    (f"[mt]\nthreads = {'9' * 400}\n", "mt.threads", 64, "64 used"),
+    (f"[mt]\nthreads = -{'9' * 400}\n", "mt.threads", 1, "1 used"),
 ]
 
 
@@ -118,6 +126,58 @@ def test_values_of_union_and_table_fields_are_accepted(tmp_path: Path) -> None:
     assert res.config.display.geometry == {"screen": [1, 2, 3, 4]}
     p.write_text("[audio]\ndevice = 'USB Mic'\n", encoding="utf-8")
     assert store.load(p).config.audio.device == "USB Mic"
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    """Notepad writes one at the start of a UTF-8 file: the settings are read as written."""
+    p = tmp_path / "config.toml"
+    p.write_bytes(b"\xef\xbb\xbf[mt]\nbeta = 0.35\n")
+    res = store.load(p)
+    assert res.config.mt.beta == 0.35 and res.notice == "" and res.backup is None
+
+
+def test_a_fifo_in_place_of_the_file_is_set_aside_without_waiting(tmp_path: Path) -> None:
+    """Opening a FIFO blocks until someone writes to it: the start must not."""
+    p = tmp_path / "config.toml"
+    os.mkfifo(p)
+    res = run_bounded(lambda: store.load(p))
+    assert res.config == AppConfig() and "is not a regular file" in res.notice
+    assert res.backup is not None and stat.S_ISFIFO(res.backup.lstat().st_mode)
+    assert p.is_file() and store.load(p).notice == ""  # the defaults, written in its place
+
+
+def test_a_link_to_an_endless_device_is_not_read(tmp_path: Path) -> None:
+    p = tmp_path / "config.toml"
+    p.symlink_to("/dev/zero")
+    res = run_bounded(lambda: store.load(p))
+    assert res.config == AppConfig() and "is not a regular file" in res.notice
+    assert res.backup is not None and res.backup.is_symlink()
+
+
+def test_a_huge_file_is_set_aside_unread(tmp_path: Path) -> None:
+    p = tmp_path / "config.toml"
+    p.write_bytes(b"# " + b"x" * (store.MAX_BYTES + 10) + b"\n")
+    res = store.load(p)
+    assert res.config == AppConfig() and "is larger than 1 MB" in res.notice
+    assert res.backup is not None and res.backup.stat().st_size > store.MAX_BYTES
+
+
+def test_whatever_the_parser_raises_the_file_is_set_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception of a class nobody expected (a parser's bug, an OverflowError) sets the
+    file aside like a syntax error: the next start does not meet it again."""
+    p = tmp_path / "config.toml"
+    p.write_text("[mt]\nbeta = 0.3\n", encoding="utf-8")
+
+    def broken(text: str, notes: list[str] | None = None) -> AppConfig:
+        raise OverflowError("int too large to convert to float")
+
+    monkeypatch.setattr(store, "from_toml", broken)
+    res = store.load(p)
+    assert res.config == AppConfig() and res.backup is not None
+    assert "(OverflowError: int too large to convert to float)" in res.notice
+    assert "\n" not in res.notice
 
 
 def test_corrupt_file_in_a_read_only_folder(

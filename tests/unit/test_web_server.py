@@ -174,6 +174,9 @@ def test_page_and_snapshot_are_served(local: WebSubtitles) -> None:
     assert status == 200 and headers["content-type"] == "text/html; charset=utf-8"
     assert b'<div id="lines"' in body and b"EventSource" in body
     assert "connect-src 'self'" in headers["content-security-policy"]
+    # No other site may frame it (clickjacking; a page that reads what it shows).
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert headers["x-frame-options"] == "DENY"
     assert headers["referrer-policy"] == "no-referrer" and headers["cache-control"] == "no-store"
     status, headers, body = http_get(local.port, "/lines")
     assert status == 200 and headers["content-type"] == "application/json"
@@ -196,6 +199,17 @@ def test_loopback_only_by_default(local: WebSubtitles) -> None:
     assert http_get(local.port, "/lines", host=f"evil.example:{local.port}")[0] == 403
     assert http_get(local.port, "/events", host="evil.example")[0] == 403
     assert http_get(local.port, "/", host="")[0] == 403
+    # A Host with user information, or any other shape no browser sends for this page.
+    for host in (
+        f"127.0.0.1:{local.port}@evil.example",
+        "127.0.0.1@evil.example",
+        f"evil.example@127.0.0.1:{local.port}",
+        "127.0.0.1:80:81",
+        "127.0.0.1:x",
+        "127.0.0.1 evil.example",
+        "[::1]evil",
+    ):
+        assert http_get(local.port, "/", host=host)[0] == 403, host
 
 
 def test_network_needs_the_token(network: WebSubtitles) -> None:
@@ -224,6 +238,7 @@ def test_token_rules() -> None:
     assert host_name("LocalHost:8642") == "localhost" and host_name("[::1]:80") == "[::1]"
     assert host_name("127.0.0.1") == "127.0.0.1" and host_name(None) == ""
     assert not loopback_host("127.0.0.1.evil.example:80") and not loopback_host("[::1")
+    assert host_name("127.0.0.1:8642@evil.example") == "" and host_name("a b") == ""
 
 
 def test_settings_file_checks_the_page_settings() -> None:

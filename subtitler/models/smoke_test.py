@@ -1,0 +1,50 @@
+"""A model's real test: a fixed sentence through a translator, a fixed clip of speech through
+a recogniser, and what the output says about the weights.
+
+A file can pass every check of its header and its hash and still be damaged where no check
+looks (flipped bytes in the tensor data): it loads, runs, and writes nothing, or one token
+over and over. ``models verify`` and the pipeline's first load of a translator run this test
+(one short translation, one recognition of 1.9 s: what it costs is in the callers' docs).
+Only what no working model does counts as damage: nothing at all, or a decoding loop
+(mt/output_rules.py's rule); a poor translation is not damage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from subtitler.mt.output_rules import LOOP, loops
+from subtitler.resources import asset_path
+
+SENTENCE = "A man is riding a bicycle."  # English, into the target (German by default)
+SENTENCE_SRC = "en"
+MAX_TOKENS = 16  # enough for a loop of any period the rule knows to show (1-4 tokens, 16)
+CLIP = "LJ001-0002.flac"  # assets/selftest: 1.9 s of speech, "in being comparatively modern."
+CLIP_LANGUAGE = "en"
+DAMAGED = "damaged"  # the word every message here begins with
+
+
+def clip_path() -> Path:
+    return asset_path("selftest") / CLIP
+
+
+def translation_damage(text: str, problem: str) -> str:
+    """Why a translator's output of :data:`SENTENCE` shows damaged weights ("" when it does
+    not); ``problem``: mt/output_rules.py's reason the output was no translation."""
+    if problem == LOOP:
+        return f"{DAMAGED}: it translates a test sentence as one phrase over and over"
+    if not problem and not text.strip():
+        return f"{DAMAGED}: it translates a test sentence as nothing"
+    return ""
+
+
+def recognition_damage(words: Sequence[str]) -> str:
+    """Why a recogniser's words for :data:`CLIP` show damaged weights ("" when they do not)."""
+    # A "word" of punctuation alone (")))))))", "...") is what Whisper writes for noise.
+    said = [w.strip().lower() for w in words if any(ch.isalnum() for ch in w)]
+    if not said:
+        return f"{DAMAGED}: it recognises no word of a clip of speech"
+    if loops(said):
+        return f"{DAMAGED}: it recognises one word over and over in a clip of speech"
+    return ""

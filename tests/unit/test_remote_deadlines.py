@@ -1,0 +1,157 @@
+"""A translation server that never finishes, drips, has a tiny context or sends unusable
+log-probabilities: each update ends within the timeout with one line, and the next update asks
+again (a scripted server on 127.0.0.1: these are timing rules, not a model's output)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from subtitler.config import MtConfig
+from subtitler.mt.completions import CompletionsClient, ServerError, ServerSettings
+from subtitler.mt.engine import EngineUnavailable
+from subtitler.mt.remote import RemoteEngine
+from tests.helpers.bounded import run_bounded
+from tests.helpers.scripted_server import ScriptedServer
+
+TIMEOUT_S = 1.0
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    s = ScriptedServer()
+    yield s
+    s.close()
+
+
+def mt_for(server: ScriptedServer, **kw: object) -> MtConfig:
+    args: dict[str, object] = dict(
+        backend="server",
+        server_url=server.url,
+        template="chatml",
+        method="SSBD",
+        beta=0.2,
+        max_new_tokens=200,
+        len_ratio=20.0,
+        server_timeout_s=TIMEOUT_S,
+    )
+    args.update(kw)
+    return MtConfig(**args)  # type: ignore[arg-type]
+
+
+def test_the_client_stops_a_stream_at_its_own_token_budget(server: ScriptedServer) -> None:
+    """A server that ignores max_tokens and never ends the stream: the client stops reading
+    at its budget (it read on until the server stopped, that is never)."""
+    server.script.endless, server.script.every_s = True, 0.005
+    client = CompletionsClient(ServerSettings(server.url, timeout_s=30.0))
+    try:
+        t0 = time.monotonic()
+        got = run_bounded(lambda: client.generate("Hello", 12))
+        assert got.finish == "length" and len(got.pieces) == 12
+        assert time.monotonic() - t0 < 5.0
+    finally:
+        client.close()
+
+
+def test_a_dripping_stream_is_given_up_at_the_deadline_not_per_byte(
+    server: ScriptedServer,
+) -> None:
+    """A token every 0.3 s, under the 1 s timeout each time: the request as a whole has 1 s
+    (the timer restarted at every byte, so the call went on for as long as the server did)."""
+    server.script.every_s = 0.3
+    server.script.output = "x" * 100
+    client = CompletionsClient(ServerSettings(server.url, timeout_s=TIMEOUT_S))
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ServerError) as e:
+            run_bounded(lambda: client.generate("Hello", 100))
+        took = time.monotonic() - t0
+        assert e.value.transient and "did not finish within 1 s" in str(e.value)
+        assert TIMEOUT_S <= took < TIMEOUT_S + 1.0
+    finally:
+        client.close()
+
+
+def test_a_stalled_update_is_said_within_the_timeout_and_the_next_update_asks_again(
+    server: ScriptedServer,
+) -> None:
+    mt = mt_for(server, method="RT")
+    engine = RemoteEngine(mt)
+    try:
+        first = engine.translate(0, "Hello world.", False, "en", mt)
+        assert first.text == "Hallo Welt."
+        server.script.every_s, server.script.output = 0.3, "x" * 100  # now it drips
+        t0 = time.monotonic()
+        with pytest.raises(EngineUnavailable) as e:
+            run_bounded(lambda: engine.translate(0, "Hello world again.", False, "en", mt))
+        assert time.monotonic() - t0 < 2 * TIMEOUT_S + 1.0  # (one update: one request here)
+        assert "did not finish within 1 s" in str(e.value) and "\n" not in str(e.value)
+        server.script.every_s, server.script.output = 0.0, "Hallo Welt, wieder."
+        streams = server.streams()
+        # The server answers again: the very next update asks it (no pause for a server that
+        # is up but slow: a pause is for one that cannot be reached).
+        again = engine.translate(0, "Hello world again.", False, "en", mt)
+        assert again.text == "Hallo Welt, wieder." and server.streams() == streams + 1
+    finally:
+        engine.close()
+
+
+def test_verify_and_continuation_share_one_deadline_per_update(server: ScriptedServer) -> None:
+    """SSBD's two requests: a continuation that drips after a verify does not get a timeout
+    of its own: the update as a whole ends within the timeout."""
+    mt = mt_for(server)
+    engine = RemoteEngine(mt)
+    try:
+        engine.translate(0, "Hello world.", False, "en", mt)  # a draft for the next update
+        # A verify that takes 0.8 s, then a continuation that drips: with a timeout per
+        # request the update would take 1.8 s or more.
+        server.script.verify_s, server.script.verify_ends = 0.8, False
+        server.script.every_s, server.script.output = 0.15, "y" * 100
+        t0 = time.monotonic()
+        with pytest.raises(EngineUnavailable, match="did not finish within 1 s"):
+            run_bounded(lambda: engine.translate(0, "Hello world, friends.", False, "en", mt))
+        assert time.monotonic() - t0 < TIMEOUT_S + 0.6
+        kinds = ["echo" if r.get("echo") else "stream" for r in server.script.requests[-2:]]
+        assert kinds == ["echo", "stream"]  # it verified, then continued
+    finally:
+        engine.close()
+
+
+def test_a_context_too_small_for_one_update_is_said_not_an_empty_translation(
+    server: ScriptedServer,
+) -> None:
+    """vLLM reports max_model_len; 3 tokens hold no prompt: every update failed silently with
+    an empty translation."""
+    server.script.max_model_len = 3
+    mt = mt_for(server)
+    engine = RemoteEngine(mt)
+    try:
+        with pytest.raises(EngineUnavailable) as e:
+            engine.translate(0, "Hello world.", False, "en", mt)
+        msg = str(e.value)
+        assert "context of 3 tokens" in msg and "too small" in msg and "\n" not in msg
+        assert not e.value.announced  # the stage says it (once, until a line translates)
+        assert server.streams() == 0  # nothing was asked that cannot fit
+    finally:
+        engine.close()
+
+
+def test_unusable_logprobs_cost_ssbd_for_that_update_only(server: ScriptedServer) -> None:
+    """A burst of NaN log-probabilities: those updates are translated with RT, later ones are
+    verified again (the burst switched the session to RT for good)."""
+    mt = mt_for(server)
+    engine = RemoteEngine(mt)
+    try:
+        engine.translate(0, "Hello.", False, "en", mt)
+        server.script.nan_verifies = 3
+        methods = []
+        for i, text in enumerate(("Hello w.", "Hello wo.", "Hello wor.", "Hello worl.")):
+            r = engine.translate(0, text, i == 3, "en", mt)
+            assert r.text == "Hallo Welt." and r.problem == ""
+            methods.append(r.stats.method)
+        assert methods == ["RT", "RT", "RT", "SSBD"]
+        assert engine.notice == ""  # nothing lasting to say
+    finally:
+        engine.close()
