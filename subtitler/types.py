@@ -28,6 +28,7 @@ class UpdateStats:
     aborted: bool = False
     hit_cap: bool = False  # stopped at the output length limit, not by EOS
     looped: bool = False  # stopped in a decoding loop (mt/output_rules.py)
+    retried: bool = False  # decoded once more after an echo of the source or a loop
 
     @property
     def generation_s(self) -> float:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import enum
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,6 +63,11 @@ class DecodeOptions:
     tau: float = 1.0  # specdec: ... and within this log-likelihood of the most likely
     lookahead: int = 0  # tokens proposed past the draft per verify pass (0: off)
     resync: bool = False  # after a divergence, try the rest of the old draft again
+    # Source tokens the output may not copy runs of more than COPY_RUN from (the retry of an
+    # output that only wrote the source again, mt/translator.py): () = no constraint.
+    no_copy: tuple[int, ...] = ()
+    # ... nor repeat a run of COPY_RUN + 1 tokens it wrote already (the retry of a loop).
+    no_repeat: bool = False
 
 
 @dataclass
@@ -155,6 +160,29 @@ def accept_count(rows: Logits, draft: Sequence[int], opts: DecodeOptions) -> int
 
 def greedy(row: Logits) -> int:
     return int(np.argmax(row))
+
+
+COPY_RUN = 3  # tokens of the source an output may copy in a row (a name) under no_copy
+
+
+def copy_runs(source: Sequence[int]) -> frozenset[tuple[int, ...]]:
+    """The source's runs of COPY_RUN + 1 tokens: what ``no_copy`` forbids the output to end in."""
+    n = COPY_RUN + 1
+    return frozenset(tuple(source[i : i + n]) for i in range(len(source) - n + 1))
+
+
+def greedy_not_copying(row: Logits, out: Sequence[int], runs: Set[tuple[int, ...]]) -> int:
+    """The most likely token that does not make the output's last COPY_RUN + 1 tokens a run of
+    the source (among the 16 best; the best if all of them would)."""
+    tail = tuple(out[len(out) - COPY_RUN :]) if len(out) >= COPY_RUN else None
+    best = greedy(row)
+    if tail is None or (*tail, best) not in runs:
+        return best
+    top = np.argpartition(row, -16)[-16:]
+    for tok in top[np.argsort(row[top])[::-1]]:
+        if (*tail, int(tok)) not in runs:
+            return int(tok)
+    return best
 
 
 class Decoder:
@@ -252,13 +280,22 @@ class Decoder:
             sync = Resync(draft, d)
             guess = sync if guess is None else Chain(sync, guess)
         n_prompt = len(prompt)
+        runs = set(copy_runs(opts.no_copy))
+        if opts.no_repeat:
+            runs |= copy_runs(out)
         t0 = clock()
         while len(out) < cap:
-            tok = greedy(nxt_row)
+            tok = (
+                greedy_not_copying(nxt_row, out, runs)
+                if runs or opts.no_repeat
+                else greedy(nxt_row)
+            )
             if self._ends(tok, eos):
                 st.ended_by_eos = True
                 break
             out.append(tok)
+            if opts.no_repeat and len(out) > COPY_RUN:
+                runs.add(tuple(out[-COPY_RUN - 1 :]))
             if self._stopped(out, st):
                 break
             if len(out) >= cap:

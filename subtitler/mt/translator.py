@@ -19,7 +19,7 @@ from subtitler.mt.output_rules import problem
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Decoder, DecodeResult, Method
 from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
-from subtitler.types import Translation
+from subtitler.types import Translation, UpdateStats
 
 CONTEXT_WORDS = 60  # the previous sentence(s) shown as context: at most their last words
 
@@ -158,6 +158,35 @@ class StreamTranslator:
             gate.record(res.stats.output_len - res.stats.accepted, res.stats.decode_s)
         return res
 
+    def _decode_without_copying(
+        self,
+        source: str,
+        should_abort: Callable[[], bool] | None,
+        on_step: Callable[[Sequence[int]], None] | None,
+        first: UpdateStats,
+    ) -> DecodeResult:
+        """The retry of an echo or a loop: RT under ``no_copy`` and ``no_repeat``; its stats
+        add the first attempt's cost."""
+        src = self.lm.tokenize(" " + " ".join(source.split()), add_bos=False, special=False)
+        saved = self.options
+        self.options = dataclasses.replace(
+            saved, method=Method.RT, no_copy=tuple(src), no_repeat=True
+        )
+        try:
+            res = self.decode(source, [], should_abort, on_step)
+        finally:
+            self.options = saved
+        st = res.stats
+        st.method, st.draft_len, st.accepted = first.method, first.draft_len, first.accepted
+        st.retried = True
+        st.verified_tokens += first.verified_tokens
+        st.prompt_tokens += first.prompt_tokens
+        st.decode_steps += first.decode_steps
+        st.prompt_s += first.prompt_s
+        st.verify_s += first.verify_s
+        st.decode_s += first.decode_s
+        return res
+
     def update(
         self,
         segment_id: int,
@@ -175,6 +204,17 @@ class StreamTranslator:
         if not res.stats.aborted:
             p = self.prompts
             why = problem(source, text, res.tokens, p.src_lang, p.tgt_lang)
+            if why:
+                # A base model may copy the source rather than translate it (long lines full
+                # of names and quotes), or loop: once more, from scratch, without copying more
+                # than a name's worth of the source's tokens in a row or repeating itself.
+                res = self._decode_without_copying(source, should_abort, on_step, res.stats)
+                text = complete_text(self.lm.detokenize(res.tokens)).strip()
+                why = (
+                    ""
+                    if res.stats.aborted
+                    else problem(source, text, res.tokens, p.src_lang, p.tgt_lang)
+                )
             if why:
                 # Not a translation: the draft stays the last good one (a draft of the echo
                 # would bias the next update towards it), and nothing of it is shown or kept.

@@ -11,9 +11,11 @@ report on 2020/2021; en-ja has no 2019, so it tunes on the first half of 2020 an
 10 report; lines 0 mod 10 are the example pool, subtitler_research/mt/fewshot_examples.py).
 
 ``run`` translates ``--limit`` sentences spread evenly over each set, each whole sentence
-once, greedy, through the app's own translator (StreamTranslator: prompt, stop rules) and
-prints chrF, BLEU, the share of outputs that leave the source unchanged (case, spacing
-and punctuation aside), the share the app rejects as an echo, and the time per sentence.
+once, greedy, through the app's own translator (StreamTranslator: prompt, stop rules, the
+retry of an echo or a loop) and prints chrF, BLEU of what the app shows (a line it cannot
+translate is shown as said), the share that leaves the source unchanged (case, spacing and
+punctuation aside), the share decoded twice (the first output echoed the source or looped),
+the share still rejected, and the time per sentence.
 A variant changes only the prompt:
 
 - ``app``: the shipped examples with each language's own name as its label (the app's prompt);
@@ -35,8 +37,6 @@ from typing import Any
 
 from subtitler.mt import fewshot
 from subtitler.mt.languages import language_name, native_name
-from subtitler.mt.masking import complete_text
-from subtitler.mt.output_rules import problem
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import StreamTranslator
@@ -143,16 +143,17 @@ def cmd_run(a: argparse.Namespace) -> int:
             for v in a.variants.split(","):
                 prompts = variant_prompts(v, pair, a.tatoeba)
                 tr = StreamTranslator(lm, prompts, DecodeOptions(Method.RT, 0.0))
-                hyps, same, rejected = [], 0, 0
+                hyps, same, rejected, retried = [], 0, 0, 0
                 t0 = time.perf_counter()
-                for s in srcs:
-                    # What the model wrote (scored as written: the app would show the line
-                    # untranslated where the output check rejects it).
-                    res = tr.decode(s, [])
-                    text = complete_text(lm.detokenize(res.tokens)).strip()
+                for i, s in enumerate(srcs):
+                    # What the app shows for the line: the translation, or (an output that is
+                    # no translation even on the retry) the line as said.
+                    t = tr.update(i, s, True)
+                    text = s if t.problem else t.text
                     hyps.append(text)
                     same += unchanged(s, text)
-                    rejected += bool(problem(s, text, res.tokens, src, tgt))
+                    rejected += bool(t.problem)
+                    retried += t.stats.retried
                 dt = time.perf_counter() - t0
                 tok = {"zh": "zh", "ja": "char"}.get(tgt, "13a")
                 row = {
@@ -161,13 +162,15 @@ def cmd_run(a: argparse.Namespace) -> int:
                     "bleu": sacrebleu.corpus_bleu(hyps, [refs], tokenize=tok).score,
                     "unchanged_pct": 100.0 * same / len(srcs),
                     "rejected_pct": 100.0 * rejected / len(srcs),
+                    "retried_pct": 100.0 * retried / len(srcs),
                     "s_per_sentence": dt / len(srcs),
                 }  # fmt: skip
                 results.append(row)
                 print(
                     f"{pair} {kind}-{a.sets} {v:15s} chrF {row['chrf']:5.1f} "
                     f"BLEU {row['bleu']:5.1f} unchanged {row['unchanged_pct']:4.1f}% "
-                    f"rejected {row['rejected_pct']:4.1f}% {row['s_per_sentence']:.2f} s/sent",
+                    f"retried {row['retried_pct']:4.1f}% rejected {row['rejected_pct']:4.1f}% "
+                    f"{row['s_per_sentence']:.2f} s/sent",
                     flush=True,
                 )
     if a.json:

@@ -172,6 +172,7 @@ def test_an_echo_is_a_failed_update_and_the_draft_stays_the_last_good_one() -> N
     state["echo"] = True
     second = tr.update(0, echo_text, False)
     assert second.problem == ECHO and second.text == "" and second.tokens == ()
+    assert second.stats.retried  # decoded once more, and still no translation
     assert tr._draft == good  # the echo is no draft
     assert second.stats.draft_len == 3
 
@@ -183,3 +184,45 @@ def test_a_servers_answer_is_cut_at_the_line_end_or_a_marker() -> None:
     assert text_cut(["Guten", " Tag.\nEnglish", ":"]) == ["Guten", " Tag."]
     assert text_cut(["Hallo", " Welt"]) == ["Hallo", " Welt"]
     assert text_cut(["\n", "x"]) == []
+
+
+class WordLM(PieceLM):
+    """Tokens are words "w<id>": the source's tokens are the ones the model may copy."""
+
+    def tokenize(self, text: str, *, add_bos: bool = False, special: bool = True) -> list[int]:
+        return [int(w[1:]) if w[1:].isdigit() else 99 for w in text.split()]
+
+
+def test_an_echo_is_decoded_once_more_without_copying_the_source() -> None:
+    """The model's first choice copies the source word for word; its second is a translation.
+    The retry keeps at most three copied tokens in a row (a name) and so translates."""
+    source = [30, 31, 32, 33, 34, 35]
+
+    def fn(ctx: tuple[int, ...]) -> np.ndarray:
+        i = len(ctx) - (max(j for j, t in enumerate(ctx) if t == 99) + 1)
+        if i >= len(source):
+            return peaked(V, {EOS: 0.9})
+        return peaked(V, {source[i]: 0.6, 10 + i: 0.3})
+
+    lm = WordLM(V, EOS, fn)
+    tr = StreamTranslator(lm, PromptBuilder("chatml", "en", "de"), DecodeOptions(Method.SSBD))
+    tr.prompt_tokens = lambda source: [40, 41, 99]  # type: ignore[method-assign]
+    t = tr.update(0, " ".join(f"w{x}" for x in source), True)
+    assert t.stats.retried and t.problem == ""
+    # A name's worth copied, then its own word, then the source again for at most three.
+    assert list(t.tokens) == [30, 31, 32, 13, 34, 35]
+
+
+def test_a_loop_is_decoded_once_more_without_repeating_itself() -> None:
+    def fn(ctx: tuple[int, ...]) -> np.ndarray:
+        i = len(ctx) - (max(j for j, t in enumerate(ctx) if t == 99) + 1)
+        if i >= 12:
+            return peaked(V, {EOS: 0.9})
+        return peaked(V, {7 + i % 2: 0.5, 20 + i: 0.3, EOS: 0.01})  # "a b a b ..." first
+
+    lm = WordLM(V, EOS, fn)
+    tr = StreamTranslator(lm, PromptBuilder("chatml", "en", "de"), DecodeOptions(Method.RT))
+    tr.prompt_tokens = lambda source: [40, 41, 99]  # type: ignore[method-assign]
+    t = tr.update(0, "w1 w2 w3", True)
+    assert t.stats.retried and t.problem == "" and not loops(t.tokens)
+    assert list(t.tokens[:4]) == [7, 8, 7, 8]  # "a b a b" once, then no 4-token run again
