@@ -96,17 +96,17 @@ def variant_prompts(name: str, pair: str, tatoeba: Path | None) -> Any:
         return PromptBuilder("fewshot", src, tgt)
     if name == "english-labels":
         labels = (language_name(src), language_name(tgt))
-        return _Fixed(fewshot.examples(src, tgt), labels)
+        return _Fixed(fewshot.examples(src, tgt), labels, src, tgt)
     m = re.fullmatch(r"(k|seed)(\d+)", name)
     if not m:
         raise SystemExit(f"unknown variant {name!r}")
     n = int(m.group(2))
     native = (native_name(src), native_name(tgt))
     if m.group(1) == "k":
-        return _Fixed(fewshot.examples(src, tgt)[:n], native)
+        return _Fixed(fewshot.examples(src, tgt)[:n], native, src, tgt)
     if tatoeba is None:
         raise SystemExit("seedN variants need --tatoeba")
-    return _Fixed(tuple(fewshot_examples.choose(tatoeba, pair, 5, n)), native)
+    return _Fixed(tuple(fewshot_examples.choose(tatoeba, pair, 5, n)), native, src, tgt)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +115,8 @@ class _Fixed:
 
     examples: tuple[tuple[str, str], ...]
     labels: tuple[str, str]
+    src_lang: str
+    tgt_lang: str
     template: str = "fewshot"
     terms: tuple[tuple[str, str], ...] = ()
 
