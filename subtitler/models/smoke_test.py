@@ -29,10 +29,12 @@ def clip_path() -> Path:
     return asset_path("selftest") / CLIP
 
 
-def translation_damage(text: str, problem: str) -> str:
+def translation_damage(text: str, problem: str, looped: bool = False) -> str:
     """Why a translator's output of :data:`SENTENCE` shows damaged weights ("" when it does
-    not); ``problem``: mt/output_rules.py's reason the output was no translation."""
-    if problem == LOOP:
+    not); ``problem``: mt/output_rules.py's reason the output was no translation; ``looped``:
+    its first decode looped (the translator then decodes once more without repeating itself,
+    which hides the loop but not the damage)."""
+    if problem == LOOP or looped:
         return f"{DAMAGED}: it translates a test sentence as one phrase over and over"
     if not problem and not text.strip():
         return f"{DAMAGED}: it translates a test sentence as nothing"

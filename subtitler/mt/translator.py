@@ -179,6 +179,7 @@ class StreamTranslator:
         st = res.stats
         st.method, st.draft_len, st.accepted = first.method, first.draft_len, first.accepted
         st.retried = True
+        st.looped = st.looped or first.looped  # (the first decode's loop is worth knowing)
         st.verified_tokens += first.verified_tokens
         st.prompt_tokens += first.prompt_tokens
         st.decode_steps += first.decode_steps

@@ -337,7 +337,7 @@ def probe_model(path: Path, template: str = "auto") -> None:
         raise RuntimeError(f"{path.name}: cannot translate with it ({e.kind}: {e})") from None
     finally:
         engine.close()
-    if damage := smoke_test.translation_damage(r.text, r.problem):
+    if damage := smoke_test.translation_damage(r.text, r.problem, r.stats.looped):
         raise ModelDamaged(f"{path.name}: {damage}")
 
 
@@ -358,7 +358,7 @@ def first_load_test(engine: WorkerEngine, mt: MtConfig) -> str:
     except RemoteError as e:  # the first line will meet it too, and say it then
         log.info("%s: the first-load test failed: %s", engine.name, e)
         return ""
-    damage = smoke_test.translation_damage(r.text, r.problem)
+    damage = smoke_test.translation_damage(r.text, r.problem, r.stats.looped)
     if not damage:
         return ""
     return (
