@@ -151,17 +151,21 @@ def test_the_tray_opens_models_and_a_pick_is_saved(
     import os
 
     from subtitler import paths, settings_store
+    from subtitler.models import catalog
+    from tests.helpers.catalogs import with_fixture
     from tests.ui.test_app_state import make_app
 
     monkeypatch.setenv(paths.MODELS_DIR_ENV, str(tmp_path / "models"))
+    # The packaged catalog and a model on disk already (the test translator: a local entry).
+    monkeypatch.setattr(catalog, "load_catalog", lambda *a, **kw: with_fixture())
     app = make_app(tmp_path)
     qtbot.addWidget(app.overlay)
     app.tray.show_models.emit()
     dlg = app.models
     assert dlg is not None and dlg.isVisible()
     qtbot.addWidget(dlg)
-    assert {e.kind for e in dlg.entries} == {"asr", "mt"}  # the packaged catalog
-    # The packaged fixture translator is included with the app: usable at once.
+    assert {e.kind for e in dlg.entries} == {"asr", "mt"}
+    # A model that is on disk already is usable at once.
     fixture = next(e for e in dlg.entries if e.local_path is not None)
     dlg.select(fixture.id)
     assert row(dlg, fixture.id)[4] == "Included" and dlg.use_btn.isEnabled()
