@@ -221,7 +221,7 @@ def test_cli_list_download_verify_remove(
 
     assert cli(tmp_path, "list") == 0
     out = capsys.readouterr().out
-    assert "tiny-mt" in out and "missing" in out
+    assert "tiny-mt" in out and "not downloaded" in out
 
     assert cli(tmp_path, "download", "tiny-mt", "tiny-asr", "--no-progress") == 0
     out = capsys.readouterr().out
