@@ -25,12 +25,14 @@ from subtitler.pipeline.events import (
     MetricsEvent,
     StatusEvent,
     SubtitleEvent,
+    TranslatorEvent,
 )
 from subtitler.pipeline.fanout import Fanout
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
 from subtitler.session import Overrides, Session, input_devices, prepare
+from subtitler.ui.app_state import AppState
 from subtitler.ui.bridge import EventBridge
 from subtitler.ui.glossary_dialog import GlossaryDialog
 from subtitler.ui.history import HistoryDialog
@@ -105,7 +107,8 @@ class SubtitlerApp(QObject):
         self.glossary_dialog: GlossaryDialog | None = None
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
-        self._stopped_by: str = ""  # the fatal error that ended this run, kept on screen
+        # What the app is doing, in one line: on the overlay and in the tray until it changes.
+        self.state = AppState()
         self.hotkeys = hotkeys or GlobalHotkeys()
         self.hotkey_problems: dict[str, str] = {}
         if (display := replace_old_defaults(config.display)) is not None:
@@ -120,6 +123,7 @@ class SubtitlerApp(QObject):
         if notice:
             self.show_problem(notice)
         self.start_web()
+        self._show_state()
 
     @property
     def config(self) -> AppConfig:
@@ -184,9 +188,6 @@ class SubtitlerApp(QObject):
             self.pipeline.stop()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.transcript_path = self.data_dir / "transcripts" / f"{stamp}.jsonl"
-        if self._stopped_by:  # the previous run's reason for stopping is over
-            self.overlay.set_alert("")
-        self._stopped_by = ""
         self.overlay.clear()
         if self.web is not None:
             self.web.clear()
@@ -206,34 +207,37 @@ class SubtitlerApp(QObject):
         if isinstance(ev, SubtitleEvent):
             self._drop_samples()  # the meeting's own lines take over from the preview's
             self.overlay.on_subtitle(ev)
-        elif isinstance(ev, LevelEvent):
+            return
+        if isinstance(ev, LevelEvent):
             if self.settings is not None and self.settings.isVisible():
                 self.settings.set_level(ev.rms)
             self.overlay.set_status(ev)
         elif isinstance(ev, StatusEvent):
-            self.tray.set_state(ev.state, ev.message)
             if ev.state != "running":  # no live level or delays until it runs again
                 self.overlay.set_status(None)
-            if ev.state == "loading":
-                self.overlay.set_notice("Loading models…")
-            elif ev.state == "running":
-                self.overlay.set_notice("Listening…")
-                if ev.message == "audio input is back":
-                    self.overlay.set_alert("")
-            elif ev.state == "paused":
-                self.overlay.set_notice("Paused")
-            elif ev.state == "finished":
-                # (After a fatal error the run also "finishes"; its reason is the alert.)
-                self.overlay.set_notice("Stopped" if self._stopped_by else "Replay finished")
         elif isinstance(ev, ErrorEvent):
             self.errors.append(ev.message)
-            if ev.fatal:
-                self._stopped_by = ev.message
-            # A lost input or a stop stays on screen until it is over; the rest for a while.
-            self.show_problem(ev.message, sticky=ev.fatal or ev.lasting)
+            if ev.fatal or (ev.lasting and ev.where == "audio"):
+                # A stop or a lost input is the app's state now (until it is over), not a
+                # passing line: said once as a notification.
+                self.tray.notify("subtitler", ev.message)
+            else:
+                self.show_problem(ev.message)
+        elif isinstance(ev, TranslatorEvent):
+            if not ev.on and self.overlay.alert == ev.why:
+                self.overlay.set_alert("")  # the state says it now, for as long as it lasts
         elif isinstance(ev, MetricsEvent):
             m = ev.metrics
             log.info("segment %d: A/D %s, abandoned %d", m.segment_id, m.ad, m.abandoned)
+            return
+        if self.state.feed(ev):
+            self._show_state()
+
+    def _show_state(self) -> None:
+        """The app's state on the overlay and in the tray (its items follow it)."""
+        shown = self.state.shown()
+        self.overlay.set_state(shown)
+        self.tray.set_state(shown)
 
     def bring_forward(self) -> None:
         """Another start of the app: show this one (overlay and settings) instead."""

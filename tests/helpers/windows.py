@@ -28,6 +28,7 @@ from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.pipeline import Factories
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 from subtitler.ui.app import SubtitlerApp
+from subtitler.ui.app_state import Shown
 from subtitler.ui.firstrun import FirstRunDialog
 from subtitler.ui.preview import sample_events
 from subtitler.ui.settings_pane import Choices
@@ -146,7 +147,7 @@ def windows(app: SubtitlerApp, tmp: Path) -> Iterator[Window]:
     app.overlay.show()
     for ev in sample_events():
         app.overlay.on_subtitle(ev)
-    app.overlay.set_notice("Listening…")
+    app.overlay.set_state(Shown("running", "Listening…"))
     yield Window("overlay", app.overlay)
     app.overlay.set_alert(
         "translation failed: translation server http://gpu-box:8000/v1 did not answer; "

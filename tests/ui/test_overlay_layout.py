@@ -212,3 +212,43 @@ def test_changing_the_row_length_refits_the_window_around_its_centre(qtbot) -> N
     assert abs(n.center().x() - g.center().x()) <= 1
     o.apply_display(dataclasses.replace(o.display, lines=3))
     assert o.height() == o.fitting_height() > n.height() and o.width() == n.width()
+
+
+# What issue 27 saw cut off on the overlay ("…Qwen3); choose a"): a translator refused.
+REFUSED = (
+    "translation model: Qwen3-4B-Base.gguf has no chat template and is not a model this app "
+    "knows (Tower, Qwen3); choose a prompt template explicitly in Settings → Translation, or "
+    "another model"
+)
+
+
+def test_the_overlays_own_texts_are_never_cut_off(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An alert longer than its two rows ends in "…" and is whole on hover; the app's state
+    where there are no subtitles wraps into the rows there are; the checks see a cut."""
+    o = shown_overlay(qtbot, DisplayConfig(mask_k=0))
+    o.on_subtitle(event(0, DONE_DE, final=True))
+    o.set_alert(REFUSED)
+    o.grab()
+    save(o, tmp_path, "alert-long")
+    drawn = " ".join(o.alert_drawn)
+    assert drawn == REFUSED or (drawn.endswith("…") and REFUSED in o.toolTip()), o.alert_drawn
+    assert len(o.alert_drawn) == 2 and o.cut_texts() == []
+    check_frame(o)
+    assert o.drawn[0] == rows_of(o, DONE_DE)[-1]  # the newest row stays
+
+    from subtitler.ui.app_state import Shown
+    from subtitler.ui.overlay import OwnText
+
+    o.set_alert("")
+    o.clear()
+    stop = f"Stopped: {REFUSED}"
+    o.set_state(Shown("stopped", stop, stop))
+    o.grab()
+    save(o, tmp_path, "state-long")
+    assert " ".join(reversed(o.drawn)) == stop and o.cut_texts() == []
+    o.resize(o.width(), 60)  # the smallest window: fewer rows, the last ends in "…"
+    o.grab()
+    assert o.drawn[0].endswith("…") and stop in o.toolTip() and o.cut_texts() == []
+
+    o.own_texts = [OwnText("alert", "one two three", ("one two",))]
+    assert o.cut_texts() == ["alert 'one two three': drawn as 'one two', the rest nowhere"]
