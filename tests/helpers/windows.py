@@ -52,6 +52,12 @@ MEETINGS = {
         ("El informe está listo.", "The report is ready."),
     ],
 }
+# A translator refused, as issue 27 saw it cut off on the overlay ("…Qwen3); choose a").
+REFUSED = (
+    "translation model: Qwen3-4B-Base.gguf has no chat template and is not a model this app "
+    "knows (Tower, Qwen3); choose a prompt template explicitly in Settings → Translation, or "
+    "another model"
+)
 TERMS = [
     ("Subiaco", "Subiaco"),
     ("Pannartz", ""),
@@ -154,7 +160,17 @@ def windows(app: SubtitlerApp, tmp: Path) -> Iterator[Window]:
         "trying again in 4 s"
     )
     yield Window("overlay-alert", app.overlay)
+    app.overlay.set_alert(REFUSED)  # longer than the alert's two rows
+    yield Window("overlay-alert-long", app.overlay)
     app.overlay.set_alert("")
+    off = f"Translation off: {REFUSED}"
+    app.overlay.set_state(Shown("running", f"Listening… · {off}", off))
+    yield Window("overlay-translation-off", app.overlay)
+    app.overlay.clear()
+    yield Window("overlay-state", app.overlay)  # no subtitles: the whole state
+    for state in (Shown("loading", "Loading models…"), Shown("running", "Listening…")):
+        app.overlay.set_state(state)
+        yield Window(f"overlay-{state.run}", app.overlay)
 
 
 def _cut(w: QWidget) -> str | None:
@@ -182,9 +198,14 @@ def _cut(w: QWidget) -> str | None:
 
 
 def clipped(root: QWidget) -> list[str]:
-    """The labels, buttons and lists under ``root`` (shown) whose text is cut off."""
+    """The labels, buttons and lists under ``root`` (shown) whose text is cut off, and the
+    overlay's own texts (its state, alert, status line) that its last frame cut off."""
+    from subtitler.ui.overlay import SubtitleOverlay
+
     out = []
     for w in [root, *root.findChildren(QWidget)]:
+        if isinstance(w, SubtitleOverlay) and w.isVisible():
+            out += [f"SubtitleOverlay {c}" for c in w.cut_texts()]
         why = _cut(w)
         if why is not None:
             text = w.text() if isinstance(w, QLabel | QAbstractButton) else w.objectName()
