@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QRect, QUrl
-from PySide6.QtGui import QDesktopServices, QIcon
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon, QWindow
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
 from subtitler.config import AppConfig, DisplayConfig, given_settings
 from subtitler.mt.glossary import FILENAME as GLOSSARY_FILE
@@ -115,6 +116,12 @@ class SubtitlerApp(QObject):
             self.set_display(**{k: getattr(display, k) for k in OLD_DEFAULTS})
             self._save()
         self._wire()
+        # A window of the app in use (Settings, Models, a question) is never under the
+        # overlay, which stays on top of everything: the overlay moves aside meanwhile.
+        self._in_use: QWidget | None = None
+        gui = QGuiApplication.instance()
+        if isinstance(gui, QGuiApplication):
+            gui.focusWindowChanged.connect(self._focus_changed)
         for name, reason in self.hotkey_problems.items():
             if reason and self.hotkeys.available:  # (Wayland's reason is in the tab alone)
                 seq = getattr(self.config.display, name)
@@ -174,6 +181,39 @@ class SubtitlerApp(QObject):
             self.settings.show_hotkeys(
                 self.hotkey_problems, self.hotkeys.note, self.hotkeys.available
             )
+
+    def _focus_changed(self, window: QWindow | None) -> None:
+        QTimer.singleShot(0, self, self.keep_clear)  # once Qt has settled the active window
+
+    def keep_clear(self) -> None:
+        """Move the overlay aside from the app's window in use (or back to its place when
+        none is: another app is active, or the overlay itself)."""
+        if not shiboken6.isValid(self.overlay):
+            return  # (the app is gone: a test's, or quitting)
+        active = QApplication.activeWindow()
+        if active is self.overlay:
+            return  # (clicked to be dragged: it stays where it is)
+        if active is not None and not active.isVisible():
+            active = None  # (closing)
+        if active is not None and active.windowType() in (
+            Qt.WindowType.Popup,
+            Qt.WindowType.ToolTip,
+        ):
+            return
+        if self._in_use is not active:
+            if self._in_use is not None:
+                self._in_use.removeEventFilter(self)
+            self._in_use = active
+            if active is not None:
+                active.installEventFilter(self)  # it moves or grows: the overlay follows
+        self.overlay.avoid(active.frameGeometry() if active is not None else None)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._in_use and event.type() in (QEvent.Type.Move, QEvent.Type.Resize):
+            self.overlay.avoid(self._in_use.frameGeometry())
+        elif watched is self._in_use and event.type() == QEvent.Type.Hide:
+            self.keep_clear()
+        return False
 
     def toggle(self, what: str) -> None:
         """A hotkey, or `subtitler --toggle` from a shortcut of the desktop's own."""
@@ -461,6 +501,10 @@ class SubtitlerApp(QObject):
         # overlay may be gone by the time the event loop would get to them).
         with contextlib.suppress(RuntimeError, TypeError):
             self.bridge.delivered.disconnect(self.on_event)
+        gui = QGuiApplication.instance()
+        if isinstance(gui, QGuiApplication):
+            with contextlib.suppress(RuntimeError, TypeError):
+                gui.focusWindowChanged.disconnect(self._focus_changed)
         self._save()
         self.hotkeys.close()
         QApplication.quit()

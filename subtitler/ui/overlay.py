@@ -49,6 +49,7 @@ MIN_FRAME_MS = 33  # at most ~30 repaints per second
 ALERT_S = 12  # how long a passing problem stays above the subtitles
 ALERT_ROWS = 2  # at most this many rows of a passing problem
 EDGE = 10  # px from the right/bottom edge where a drag resizes instead of moving
+AVOID_GAP = 8  # px between a window of the app in use and the overlay moved aside for it
 PAD = 14
 MIN_PAD = 4  # the padding left when a shrunk window needs the room for the newest row
 SMALL = 0.6  # the source rows, the status line, notices and alerts: this much of the font size
@@ -133,6 +134,38 @@ def column_px(fm: QFontMetricsF, pixel_size: int) -> float:
     return max(fm.horizontalAdvance(COLUMN_SAMPLE) / len(COLUMN_SAMPLE), pixel_size / 2)
 
 
+def aside(home: QRect, avoid: QRect, area: QRect, gap: int = AVOID_GAP) -> QRect:
+    """Where the overlay goes (its size kept) so as not to cover ``avoid`` (a window of the
+    app in use): below it, above, left or right of it, whichever lies inside ``area`` and is
+    nearest ``home``; where none does, along the top or bottom edge of ``area``, the one
+    that covers less of it."""
+    w, h = home.width(), home.height()
+    spots = [
+        QRect(home.x(), avoid.bottom() + 1 + gap, w, h),
+        QRect(home.x(), avoid.top() - gap - h, w, h),
+        QRect(avoid.left() - gap - w, home.y(), w, h),
+        QRect(avoid.right() + 1 + gap, home.y(), w, h),
+    ]
+    clear = []
+    for spot in spots:
+        inside = fit_inside(spot, area)
+        if inside.size() == spot.size() and not inside.intersects(avoid):
+            clear.append(inside)
+    if clear:
+        c = home.center()
+        return min(clear, key=lambda r: (r.center() - c).manhattanLength())
+    edges = [
+        fit_inside(QRect(home.x(), area.bottom() + 1 - h, w, h), area),
+        fit_inside(QRect(home.x(), area.top(), w, h), area),
+    ]
+
+    def covered(r: QRect) -> int:
+        i = r.intersected(avoid)
+        return i.width() * i.height() if i.isValid() else 0
+
+    return min(edges, key=covered)
+
+
 def fit_inside(rect: QRect, area: QRect) -> QRect:
     """``rect`` moved (and shrunk if needed) to lie wholly inside ``area``: a window saved on a
     larger or differently arranged screen must not come back half off-screen."""
@@ -175,6 +208,10 @@ class SubtitleOverlay(QWidget):
         self._alert_timer.setSingleShot(True)
         self._alert_timer.timeout.connect(self._expire_alert)
         self._drag: tuple[str, QPoint, QRect] | None = None
+        # Moved aside for a window of the app in use: the place the user gave it (None: it
+        # is there), and that window's frame.
+        self._home: QRect | None = None
+        self._avoiding: QRect | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._repaint_now)
@@ -310,17 +347,42 @@ class SubtitleOverlay(QWidget):
 
     def _fit(self, width: bool = False) -> None:
         """Resize to ``fitting_height`` (and ``fitting_width``) keeping the bottom edge and the
-        centre (when shown)."""
+        centre (when shown); moved aside, its own place is what changes (and it stays aside)."""
         if self.isVisible():
-            g = self.geometry()
+            g = self.home_geometry()
             h = self.fitting_height()
             w = self.fitting_width() if width else g.width()
             rect = QRect(g.x() + (g.width() - w) // 2, g.y() + g.height() - h, w, h)
             scr = self.screen() or QGuiApplication.primaryScreen()
             if scr is not None:
                 rect = fit_inside(rect, scr.availableGeometry())
+            if self._home is not None:
+                self._home = rect
+                self.geometry_saved.emit(self.screen_name(), rect)
+                self.avoid(self._avoiding)
+                return
             self.setGeometry(rect)
             self.geometry_saved.emit(self.screen_name(), self.geometry())
+
+    def home_geometry(self) -> QRect:
+        """Where the user put the overlay (also while it is moved aside)."""
+        return QRect(self._home) if self._home is not None else self.geometry()
+
+    def avoid(self, window: QRect | None) -> None:
+        """Keep clear of ``window`` (the frame of a window of the app in use): the overlay
+        is always on top, so it would cover that window's buttons. It moves aside (its own
+        place kept, not saved) and comes back when ``window`` is None or clear of it."""
+        self._avoiding = QRect(window) if window is not None else None
+        home = self.home_geometry()
+        if window is None or not home.intersects(window):
+            if self._home is not None:
+                self._home = None
+                self.setGeometry(home)
+            return
+        scr = self.screen() or QGuiApplication.primaryScreen()
+        area = scr.availableGeometry() if scr is not None else home.united(window)
+        self._home = home
+        self.setGeometry(aside(home, window, area))
 
     def fitting_height(self) -> int:
         """Window height for exactly ``display.lines`` rows of each language (the source's
@@ -540,6 +602,7 @@ class SubtitleOverlay(QWidget):
     def mouseReleaseEvent(self, e: QMouseEvent) -> None:
         if self._drag is not None:
             self._drag = None
+            self._home = None  # where the user put it is its place now
             self.geometry_saved.emit(self.screen_name(), self.geometry())
 
     def screen_name(self) -> str:
@@ -549,6 +612,7 @@ class SubtitleOverlay(QWidget):
     def place(self) -> None:
         """Restore the saved geometry for the last screen, else bottom-centre of the primary,
         as wide as rows of ``display.line_chars`` columns (or the screen)."""
+        self._home = None
         screens = {s.name(): s for s in QGuiApplication.screens()}
         primary = QGuiApplication.primaryScreen()
         name = self.display.screen
