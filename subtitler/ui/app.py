@@ -549,13 +549,24 @@ def run_app(args: Any, data_dir: Path) -> int:
         hardware=start.hardware_line,
     )
     if not start.plan.ready and not (given.get("asr.model") and given.get("mt.model_path")):
-        from subtitler.ui.firstrun import FirstRunDialog
+        from subtitler.models.firstrun import plan_first_run
+        from subtitler.ui.firstrun import FirstRunDialog, guess_languages, system_language
 
         # No connection before the user asks for one: the dialog says what a download would
         # fetch, and the hub is reached only when Download is clicked (a failure is said
-        # there, with the local files to choose instead).
-        dlg = FirstRunDialog(start.config, start.plan)
-        if dlg.exec() and (problem := start.choose(dlg.result_config)):
+        # there, with the local files to choose instead). The languages come first: the
+        # models offered are those for them.
+        fresh = not start.path.exists()
+        dlg = FirstRunDialog(
+            start.config,
+            start.plan,
+            planner=lambda cfg: plan_first_run(cfg, start.hardware, start.catalog),
+            languages=guess_languages(start.config, fresh, system_language()),
+        )
+        dlg.exec()
+        # Whichever way it closed (Skip too), what was chosen is kept: the app then says
+        # what is missing and where to get it.
+        if problem := start.choose(dlg.result_config):
             notices.append(problem)
     app = SubtitlerApp(
         start.config,

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from subtitler.config import AppConfig, AsrConfig, MtConfig
 from subtitler.models.catalog import load_catalog
-from subtitler.models.firstrun import hardware_line, model_choices, plan_first_run
+from subtitler.models.firstrun import FirstRunPlan, hardware_line, model_choices, plan_first_run
 from subtitler.models.hardware import HardwareInfo
 from subtitler.mt import glossary
 from subtitler.mt.glossary import Glossary
@@ -145,10 +145,29 @@ def windows(app: SubtitlerApp, tmp: Path) -> Iterator[Window]:
     app.history.close()
     app.history, app.data_dir = None, real
     for network in (True, False):
-        plan = plan_first_run(AppConfig(), LAPTOP, root=tmp / "models", network=network)
-        first = FirstRunDialog(AppConfig(), plan, root=tmp / "models")
+
+        def planner(cfg: AppConfig, network: bool = network) -> FirstRunPlan:
+            return plan_first_run(cfg, LAPTOP, root=tmp / "models", network=network)
+
+        first = FirstRunDialog(
+            AppConfig(), planner(AppConfig()), root=tmp / "models", planner=planner,
+            languages=("en", "fr"),
+        )  # fmt: skip
         first.show()
+        if network:
+            yield Window("first-run-languages", first)
+        first.next_btn.click()
         yield Window("first-run" if network else "first-run-offline", first)
+        if network:
+            first.choose_local()
+            first.mt_path.setText("/home/ann/Downloads/notes.gguf")
+            first._say(
+                first.mt_problem,
+                "notes.gguf: not a GGUF model file. Choose another .gguf file, or leave it "
+                "empty to use the recommended model (download it later from the tray menu → "
+                "Models…)",
+            )
+            yield Window("first-run-files", first)
         first.close()
     app.overlay.show()
     for ev in sample_events():

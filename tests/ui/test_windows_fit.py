@@ -69,6 +69,7 @@ def test_every_window_fits_shows_its_texts_whole_and_tabs_in_reading_order(  # t
         assert clipped(w) == [], win.name
         assert out_of_order(w) == [], win.name
         seen.append(win.name)
-    assert len(seen) == 21 and "settings-7-browser" in seen and "first-run-offline" in seen
+    assert len(seen) == 23 and "settings-7-browser" in seen and "first-run-offline" in seen
     assert {"overlay-alert-long", "overlay-translation-off", "overlay-state"} <= set(seen)
+    assert {"first-run-languages", "first-run", "first-run-files"} <= set(seen)
     app.quit()

@@ -150,7 +150,7 @@ def test_no_network_says_so_plainly(tmp_path: Path) -> None:
     plan = fr.plan_first_run(AppConfig(), SMALL, root=tmp_path, network=False)
     assert not plan.can_download
     assert plan.messages[-1].startswith("No network connection: models cannot be downloaded now.")
-    assert "replaying audio files" in plan.messages[-1]
+    assert "Use model files on this computer instead" in plan.messages[-1]
 
 
 def test_local_files_are_ready_and_invalid_ones_explained(tmp_path: Path) -> None:
