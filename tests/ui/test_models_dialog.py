@@ -92,7 +92,8 @@ def test_cancel_then_continue(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # t
     dlg.download_btn.click()
     wait_idle(qtbot, dlg)
     dlg._cancel.clear = original  # type: ignore[method-assign]
-    assert dlg.status.text() == "Download cancelled: click Continue download to go on."
+    button = dlg.download_btn.text()  # (the button the message names, as it reads)
+    assert dlg.status.text() == f"Download cancelled: click {button} to go on."
     dlg.download_btn.click()
     wait_idle(qtbot, dlg)
     assert row(dlg, "tiny-mt")[4] == "Downloaded"
@@ -109,9 +110,11 @@ def test_no_network_says_what_to_do(qtbot, tmp_path: Path, monkeypatch: pytest.M
     dlg.download_btn.click()
     wait_idle(qtbot, dlg)
     text = dlg.status.text()
-    assert text.endswith("Click Continue download to retry.") or text.endswith(
-        "Check the connection, then click Continue download."
-    ), text
+    # Issue 27 point 7: it said to click "Continue download", a button that did not exist
+    # (nothing was downloaded: the button reads "Download").
+    assert dlg.download_btn.text() == "Download"
+    assert text.endswith("Check the connection, then click Download."), text
+    assert "Errno" not in text and "it refused the connection" in text
     assert "\n" not in text and dlg.bar.isHidden() and dlg.download_btn.isEnabled()
 
 
