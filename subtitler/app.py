@@ -6,8 +6,9 @@ import argparse
 import logging
 import logging.handlers
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from subtitler import __version__
 from subtitler.config import (
@@ -36,15 +37,77 @@ SHORT_FLAGS = {
     "mt.model_path": "--mt-model",
     "mt.tgt_lang": "--tgt-lang",
 }
+# The settings --help shows; every other one is a flag too (--help-settings lists them all).
+COMMON_SETTINGS = (
+    "audio.device",
+    "asr.language",
+    "mt.tgt_lang",
+    "mt.extra_targets",
+    "asr.model",
+    "mt.model_path",
+)
+# Their help in plain words (the declarations' docs are written for the settings file).
+COMMON_HELP = {
+    "audio.device": ("NAME", "the input to listen to, by name (see --list-inputs); "
+                     "default: the system's microphone"),
+    "asr.language": ("CODE", "the language spoken (en, de, ja, ...); default: recognised"),
+    "mt.tgt_lang": ("CODE", "the language of the subtitles (de, fr, ja, ...)"),
+    "mt.extra_targets": ("CODES", "more languages shown under the first, e.g. 'ja, fr' "
+                         "(at most 4)"),
+    "asr.model": ("MODEL", "speech model: a size (tiny, base, small, ...; see 'subtitler models "
+                  "list') or a model folder"),
+    "mt.model_path": ("MODEL", "translation model: a .gguf file or a model id of 'subtitler "
+                      "models list'"),
+}  # fmt: skip
+EXAMPLES = """\
+examples:
+  subtitler                          start (the first start offers models and languages)
+  subtitler --list-inputs            the microphones and meeting-audio inputs, by name
+  subtitler --audio-device NAME      listen to that input in this run
+  subtitler --asr-language en --tgt-lang fr
+                                     English speech, French subtitles, in this run
+  subtitler --replay talk.wav        a recording played as if spoken (no microphone)
+  subtitler --toggle pause           start / pause the running subtitler (a desktop shortcut)
+  subtitler models list              the speech and translation models, and which are here
+  subtitler models download whisper-base
+  subtitler --self-test              check that this installation works
+
+Settings given on the command line apply to this run only (they are not saved).
+"""
 
 
-def parser() -> argparse.ArgumentParser:
+class _HelpSettings(argparse.Action):
+    """--help-settings: the help with every setting's flag, then exit."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        ap: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(parser(all_settings=True).format_help())
+        ap.exit()
+
+
+def parser(*, all_settings: bool = False) -> argparse.ArgumentParser:
+    """The app's command line; ``all_settings``: its help lists every setting's flag (the
+    short help, the common ones: the others are accepted all the same)."""
     ap = OneLineErrorParser(
         prog="subtitler",
-        description="Live translated subtitles over any meeting. "
-        "Also: 'subtitler models list|download|verify|remove'.",
+        description="Live translated subtitles over any meeting.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--version", action="version", version=f"subtitler {__version__}")
+    ap.add_argument(
+        "--list-inputs",
+        action="store_true",
+        help="list the audio inputs (microphones, meeting audio) by name, then exit",
+    )
     ap.add_argument(
         "--replay",
         type=Path,
@@ -72,9 +135,50 @@ def parser() -> argparse.ArgumentParser:
         choices=LOG_LEVELS,
         help="detail of subtitler.log: %(choices)s (default: %(default)s)",
     )
+    ap.add_argument(
+        "--help-settings",
+        action=_HelpSettings,
+        help="show every setting that can be given for one run, then exit",
+    )
     # Every setting, from its declaration in subtitler.config (a few keep their short names).
-    add_setting_flags(ap.add_argument_group("settings for this run (not saved)"), names=SHORT_FLAGS)
+    common = ap.add_argument_group("settings for this run (not saved)")
+    add_setting_flags(common, only=COMMON_SETTINGS, names=SHORT_FLAGS)
+    for action in common._group_actions:
+        action.metavar, action.help = COMMON_HELP[action.dest.removeprefix(SETTING_DEST)]
+    rest = ap.add_argument_group("all other settings for this run (not saved)")
+    add_setting_flags(rest, only=_other_settings(), names=SHORT_FLAGS)
+    if not all_settings:
+        for action in rest._group_actions:
+            action.help = argparse.SUPPRESS
     return ap
+
+
+def _other_settings() -> list[str]:
+    from subtitler.config import specs
+
+    return [
+        f"{section}.{f.name}"
+        for section, cls in SECTIONS.items()
+        for f, _spec in specs(cls)
+        if f"{section}.{f.name}" not in COMMON_SETTINGS
+    ]
+
+
+def list_inputs() -> int:
+    """--list-inputs: each input's name (what --audio-device and the settings take) and what
+    it is; 1 when there is none or audio does not work."""
+    from subtitler.session import input_devices
+
+    devices, notice = input_devices()
+    if not devices:
+        print(notice or "No input device found: connect a microphone or use --replay.")
+        return 1
+    print("Audio inputs (give one with --audio-device NAME, or choose it in Settings → Audio):")
+    for label, name in devices:
+        rest = label[len(name) :] if label.startswith(name) else ""
+        what = ", ".join(p.strip().strip("()") for p in rest.split("·") if p.strip())
+        print(f"  {name}" + (f"    ({what})" if what else ""))
+    return 0
 
 
 def setup_logging(level: str, data_dir: Path) -> None:
@@ -102,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return models_main(argv[1:])
     a = parser().parse_args(argv)
+    if a.list_inputs:
+        return list_inputs()
     if a.self_test:
         from subtitler.selftest import run_self_test
 

@@ -7,7 +7,9 @@ Each window is opened as the app opens it (tests/helpers/windows.py: a fake pipe
 meetings, a glossary, the real model catalog), then taken from the screen: OUT/NAME.png. The
 message boxes (modal) are taken while they wait for an answer, and the tray menu while it is
 open. One line per picture says its size, whether it lies on the screen and which texts are
-cut off. Research tooling (not shipped); the tests do not run it.
+cut off (the overlay's own too: its state, alerts and status line); then each window of the
+app is made active over the overlay, which must move aside (screen-settings-and-overlay.png).
+Research tooling (not shipped); the tests do not run it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def main(out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     qapp = QApplication(sys.argv[:1])
     qapp.setQuitOnLastWindowClosed(False)
+    from subtitler.ui.app import SubtitlerApp
     from tests.helpers.windows import clipped, make_app, out_of_order, settle, windows
 
     problems = 0
@@ -56,12 +59,41 @@ def main(out: Path) -> int:
         for o in order:
             print(f"    tab order: {o}")
 
+    def not_under_overlay(app: SubtitlerApp) -> None:
+        """Each window of the app, active over the shown overlay: the overlay must have moved
+        aside (it stays on top of everything). One screen-wide picture, with Settings."""
+        nonlocal problems
+        app.overlay.show()
+        opened: tuple[tuple[str, Callable[[], object], str], ...] = (
+            ("settings", app.open_settings, "settings"),
+            ("models", app.open_models, "models"),
+            ("glossary", app.open_glossary, "glossary_dialog"),
+            ("history", app.open_history, "history"),
+        )
+        for name, open_it, attr in opened:
+            open_it()
+            w = getattr(app, attr)
+            w.activateWindow()
+            settle(400)
+            clear = not app.overlay.geometry().intersects(w.frameGeometry())
+            ok = QApplication.activeWindow() is w and clear
+            where = _rect(app.overlay.geometry())
+            print(f"{name} in use: the overlay at {where}, {'clear of it' if ok else 'OVER IT'}")
+            problems += not ok
+            if name == "settings":
+                shot = qapp.primaryScreen().grabWindow(0)
+                shot.save(str(out / "screen-settings-and-overlay.png"))
+            w.close()
+            settle(200)
+        app.overlay.hide()
+
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["SUBTITLER_MODELS_DIR"] = str(Path(tmp) / "models")  # none downloaded
         app = make_app(Path(tmp))
         for win in windows(app, Path(tmp)):
             shoot(win.name, win.widget)
         app.overlay.hide()
+        not_under_overlay(app)
 
         # The tray's menu, open where a tray icon would be (the top right corner).
         menu = app.tray.menu

@@ -27,6 +27,16 @@ from subtitler.models.validate import InvalidModelError, check_model_path
 log = logging.getLogger("subtitler.models")
 
 
+# How `models list` says a model's state (its --json keeps the codes).
+STATUS_WORDS = {
+    "installed": "downloaded",
+    "missing": "not downloaded",
+    "partial": "unfinished (download again)",
+    "local": "included",
+    "local-missing": "missing from this install",
+}
+
+
 class UsageError(ValueError):
     pass
 
@@ -35,6 +45,13 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="subtitler models",
         description="Recommended speech and translation models: list, download, verify, remove.",
+        epilog="examples:\n"
+        "  subtitler models list                 every model, its size and whether it is here\n"
+        "  subtitler models download whisper-base qwen3-0.6b-q8_0\n"
+        "  subtitler models verify               check the downloaded models\n"
+        "  subtitler models verify my-model.gguf check a file of your own\n"
+        "  subtitler models hardware             what this computer can run\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument(
         "--models-dir",
@@ -48,7 +65,7 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="another catalog TOML (default: the packaged one)",
     )
-    sub = ap.add_subparsers(dest="command", required=True)
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     ls = sub.add_parser("list", help="the catalog and what is on disk")
     ls.add_argument("--kind", choices=["asr", "mt"], default=None)
     ls.add_argument("--json", action="store_true", help="machine-readable output")
@@ -107,7 +124,8 @@ def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps(rows, indent=1))
         return 0
-    head = ("ID", "KIND", "SIZE", "MEMORY", "SPEED", "LICENCE", "LANGUAGES", "STATUS")
+    # The languages last, whole: a long list runs on without pushing the other columns.
+    head = ("ID", "KIND", "SIZE", "MEMORY", "SPEED", "LICENCE", "STATUS", "LANGUAGES")
     table = [head] + [
         (
             r["id"],
@@ -116,8 +134,8 @@ def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
             size_text(r["memory_mb"]),
             r["speed"],
             r["licence"],
-            "multilingual" if "*" in r["languages"] else ",".join(r["languages"])[:24],
-            r["status"],
+            STATUS_WORDS.get(r["status"], r["status"]),
+            "multilingual" if "*" in r["languages"] else ",".join(r["languages"]),
         )
         for r in rows
     ]
@@ -272,7 +290,11 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    a = parser().parse_args(argv)
+    ap = parser()
+    a = ap.parse_args(argv)
+    if a.command is None:  # `subtitler models` alone: what it can do
+        ap.print_help()
+        return 0
     try:
         cat = load_catalog(a.catalog)
         return COMMANDS[a.command](cat, a.models_dir, a)

@@ -26,6 +26,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import shutil
 import threading
 from collections.abc import Callable
@@ -285,6 +286,37 @@ def _first_line(e: BaseException) -> str:
     return text[0] if text else type(e).__name__
 
 
+# What the system's network errors mean, in plain words (the raw one goes to the log).
+_NETWORK_WORDS = (
+    (
+        (
+            "name or service not known",
+            "temporary failure in name resolution",
+            "nodename nor servname",
+            "getaddrinfo failed",
+            "no address associated",
+        ),
+        "its address could not be looked up: is this computer online?",
+    ),
+    (("network is unreachable",), "no network route to it: is this computer online?"),
+    (("connection refused", "actively refused"), "it refused the connection"),
+    (("timed out", "timeout"), "it did not answer in time"),
+    (("connection reset", "remote end closed", "connection aborted"), "the connection was cut"),
+)
+
+
+def _network_why(e: BaseException) -> str:
+    """Why a connection failed, for people: '[Errno -2] Name or service not known' is 'its
+    address could not be looked up: is this computer online?'."""
+    raw = _first_line(e)
+    log.info("network error: %s", raw)
+    low = raw.lower()
+    for needles, words in _NETWORK_WORDS:
+        if any(n in low for n in needles):
+            return words
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", raw)
+
+
 def _host(url: str) -> str:
     return urlparse(url).netloc or url
 
@@ -351,7 +383,7 @@ def _metadata(
         raise DownloadError(f"{_host(endpoint)} answered HTTP {code} for {spec.path}") from None
     except _transport_errors() as e:
         raise NetworkUnavailableError(
-            f"no network: cannot reach {_host(endpoint)} ({_first_line(e)}); "
+            f"no network: cannot reach {_host(endpoint)} ({_network_why(e)}); "
             "local model files still work"
         ) from None
     except OSError as e:  # e.g. FileMetadataError: an endpoint that is not a hub
@@ -539,7 +571,7 @@ def _download(
             raise
         except _transport_errors() as e:
             raise NetworkUnavailableError(
-                f"download of {spec.path} interrupted ({_first_line(e)}); run it again to resume"
+                f"download of {spec.path} interrupted ({_network_why(e)}); run it again to resume"
             ) from None
         except OSError as e:
             # huggingface_hub's own size check ("Consistency check failed") lands here too.

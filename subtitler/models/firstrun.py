@@ -193,13 +193,13 @@ def plan_first_run(
     total = sum(e.size_mb for e in offer) * 1_000_000
     if offer and network is False:
         msgs.append(
-            "No network connection: models cannot be downloaded now. Choose local model files "
-            "instead (a .gguf translator and a Whisper model folder); replaying audio files "
-            "works with those."
+            "No network connection: models cannot be downloaded now. Use model files on "
+            "this computer instead (a Whisper model folder and a .gguf translation model), or "
+            "skip for now and download them later (tray menu → Models…)."
         )
     elif offer:
         msgs.append(
-            f"Download {total / 1e9:.1f} GB now, or choose local model files instead. The "
+            f"Download {total / 1e9:.1f} GB now, or use model files on this computer. The "
             f"models come from {_hub_host()}, which is looked up only when you click Download."
         )
     return FirstRunPlan(tier(hw), asr, mt, tuple(offer), total, network, tuple(msgs))

@@ -73,6 +73,16 @@ class ErrorEvent:
 
 
 @dataclass(frozen=True)
+class TranslatorEvent:
+    """Whether lines are translated now. ``on`` False: they are shown as said, and ``why``
+    says why (no model chosen, it failed to load, it was set aside) until an event says on
+    (a model loaded). Said when it changes."""
+
+    on: bool
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class LevelEvent:
     """The live state for a status line, several times a second."""
 
@@ -104,4 +114,12 @@ class MetricsEvent:
     metrics: SegmentMetrics
 
 
-Event = SubtitleEvent | AsrEvent | StatusEvent | ErrorEvent | LevelEvent | MetricsEvent
+Event = (
+    SubtitleEvent
+    | AsrEvent
+    | StatusEvent
+    | ErrorEvent
+    | TranslatorEvent
+    | LevelEvent
+    | MetricsEvent
+)

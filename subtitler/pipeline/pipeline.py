@@ -16,7 +16,13 @@ from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload
 from subtitler.mt.engine import as_engine
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.clock import StreamClock
-from subtitler.pipeline.events import ErrorEvent, Event, PipelineState, StatusEvent
+from subtitler.pipeline.events import (
+    ErrorEvent,
+    Event,
+    PipelineState,
+    StatusEvent,
+    TranslatorEvent,
+)
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
 from subtitler.pipeline.stages import (
@@ -89,6 +95,10 @@ class Pipeline:
         self._queue_lock = threading.Lock()  # nothing is queued after stop's last command
         self._closed = False
         self._load_seq = 0  # the newest model load asked for; older ones are thrown away
+        # Whether lines are translated (None: not known yet), said with a TranslatorEvent
+        # when it changes.
+        self._translator: TranslatorEvent | None = None
+        self._translator_lock = threading.Lock()
         self.glossary = Glossary()
 
     @property
@@ -148,6 +158,7 @@ class Pipeline:
                 "transcript only (choose one in Settings)"
             )
             self.emit(ErrorEvent("mt", missing))
+            self._say_translator(False, missing)
         if self._stop.is_set():
             return
         # Settings applied while the model loaded: audio and speech use the newest ones.
@@ -199,7 +210,11 @@ class Pipeline:
         self.finished.set()
 
     def _emit_and_watch(self, ev: Event) -> None:
+        """The translation stage's events: passed on, and watched for the end of a replay
+        and for a model the stage set aside (then lines are not translated any more)."""
         self.emit(ev)
+        if isinstance(ev, ErrorEvent) and ev.where == "mt" and self._mt.model_lost:
+            self._say_translator(False, ev.message)
         if isinstance(ev, StatusEvent) and ev.state == PipelineState.FINISHED:
             self.state = PipelineState.FINISHED
             self.finished.set()
@@ -217,6 +232,10 @@ class Pipeline:
             log.info("translation model failed to load: %s", e)
             if seq == self._load_seq:
                 self.emit(ErrorEvent("mt", str(e)))
+                with self._translator_lock:
+                    translating = self._translator is not None and self._translator.on
+                if not translating:  # (else the model in use goes on)
+                    self._say_translator(False, str(e))
             return False
         with self._load_lock:
             stale = self._stop.is_set() or seq != self._load_seq
@@ -225,9 +244,18 @@ class Pipeline:
         if stale:  # stopped meanwhile, or other settings were applied while it loaded
             model.close()
             return False
+        self._say_translator(True)
         if model.notice:
             self.emit(ErrorEvent("mt", model.notice))
         return True
+
+    def _say_translator(self, on: bool, why: str = "") -> None:
+        """Whether lines are translated, said when it changes (from any thread)."""
+        ev = TranslatorEvent(on, "" if on else why)
+        with self._translator_lock:  # (said under it: in the order it changed)
+            if ev != self._translator:
+                self._translator = ev
+                self.emit(ev)
 
     def pause(self) -> None:
         self._command(self._pause)

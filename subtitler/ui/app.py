@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QRect, QUrl
-from PySide6.QtGui import QDesktopServices, QIcon
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon, QWindow
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
 from subtitler.config import AppConfig, DisplayConfig, given_settings
 from subtitler.mt.glossary import FILENAME as GLOSSARY_FILE
@@ -25,12 +26,14 @@ from subtitler.pipeline.events import (
     MetricsEvent,
     StatusEvent,
     SubtitleEvent,
+    TranslatorEvent,
 )
 from subtitler.pipeline.fanout import Fanout
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
 from subtitler.session import Overrides, Session, input_devices, prepare
+from subtitler.ui.app_state import AppState
 from subtitler.ui.bridge import EventBridge
 from subtitler.ui.glossary_dialog import GlossaryDialog
 from subtitler.ui.history import HistoryDialog
@@ -105,13 +108,20 @@ class SubtitlerApp(QObject):
         self.glossary_dialog: GlossaryDialog | None = None
         self.transcript_path: Path | None = None
         self.errors: list[str] = []
-        self._stopped_by: str = ""  # the fatal error that ended this run, kept on screen
+        # What the app is doing, in one line: on the overlay and in the tray until it changes.
+        self.state = AppState()
         self.hotkeys = hotkeys or GlobalHotkeys()
         self.hotkey_problems: dict[str, str] = {}
         if (display := replace_old_defaults(config.display)) is not None:
             self.set_display(**{k: getattr(display, k) for k in OLD_DEFAULTS})
             self._save()
         self._wire()
+        # A window of the app in use (Settings, Models, a question) is never under the
+        # overlay, which stays on top of everything: the overlay moves aside meanwhile.
+        self._in_use: QWidget | None = None
+        gui = QGuiApplication.instance()
+        if isinstance(gui, QGuiApplication):
+            gui.focusWindowChanged.connect(self._focus_changed)
         for name, reason in self.hotkey_problems.items():
             if reason and self.hotkeys.available:  # (Wayland's reason is in the tab alone)
                 seq = getattr(self.config.display, name)
@@ -120,6 +130,7 @@ class SubtitlerApp(QObject):
         if notice:
             self.show_problem(notice)
         self.start_web()
+        self._show_state()
 
     @property
     def config(self) -> AppConfig:
@@ -171,6 +182,39 @@ class SubtitlerApp(QObject):
                 self.hotkey_problems, self.hotkeys.note, self.hotkeys.available
             )
 
+    def _focus_changed(self, window: QWindow | None) -> None:
+        QTimer.singleShot(0, self, self.keep_clear)  # once Qt has settled the active window
+
+    def keep_clear(self) -> None:
+        """Move the overlay aside from the app's window in use (or back to its place when
+        none is: another app is active, or the overlay itself)."""
+        if not shiboken6.isValid(self.overlay):
+            return  # (the app is gone: a test's, or quitting)
+        active = QApplication.activeWindow()
+        if active is self.overlay:
+            return  # (clicked to be dragged: it stays where it is)
+        if active is not None and not active.isVisible():
+            active = None  # (closing)
+        if active is not None and active.windowType() in (
+            Qt.WindowType.Popup,
+            Qt.WindowType.ToolTip,
+        ):
+            return
+        if self._in_use is not active:
+            if self._in_use is not None:
+                self._in_use.removeEventFilter(self)
+            self._in_use = active
+            if active is not None:
+                active.installEventFilter(self)  # it moves or grows: the overlay follows
+        self.overlay.avoid(active.frameGeometry() if active is not None else None)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._in_use and event.type() in (QEvent.Type.Move, QEvent.Type.Resize):
+            self.overlay.avoid(self._in_use.frameGeometry())
+        elif watched is self._in_use and event.type() == QEvent.Type.Hide:
+            self.keep_clear()
+        return False
+
     def toggle(self, what: str) -> None:
         """A hotkey, or `subtitler --toggle` from a shortcut of the desktop's own."""
         if what == "click-through":
@@ -184,9 +228,6 @@ class SubtitlerApp(QObject):
             self.pipeline.stop()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.transcript_path = self.data_dir / "transcripts" / f"{stamp}.jsonl"
-        if self._stopped_by:  # the previous run's reason for stopping is over
-            self.overlay.set_alert("")
-        self._stopped_by = ""
         self.overlay.clear()
         if self.web is not None:
             self.web.clear()
@@ -206,34 +247,37 @@ class SubtitlerApp(QObject):
         if isinstance(ev, SubtitleEvent):
             self._drop_samples()  # the meeting's own lines take over from the preview's
             self.overlay.on_subtitle(ev)
-        elif isinstance(ev, LevelEvent):
+            return
+        if isinstance(ev, LevelEvent):
             if self.settings is not None and self.settings.isVisible():
                 self.settings.set_level(ev.rms)
             self.overlay.set_status(ev)
         elif isinstance(ev, StatusEvent):
-            self.tray.set_state(ev.state, ev.message)
             if ev.state != "running":  # no live level or delays until it runs again
                 self.overlay.set_status(None)
-            if ev.state == "loading":
-                self.overlay.set_notice("Loading models…")
-            elif ev.state == "running":
-                self.overlay.set_notice("Listening…")
-                if ev.message == "audio input is back":
-                    self.overlay.set_alert("")
-            elif ev.state == "paused":
-                self.overlay.set_notice("Paused")
-            elif ev.state == "finished":
-                # (After a fatal error the run also "finishes"; its reason is the alert.)
-                self.overlay.set_notice("Stopped" if self._stopped_by else "Replay finished")
         elif isinstance(ev, ErrorEvent):
             self.errors.append(ev.message)
-            if ev.fatal:
-                self._stopped_by = ev.message
-            # A lost input or a stop stays on screen until it is over; the rest for a while.
-            self.show_problem(ev.message, sticky=ev.fatal or ev.lasting)
+            if ev.fatal or (ev.lasting and ev.where == "audio"):
+                # A stop or a lost input is the app's state now (until it is over), not a
+                # passing line: said once as a notification.
+                self.tray.notify("subtitler", ev.message)
+            else:
+                self.show_problem(ev.message)
+        elif isinstance(ev, TranslatorEvent):
+            if not ev.on and self.overlay.alert == ev.why:
+                self.overlay.set_alert("")  # the state says it now, for as long as it lasts
         elif isinstance(ev, MetricsEvent):
             m = ev.metrics
             log.info("segment %d: A/D %s, abandoned %d", m.segment_id, m.ad, m.abandoned)
+            return
+        if self.state.feed(ev):
+            self._show_state()
+
+    def _show_state(self) -> None:
+        """The app's state on the overlay and in the tray (its items follow it)."""
+        shown = self.state.shown()
+        self.overlay.set_state(shown)
+        self.tray.set_state(shown)
 
     def bring_forward(self) -> None:
         """Another start of the app: show this one (overlay and settings) instead."""
@@ -457,6 +501,10 @@ class SubtitlerApp(QObject):
         # overlay may be gone by the time the event loop would get to them).
         with contextlib.suppress(RuntimeError, TypeError):
             self.bridge.delivered.disconnect(self.on_event)
+        gui = QGuiApplication.instance()
+        if isinstance(gui, QGuiApplication):
+            with contextlib.suppress(RuntimeError, TypeError):
+                gui.focusWindowChanged.disconnect(self._focus_changed)
         self._save()
         self.hotkeys.close()
         QApplication.quit()
@@ -501,13 +549,24 @@ def run_app(args: Any, data_dir: Path) -> int:
         hardware=start.hardware_line,
     )
     if not start.plan.ready and not (given.get("asr.model") and given.get("mt.model_path")):
-        from subtitler.ui.firstrun import FirstRunDialog
+        from subtitler.models.firstrun import plan_first_run
+        from subtitler.ui.firstrun import FirstRunDialog, guess_languages, system_language
 
         # No connection before the user asks for one: the dialog says what a download would
         # fetch, and the hub is reached only when Download is clicked (a failure is said
-        # there, with the local files to choose instead).
-        dlg = FirstRunDialog(start.config, start.plan)
-        if dlg.exec() and (problem := start.choose(dlg.result_config)):
+        # there, with the local files to choose instead). The languages come first: the
+        # models offered are those for them.
+        fresh = not start.path.exists()
+        dlg = FirstRunDialog(
+            start.config,
+            start.plan,
+            planner=lambda cfg: plan_first_run(cfg, start.hardware, start.catalog),
+            languages=guess_languages(start.config, fresh, system_language()),
+        )
+        dlg.exec()
+        # Whichever way it closed (Skip too), what was chosen is kept: the app then says
+        # what is missing and where to get it.
+        if problem := start.choose(dlg.result_config):
             notices.append(problem)
     app = SubtitlerApp(
         start.config,

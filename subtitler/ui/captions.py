@@ -129,31 +129,63 @@ def streams(line: ShownLine, bilingual: bool) -> list[tuple[str, str, bool]]:
     return out
 
 
+CONTINUED = "… "  # the start of a source row whose line began on rows rolled out above
+
+
 def caption_rows(lines: Sequence[ShownLine], n: int, fits: Fits, bilingual: bool) -> list[Row]:
     """The rows to draw, top to bottom: each stream's last ``n`` rows, grouped by line. An
     older line shows its source and extra rows only along with its own translation rows: alone
     they would read as belonging to the line under them (the newest line's source may come
-    before its translation)."""
+    before its translation). In bilingual mode a line's translation rows show only under its
+    own source rows (issue 27: an older line's translation stayed, its source gone, right
+    above the next line's source), and a source whose first rows rolled out starts with "…"
+    (it read as a sentence of its own, in lower case)."""
     free: dict[str, int] = {}  # rows each stream still has room for, filled newest first
     blocks: list[list[Row]] = []
     for i, line in enumerate(reversed(lines)):
         block: list[Row] = []
         taken: dict[str, int] = {}
-        for stream, text, small in streams(line, bilingual):
+        parts = streams(line, bilingual)
+        for stream, text, small in parts:
             room = free.get(stream, n)
             if room <= 0 or not text:
                 continue
-            kept = wrap(text, _sized(fits, small))[-room:]
+            kept = _last_rows(text, _sized(fits, small), room, stream == SOURCE)
             taken[stream] = len(kept)
             block += [Row(t, line.segment_id, stream, small) for t in kept]
-        if i > 0 and not taken.get(MAIN):
-            if free.get(MAIN, n) <= 0:
-                break  # the translations above this have rolled out
+        has_source = any(stream == SOURCE for stream, _, _ in parts)
+        if i > 0 and (not taken.get(MAIN) or (has_source and not taken.get(SOURCE))):
+            if free.get(MAIN, n) <= 0 or (has_source and free.get(SOURCE, n) <= 0):
+                break  # the lines above this have rolled out (or would show half)
             continue
         for stream, k in taken.items():
             free[stream] = free.get(stream, n) - k
         blocks.append(block)
     return [row for block in reversed(blocks) for row in block]
+
+
+def _last_rows(text: str, fits: Callable[[str], bool], room: int, mark: bool) -> list[str]:
+    """The last ``room`` rows of ``text``; ``mark``: where its first rows are left out, the
+    rows shown start with CONTINUED (as many words as then fit)."""
+    rows = wrap(text, fits)
+    if len(rows) <= room or not mark:
+        return rows[-room:]
+    for first in range(len(rows) - room, len(rows)):
+        marked = wrap(CONTINUED + _after(text, rows[:first]), fits)
+        if len(marked) <= room:
+            return marked
+    return rows[-room:]
+
+
+def _after(text: str, rows: Sequence[str]) -> str:
+    """``text`` from where ``rows`` (its first rows, as wrapped) end."""
+    skip = sum(1 for row in rows for ch in row if not ch.isspace())
+    i = 0
+    while skip and i < len(text):
+        if not text[i].isspace():
+            skip -= 1
+        i += 1
+    return text[i:].strip()
 
 
 def _sized(fits: Fits, small: bool) -> Callable[[str], bool]:

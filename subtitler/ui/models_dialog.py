@@ -39,6 +39,11 @@ STATES = {
 }
 
 
+def download_label(state: str) -> str:
+    """The download button's text for a model in ``state``."""
+    return "Continue download" if state == "partial" else "Download"
+
+
 def names(value: str, entry: CatalogEntry, root: Path | None) -> bool:
     """Whether a model setting's value is this model (its catalog id, size name or file)."""
     if not value:
@@ -174,7 +179,7 @@ class ModelsDialog(QDialog):
         ready = state in ("installed", "local")
         idle = not self.busy and e is not None
         self.download_btn.setEnabled(idle and e is not None and e.downloadable and not ready)
-        self.download_btn.setText("Continue download" if state == "partial" else "Download")
+        self.download_btn.setText(download_label(state))
         self.verify_btn.setEnabled(idle and ready)
         self.remove_btn.setEnabled(idle and state in ("installed", "partial"))
         self.use_btn.setEnabled(idle and ready)
@@ -193,12 +198,14 @@ class ModelsDialog(QDialog):
 
             try:
                 dl.download(e, root=root, progress=progress, cancel=cancel)
-            except dl.DownloadCancelled:
-                return "Download cancelled: click Continue download to go on."
-            except dl.NetworkUnavailableError as err:
-                return f"{err}. Check the connection, then click Continue download."
             except dl.DownloadError as err:
-                return f"Download stopped: {err}. Click Continue download to retry."
+                # The button as it reads now (with nothing kept it is "Download" again).
+                again = download_label(dl.status(e, root))
+                if isinstance(err, dl.DownloadCancelled):
+                    return f"Download cancelled: click {again} to go on."
+                if isinstance(err, dl.NetworkUnavailableError):
+                    return f"{err}. Check the connection, then click {again}."
+                return f"Download stopped: {err}. Click {again} to retry."
             return f"{e.name} is downloaded: click Use this model to switch."
 
         self._start(work, f"Downloading {e.name}…")

@@ -6,12 +6,18 @@ subtitler.web.lines.ShownLines (finished lines in full, the open one with displa
 the same lines the browser page shows. The window fits those rows exactly. Events only store
 data and schedule a repaint; repaints are throttled to ~30 per second. An optional status line
 at the top shows the input level and the live delays.
+
+The overlay's own texts are never cut off: the app's state (subtitler.ui.app_state) is drawn
+where there are no subtitles, wrapped, and its problem as one row above running subtitles; a
+passing alert takes up to two rows; a text longer than its room ends in "…" and is whole in
+the tooltip (and in the tray).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QElapsedTimer, QPoint, QRect, QRectF, QSize, Qt, QTimer, Signal
@@ -33,6 +39,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 from subtitler.config import DisplayConfig
 from subtitler.pipeline.events import LevelEvent, SubtitleEvent
 from subtitler.ui import captions
+from subtitler.ui.app_state import Shown
 from subtitler.ui.captions import SOURCE, Row, caption_rows, columns, level_bars, status_text
 from subtitler.web.lines import KEEP, ShownLines
 
@@ -40,7 +47,9 @@ log = logging.getLogger(__name__)
 
 MIN_FRAME_MS = 33  # at most ~30 repaints per second
 ALERT_S = 12  # how long a passing problem stays above the subtitles
+ALERT_ROWS = 2  # at most this many rows of a passing problem
 EDGE = 10  # px from the right/bottom edge where a drag resizes instead of moving
+AVOID_GAP = 8  # px between a window of the app in use and the overlay moved aside for it
 PAD = 14
 MIN_PAD = 4  # the padding left when a shrunk window needs the room for the newest row
 SMALL = 0.6  # the source rows, the status line, notices and alerts: this much of the font size
@@ -70,6 +79,24 @@ class Line:
 
 
 @dataclass(frozen=True)
+class OwnText:
+    """One of the overlay's own texts as drawn in the last frame: ``rows`` of ``full``."""
+
+    kind: str  # "state", "problem" (the state's, above subtitles), "alert" or "status"
+    full: str
+    rows: tuple[str, ...]
+
+    @property
+    def whole(self) -> bool:
+        """Every character of ``full`` is drawn (wrapping moves only spaces)."""
+        return _letters("".join(self.rows)) == _letters(self.full)
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+@dataclass(frozen=True)
 class Placed:
     """A caption row as drawn: where, in widget pixels (its line box, not its ink)."""
 
@@ -82,9 +109,61 @@ def wrap(text: str, fm: QFontMetricsF, width: float) -> list[str]:
     return captions.wrap(text, lambda t: fm.horizontalAdvance(t) <= width)
 
 
+def fit_rows(text: str, fm: QFontMetricsF, width: float, n: int) -> list[str]:
+    """``text`` wrapped in at most ``n`` rows; when it needs more, the last row ends in "…"
+    (what follows is in the tooltip)."""
+    rows = wrap(text, fm, width)
+    if len(rows) <= n:
+        return rows
+    if n <= 0:
+        return []
+    head = rows[: n - 1]
+    # The rest of the text from the first row left out, spaces and all.
+    skip = len(_letters("".join(head)))
+    i = 0
+    while skip and i < len(text):
+        if not text[i].isspace():
+            skip -= 1
+        i += 1
+    rest = text[i:].strip()
+    return [*head, fm.elidedText(rest, Qt.TextElideMode.ElideRight, width)]
+
+
 def column_px(fm: QFontMetricsF, pixel_size: int) -> float:
     """The width of one column of text in a font."""
     return max(fm.horizontalAdvance(COLUMN_SAMPLE) / len(COLUMN_SAMPLE), pixel_size / 2)
+
+
+def aside(home: QRect, avoid: QRect, area: QRect, gap: int = AVOID_GAP) -> QRect:
+    """Where the overlay goes (its size kept) so as not to cover ``avoid`` (a window of the
+    app in use): below it, above, left or right of it, whichever lies inside ``area`` and is
+    nearest ``home``; where none does, along the top or bottom edge of ``area``, the one
+    that covers less of it."""
+    w, h = home.width(), home.height()
+    spots = [
+        QRect(home.x(), avoid.bottom() + 1 + gap, w, h),
+        QRect(home.x(), avoid.top() - gap - h, w, h),
+        QRect(avoid.left() - gap - w, home.y(), w, h),
+        QRect(avoid.right() + 1 + gap, home.y(), w, h),
+    ]
+    clear = []
+    for spot in spots:
+        inside = fit_inside(spot, area)
+        if inside.size() == spot.size() and not inside.intersects(avoid):
+            clear.append(inside)
+    if clear:
+        c = home.center()
+        return min(clear, key=lambda r: (r.center() - c).manhattanLength())
+    edges = [
+        fit_inside(QRect(home.x(), area.bottom() + 1 - h, w, h), area),
+        fit_inside(QRect(home.x(), area.top(), w, h), area),
+    ]
+
+    def covered(r: QRect) -> int:
+        i = r.intersected(avoid)
+        return i.width() * i.height() if i.isValid() else 0
+
+    return min(edges, key=covered)
 
 
 def fit_inside(rect: QRect, area: QRect) -> QRect:
@@ -113,6 +192,8 @@ class SubtitleOverlay(QWidget):
         )
         self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        # Its tooltip (every text whole) shows although the overlay is never the active window.
+        self.setAttribute(Qt.WidgetAttribute.WA_AlwaysShowToolTips)
         # macOS makes a tool window a panel that hides whenever another app is active: the
         # subtitles must stay over the meeting app, which is the active one.
         self.setAttribute(Qt.WidgetAttribute.WA_MacAlwaysShowToolWindow)
@@ -120,13 +201,17 @@ class SubtitleOverlay(QWidget):
         self.display = display
         self._shown = ShownLines()
         self.targets = 1  # target languages: each has its stream of rows
-        self._notice = ""
+        self._state = Shown("idle", "")
         self._alert = ""
         self._level: LevelEvent | None = None
         self._alert_timer = QTimer(self)
         self._alert_timer.setSingleShot(True)
         self._alert_timer.timeout.connect(self._expire_alert)
         self._drag: tuple[str, QPoint, QRect] | None = None
+        # Moved aside for a window of the app in use: the place the user gave it (None: it
+        # is there), and that window's frame.
+        self._home: QRect | None = None
+        self._avoiding: QRect | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._repaint_now)
@@ -140,6 +225,7 @@ class SubtitleOverlay(QWidget):
         self.placed: list[Placed] = []  # the caption rows in the last frame, top first
         self.alert_drawn: list[str] = []  # the alert's rows in the last frame
         self.status_drawn = ""  # the status line's text in the last frame ("" if none)
+        self.own_texts: list[OwnText] = []  # the state, alert and status as last drawn
         self.apply_display(display)
         gui = QGuiApplication.instance()
         if isinstance(gui, QGuiApplication):
@@ -163,10 +249,25 @@ class SubtitleOverlay(QWidget):
         self._shown.add(ev)
         self.schedule_repaint()
 
-    def set_notice(self, text: str) -> None:
-        """A status line (loading, errors) shown when there are no subtitles to show."""
-        self._notice = text
+    def set_state(self, shown: Shown) -> None:
+        """The app's state: all of it where there are no subtitles to show, its problem (if
+        any) in a row above them; whole in the tooltip."""
+        self._state = shown
+        self._update_tooltip()
         self.schedule_repaint()
+
+    @property
+    def state(self) -> Shown:
+        return self._state
+
+    def _update_tooltip(self) -> None:
+        """Every text of the overlay whole, on hover (the rows may end in "…")."""
+        texts = [self._state.text, self._alert]
+        if self.display.status_line and self.status_drawn:
+            texts.append(status_text(self._level))
+        tip = "\n".join(t for t in texts if t)
+        if tip != self.toolTip():
+            self.setToolTip(tip)
 
     def set_alert(self, text: str, sticky: bool = False) -> None:
         """A problem shown above the subtitles even while they run (an unplugged input, a
@@ -175,6 +276,7 @@ class SubtitleOverlay(QWidget):
         self._alert_timer.stop()
         if text and not sticky:
             self._alert_timer.start(int(ALERT_S * 1000))
+        self._update_tooltip()
         self.schedule_repaint()
 
     @property
@@ -183,6 +285,7 @@ class SubtitleOverlay(QWidget):
 
     def _expire_alert(self) -> None:
         self._alert = ""
+        self._update_tooltip()
         self.schedule_repaint()
 
     def set_status(self, level: LevelEvent | None) -> None:
@@ -244,17 +347,42 @@ class SubtitleOverlay(QWidget):
 
     def _fit(self, width: bool = False) -> None:
         """Resize to ``fitting_height`` (and ``fitting_width``) keeping the bottom edge and the
-        centre (when shown)."""
+        centre (when shown); moved aside, its own place is what changes (and it stays aside)."""
         if self.isVisible():
-            g = self.geometry()
+            g = self.home_geometry()
             h = self.fitting_height()
             w = self.fitting_width() if width else g.width()
             rect = QRect(g.x() + (g.width() - w) // 2, g.y() + g.height() - h, w, h)
             scr = self.screen() or QGuiApplication.primaryScreen()
             if scr is not None:
                 rect = fit_inside(rect, scr.availableGeometry())
+            if self._home is not None:
+                self._home = rect
+                self.geometry_saved.emit(self.screen_name(), rect)
+                self.avoid(self._avoiding)
+                return
             self.setGeometry(rect)
             self.geometry_saved.emit(self.screen_name(), self.geometry())
+
+    def home_geometry(self) -> QRect:
+        """Where the user put the overlay (also while it is moved aside)."""
+        return QRect(self._home) if self._home is not None else self.geometry()
+
+    def avoid(self, window: QRect | None) -> None:
+        """Keep clear of ``window`` (the frame of a window of the app in use): the overlay
+        is always on top, so it would cover that window's buttons. It moves aside (its own
+        place kept, not saved) and comes back when ``window`` is None or clear of it."""
+        self._avoiding = QRect(window) if window is not None else None
+        home = self.home_geometry()
+        if window is None or not home.intersects(window):
+            if self._home is not None:
+                self._home = None
+                self.setGeometry(home)
+            return
+        scr = self.screen() or QGuiApplication.primaryScreen()
+        area = scr.availableGeometry() if scr is not None else home.united(window)
+        self._home = home
+        self.setGeometry(aside(home, window, area))
 
     def fitting_height(self) -> int:
         """Window height for exactly ``display.lines`` rows of each language (the source's
@@ -313,6 +441,7 @@ class SubtitleOverlay(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         self.paint_count += 1
         self.drawn, self.placed, self.alert_drawn, self.status_drawn = [], [], [], ""
+        self.own_texts = []
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.setPen(Qt.PenStyle.NoPen)
@@ -323,20 +452,41 @@ class SubtitleOverlay(QWidget):
         block = self.block_width()
         x = PAD + max(0.0, (self.width() - 2 * PAD - block) / 2)  # the block centred
         rows = self.rows()
-        if not rows and self._notice:
-            rows = [Row(t, 0, NOTICE, True) for t in wrap(self._notice, fms, block)]
-        alert = wrap(self._alert, fms, block)[:2] if self._alert else []
         small_h = fms.lineSpacing()
-        newest = (fms if rows[-1].small else fm).lineSpacing() if rows else 0.0
-        status, pad = self._squeeze(self.display.status_line, alert, small_h, newest)
+        state = self._state
+        # Above running subtitles: the state's problem (one row), then a passing alert.
+        problem = state.problem if rows else ""
+        alert_n = min(ALERT_ROWS, len(wrap(self._alert, fms, block))) if self._alert else 0
+        newest = (fms if rows[-1].small else fm).lineSpacing() if rows else small_h
+        status, top_n, pad = self._squeeze(
+            self.display.status_line, int(bool(problem)) + alert_n, small_h, newest
+        )
+        problem_rows = fit_rows(problem, fms, block, 1) if problem and top_n else []
+        alert = fit_rows(self._alert, fms, block, top_n - len(problem_rows)) if alert_n else []
         top = pad
         if status:
             self._draw_status(p, fms, x, top, block)
             top += small_h
+        for text in problem_rows:
+            self._draw_text(p, text, small, ALERT_COLOR, x, top + fms.ascent())
+            top += small_h
+        if problem:
+            self.own_texts.append(OwnText("problem", problem, tuple(problem_rows)))
         for text in alert:
             self._draw_text(p, text, small, ALERT_COLOR, x, top + fms.ascent())
             self.alert_drawn.append(text)
             top += small_h
+        if self._alert:
+            self.own_texts.append(OwnText("alert", self._alert, tuple(alert)))
+        notice_color = NOTICE_COLOR
+        if not rows and state.text:
+            # No subtitles: the whole state, in as many rows as there is room for.
+            room = max(1, math.floor((self.height() - pad - top + 0.01) / small_h))
+            shown = fit_rows(state.text, fms, block, room)
+            rows = [Row(t, 0, NOTICE, True) for t in shown]
+            self.own_texts.append(OwnText("state", state.text, tuple(shown)))
+            if state.problem:
+                notice_color = ALERT_COLOR
         # Newest at the bottom; a row that does not fit whole is left out with all above it.
         color = QColor(self.display.text_color)
         y = self.height() - pad
@@ -349,28 +499,48 @@ class SubtitleOverlay(QWidget):
             if row.stream == SOURCE:
                 col = SOURCE_COLOR
             elif row.stream == NOTICE:
-                col = NOTICE_COLOR
+                col = notice_color
             self._draw_text(p, row.text, small if row.small else main, col, x, y - m.descent())
             self.drawn.append(row.text)
             self.placed.append(Placed(row, QRectF(x, y - h, m.horizontalAdvance(row.text), h)))
             y -= h
         self.placed.reverse()
         p.end()
+        self._update_tooltip()
+
+    def cut_texts(self) -> list[str]:
+        """The overlay's own texts (state, alert, status line) that the last frame cut off:
+        a row wider than the text block, or a text not drawn whole whose rows do not end in
+        "…" with the whole text in the tooltip."""
+        out = []
+        fms = QFontMetricsF(self.font_for(SMALL))
+        block = self.block_width()
+        for t in self.own_texts:
+            wide = [r for r in t.rows if fms.horizontalAdvance(r) > block + 0.5]
+            if wide:
+                out.append(f"{t.kind} {t.full[:40]!r}: a row wider than the window")
+            elif not t.whole and not (
+                t.rows and t.rows[-1].endswith("…") and t.full in self.toolTip()
+            ):
+                drawn = " / ".join(t.rows)
+                out.append(f"{t.kind} {t.full[:40]!r}: drawn as {drawn!r}, the rest nowhere")
+        return out
 
     def _squeeze(
-        self, status: bool, alert: list[str], small_h: float, newest: float
-    ) -> tuple[bool, float]:
-        """Whether the status line shows and the padding, leaving ``alert`` the rows that fit:
-        the newest caption row always shows, so a window shrunk below its fitting height gives
-        up its padding first, then the status line, then the alert's last rows."""
+        self, status: bool, top_n: int, small_h: float, newest: float
+    ) -> tuple[bool, int, float]:
+        """Whether the status line shows, how many rows the texts above the subtitles keep
+        (of ``top_n``), and the padding: the newest caption row (or a row of the state)
+        always shows, so a window shrunk below its fitting height gives up its padding
+        first, then the status line, then those rows from the last."""
         while True:
-            pad = min(float(PAD), (self.height() - small_h * (status + len(alert)) - newest) / 2)
-            if pad >= MIN_PAD or not (status or alert):
-                return status, max(pad, 0.0)
+            pad = min(float(PAD), (self.height() - small_h * (status + top_n) - newest) / 2)
+            if pad >= MIN_PAD or not (status or top_n):
+                return status, top_n, max(pad, 0.0)
             if status:
                 status = False
             else:
-                alert.pop()
+                top_n -= 1
 
     def _draw_status(self, p: QPainter, fms: QFontMetricsF, x: float, top: float, w: float) -> None:
         """The level meter (bars, lit by the input level), then the delays in words."""
@@ -383,9 +553,11 @@ class SubtitleOverlay(QWidget):
             p.setBrush(METER_ON if i < lit else METER_OFF)
             p.drawRect(QRectF(x + i * bar_w * 1.7, base - h, bar_w, h))
         left = x + METER_BARS * bar_w * 1.7 + fms.height() * 0.4
-        text = fms.elidedText(status_text(self._level), Qt.TextElideMode.ElideRight, x + w - left)
+        full = status_text(self._level)
+        text = fms.elidedText(full, Qt.TextElideMode.ElideRight, x + w - left)
         self._draw_text(p, text, self.font_for(SMALL), STATUS_COLOR, left, base)
         self.status_drawn = text
+        self.own_texts.append(OwnText("status", full, (text,)))
 
     def _draw_text(
         self, p: QPainter, text: str, font: QFont, color: QColor, x: float, baseline: float
@@ -430,6 +602,7 @@ class SubtitleOverlay(QWidget):
     def mouseReleaseEvent(self, e: QMouseEvent) -> None:
         if self._drag is not None:
             self._drag = None
+            self._home = None  # where the user put it is its place now
             self.geometry_saved.emit(self.screen_name(), self.geometry())
 
     def screen_name(self) -> str:
@@ -439,6 +612,7 @@ class SubtitleOverlay(QWidget):
     def place(self) -> None:
         """Restore the saved geometry for the last screen, else bottom-centre of the primary,
         as wide as rows of ``display.line_chars`` columns (or the screen)."""
+        self._home = None
         screens = {s.name(): s for s in QGuiApplication.screens()}
         primary = QGuiApplication.primaryScreen()
         name = self.display.screen

@@ -121,15 +121,31 @@ class Look:
     placeholder: str = ""  # what an empty text field shows
     password: bool = False  # a text field shown as dots (shared screens, screenshots)
     none_text: str = ""  # an optional number: None, shown as its minimum with this text
+    words: Callable[[float], str] | None = None  # a slider's readout in words (not a number)
+
+
+def kept_words(beta: float) -> str:
+    """What a stability (SSBD's beta) does, in words, for its slider."""
+    if beta <= 0:
+        return "none: each update is translated afresh"
+    if beta < 0.15:
+        return "a little"
+    if beta < 0.35:
+        return "small changes are ignored"
+    if beta < 0.5:
+        return "most of it"
+    return "all: never rewritten"
 
 
 PLAIN = Look()
+# Every label and choice in plain words; the exact terms (SSBD, β, SpecDec, GPU layers) are in
+# the tooltips, from the declarations (issue 27 point 7).
 LOOKS: dict[str, Look] = {
     "mt.method": Look(choices={
-        "SSBD": "SSBD (fast, stable)", "RT": "Re-translation (RT)",
-        "CD": "Continuous decoding (CD)",
+        "SSBD": "Update, keeping what is shown (recommended)",
+        "RT": "Translate again at every update", "CD": "Only add words, never rewrite",
     }),
-    "mt.beta": Look(percent=True, readout=True),
+    "mt.beta": Look(label="Keep what is shown", percent=True, readout=True, words=kept_words),
     "mt.backend": Look(choices={
         "local": "A model file on this computer", "server": "A translation server",
     }),
@@ -138,8 +154,13 @@ LOOKS: dict[str, Look] = {
     "mt.server_model": Look(placeholder="the first model it serves"),
     "mt.server_api_key": Look(placeholder="none", password=True),
     "mt.server_timeout_s": Look(step=1.0, decimals=1, suffix=" s"),
-    "mt.template": Look(choices={"auto": "As the model file says"}),
-    "mt.gpu_layers": Look(none_text="auto"),  # all layers if the build offloads
+    "mt.template": Look(choices={
+        "auto": "As the model file says", "tower": "As Tower models are asked",
+        "qwen3": "As Qwen3 models are asked", "chatml": "As chat models are asked (ChatML)",
+        "gguf": "With the chat format stored in the file", "fewshot": "Shown example translations",
+    }),
+    # all layers if the build offloads
+    "mt.gpu_layers": Look(label="Model parts on the graphics card", none_text="all that fit"),
     "audio.device": Look(tooltip=""),
     "asr.device": Look(choices={
         "auto": "Automatic", "cpu": "The processor (CPU)", "cuda": "NVIDIA graphics card",
@@ -160,7 +181,7 @@ LOOKS: dict[str, Look] = {
         "keeps the faster",
     ),
     "mt.verify": Look(choices={
-        "biased": "By stability (SSBD's β)", "specdec": "Among the most likely (SpecDec)",
+        "biased": "As “Keep what is shown” says", "specdec": "Among the most likely words",
     }),
 }  # fmt: skip
 
@@ -384,8 +405,8 @@ class SettingsPane(QDialog):
             form.addRow(self.keys_note)
         elif name == "advanced_note":
             note = QLabel(
-                "Other ways to cut translation cost. On the models measured so far none beat "
-                "plain SSBD, so they are off by default."
+                "Other ways to cut translation cost. On the models measured so far none was "
+                "faster than the default way, so they are off."
             )
             note.setWordWrap(True)
             form.addRow(note)
@@ -662,7 +683,7 @@ def declared_row(key: str, look: Look = PLAIN) -> Row:
         raise TypeError(f"{key}: no plain widget for {tp} (give it a hand-made row)")
     lo, hi = spec.range
     if look.percent:
-        return _percent_row(lo, hi, look.readout)
+        return _percent_row(lo, hi, look.readout, look.words)
     if tp is int:
         box = QSpinBox()
         box.setRange(int(lo), int(hi))
@@ -692,21 +713,34 @@ def declared_row(key: str, look: Look = PLAIN) -> Row:
     )
 
 
-def _percent_row(lo: float, hi: float, readout: bool) -> Row:
-    """A slider in hundredths of the range (0..1 -> 0..100), its value beside it if asked."""
+def _percent_row(
+    lo: float, hi: float, readout: bool, words: Callable[[float], str] | None = None
+) -> Row:
+    """A slider in hundredths of the range (0..1 -> 0..100), its value beside it if asked
+    (in ``words`` where given, the number then in the readout's tooltip)."""
     slider = QSlider(Qt.Orientation.Horizontal)
     slider.setRange(round(lo * 100), round(hi * 100))
     shown: QHBoxLayout | None = None
     label = QLabel()  # the value, when it is shown
+
+    def show(v: float) -> None:
+        label.setText(words(v) if words is not None else f"{v:.2f}")
+        label.setToolTip(f"{v:.2f}" if words is not None else "")
+
     if readout:
-        slider.valueChanged.connect(lambda v: label.setText(f"{v / 100:.2f}"))
+        slider.valueChanged.connect(lambda v: show(v / 100))
         shown = QHBoxLayout()
-        shown.addWidget(slider)
+        shown.addWidget(slider, 1)
         shown.addWidget(label)
+        if words is not None:  # as wide as its longest words: the slider does not jump
+            longest = max(
+                (words(i / 100) for i in range(slider.minimum(), slider.maximum() + 1)), key=len
+            )
+            label.setMinimumWidth(label.fontMetrics().horizontalAdvance(longest) + 4)
 
     def load(v: float) -> None:
         slider.setValue(round(v * 100))
-        label.setText(f"{v:.2f}")  # also when the slider stays where it was
+        show(v)  # also when the slider stays where it was
 
     return Row(slider, load, lambda: slider.value() / 100, shown, slider.valueChanged)
 

@@ -1,11 +1,16 @@
-"""Tray icon (menu bar item on macOS): start/pause, settings, transcript, history,
-click-through, quit."""
+"""Tray icon (menu bar item on macOS): the app's state, start/pause, settings, transcript,
+history, click-through, quit."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from subtitler.ui.app_state import Shown
+
+STATE_CHARS = 60  # the menu's state item: longer ones end in "…" (whole in its tooltip)
+RUN_ACTIONS = {"loading": "Loading models…", "running": "Pause", "paused": "Resume"}
 
 
 class Tray(QObject):
@@ -22,6 +27,11 @@ class Tray(QObject):
     def __init__(self, icon: QIcon, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.menu = QMenu()
+        self.menu.setToolTipsVisible(True)
+        # The app's state, read-only: what the overlay says, also while it is hidden.
+        self.state_action: QAction = self.menu.addAction("Not started")
+        self.state_action.setEnabled(False)
+        self.menu.addSeparator()
         self.run_action = self.menu.addAction("Start", self.toggle_run.emit)
         self.menu.addAction("Settings…", self.show_settings.emit)
         self.menu.addAction("Models…", self.show_models.emit)
@@ -41,13 +51,17 @@ class Tray(QObject):
         if self.available:
             self.icon.show()
 
-    def set_state(self, state: str, message: str = "") -> None:
-        # While the models load there is nothing to start or pause yet: said, not offered.
-        loading = state == "loading"
-        names = {"loading": "Loading models…", "running": "Pause", "paused": "Resume"}
-        self.run_action.setText(names.get(state, "Start"))
-        self.run_action.setEnabled(not loading)
-        self.icon.setToolTip(f"subtitler: {message or state}")
+    def set_state(self, shown: Shown) -> None:
+        """The app's state in the menu's first item and the icon's tooltip; Start / Pause /
+        Resume as it allows (while the models load there is nothing to start or pause yet:
+        said, not offered)."""
+        text = shown.text
+        short = text if len(text) <= STATE_CHARS else text[: STATE_CHARS - 1].rstrip() + "…"
+        self.state_action.setText(short)
+        self.state_action.setToolTip(text)
+        self.run_action.setText(RUN_ACTIONS.get(shown.run, "Start"))
+        self.run_action.setEnabled(shown.can_toggle)
+        self.icon.setToolTip(f"subtitler: {text}")
 
     def set_click_through(self, on: bool) -> None:
         if self.click_action.isChecked() != on:

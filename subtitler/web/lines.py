@@ -1,6 +1,7 @@
 """The lines a subtitle display shows, kept without Qt: one rule for the overlay and the page.
 
-Finished lines in full, the open (unfinished) line with display-only mask-k; the overlay
+Finished lines in full, the open (unfinished) line with display-only mask-k (its source
+without its last word, which may be cut or still change); the overlay
 (``subtitler.ui.overlay``) and the browser page both show what :class:`ShownLines` gives.
 With several target languages (issue 19) each line also carries the extra targets' text,
 under the same rule.
@@ -8,6 +9,7 @@ under the same rule.
 
 from __future__ import annotations
 
+import unicodedata
 from collections import deque
 from dataclasses import dataclass
 
@@ -25,6 +27,21 @@ class ShownLine:
     lang: str = ""  # the language of ``text`` (the main target)
     # (language, what is displayed) of each extra target language with a text, in order
     extra: tuple[tuple[str, str], ...] = ()
+
+
+def open_source(text: str, k: int) -> str:
+    """What a display shows of the source of a line still being spoken: with mask-k on
+    (k > 0) its last word is hidden, as the translation's last tokens are: the recogniser
+    may still change it, and audio cut mid-word makes it part of a word ("and fl", "may
+    be-"). Chinese or Japanese (no spaces): its last character."""
+    text = text.rstrip()
+    if k <= 0 or not text:
+        return text
+    if " " in text:
+        return text.rsplit(" ", 1)[0].rstrip()
+    if unicodedata.east_asian_width(text[-1]) in ("W", "F"):
+        return text[:-1]
+    return ""  # one word, perhaps cut
 
 
 def shown_text(ev: SubtitleEvent, k: int) -> str:
@@ -96,8 +113,9 @@ class ShownLines:
         out = list(self._done)
         ev = self._open
         if ev is not None:
-            shown = ev.shown(k) if ev.translation else ev.source
-            out.append(ShownLine(ev.segment_id, ev.source, shown, False, lang=ev.lang))
+            source = open_source(ev.source, k)
+            shown = ev.shown(k) if ev.translation else source
+            out.append(ShownLine(ev.segment_id, source, shown, False, lang=ev.lang))
         out = out[-n:] if n > 0 else []
         return [
             ShownLine(ln.segment_id, ln.source, ln.text, ln.final, ln.lang, extra)

@@ -21,13 +21,14 @@ from PySide6.QtWidgets import (
 
 from subtitler.config import AppConfig, AsrConfig, MtConfig
 from subtitler.models.catalog import load_catalog
-from subtitler.models.firstrun import hardware_line, model_choices, plan_first_run
+from subtitler.models.firstrun import FirstRunPlan, hardware_line, model_choices, plan_first_run
 from subtitler.models.hardware import HardwareInfo
 from subtitler.mt import glossary
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.pipeline import Factories
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 from subtitler.ui.app import SubtitlerApp
+from subtitler.ui.app_state import Shown
 from subtitler.ui.firstrun import FirstRunDialog
 from subtitler.ui.preview import sample_events
 from subtitler.ui.settings_pane import Choices
@@ -51,6 +52,12 @@ MEETINGS = {
         ("El informe está listo.", "The report is ready."),
     ],
 }
+# A translator refused, as issue 27 saw it cut off on the overlay ("…Qwen3); choose a").
+REFUSED = (
+    "translation model: Qwen3-4B-Base.gguf has no chat template and is not a model this app "
+    "knows (Tower, Qwen3); choose a prompt template explicitly in Settings → Translation, or "
+    "another model"
+)
 TERMS = [
     ("Subiaco", "Subiaco"),
     ("Pannartz", ""),
@@ -138,22 +145,51 @@ def windows(app: SubtitlerApp, tmp: Path) -> Iterator[Window]:
     app.history.close()
     app.history, app.data_dir = None, real
     for network in (True, False):
-        plan = plan_first_run(AppConfig(), LAPTOP, root=tmp / "models", network=network)
-        first = FirstRunDialog(AppConfig(), plan, root=tmp / "models")
+
+        def planner(cfg: AppConfig, network: bool = network) -> FirstRunPlan:
+            return plan_first_run(cfg, LAPTOP, root=tmp / "models", network=network)
+
+        first = FirstRunDialog(
+            AppConfig(), planner(AppConfig()), root=tmp / "models", planner=planner,
+            languages=("en", "fr"),
+        )  # fmt: skip
         first.show()
+        if network:
+            yield Window("first-run-languages", first)
+        first.next_btn.click()
         yield Window("first-run" if network else "first-run-offline", first)
+        if network:
+            first.choose_local()
+            first.mt_path.setText("/home/ann/Downloads/notes.gguf")
+            first._say(
+                first.mt_problem,
+                "notes.gguf: not a GGUF model file. Choose another .gguf file, or leave it "
+                "empty to use the recommended model (download it later from the tray menu → "
+                "Models…)",
+            )
+            yield Window("first-run-files", first)
         first.close()
     app.overlay.show()
     for ev in sample_events():
         app.overlay.on_subtitle(ev)
-    app.overlay.set_notice("Listening…")
+    app.overlay.set_state(Shown("running", "Listening…"))
     yield Window("overlay", app.overlay)
     app.overlay.set_alert(
         "translation failed: translation server http://gpu-box:8000/v1 did not answer; "
         "trying again in 4 s"
     )
     yield Window("overlay-alert", app.overlay)
+    app.overlay.set_alert(REFUSED)  # longer than the alert's two rows
+    yield Window("overlay-alert-long", app.overlay)
     app.overlay.set_alert("")
+    off = f"Translation off: {REFUSED}"
+    app.overlay.set_state(Shown("running", f"Listening… · {off}", off))
+    yield Window("overlay-translation-off", app.overlay)
+    app.overlay.clear()
+    yield Window("overlay-state", app.overlay)  # no subtitles: the whole state
+    for state in (Shown("loading", "Loading models…"), Shown("running", "Listening…")):
+        app.overlay.set_state(state)
+        yield Window(f"overlay-{state.run}", app.overlay)
 
 
 def _cut(w: QWidget) -> str | None:
@@ -181,9 +217,14 @@ def _cut(w: QWidget) -> str | None:
 
 
 def clipped(root: QWidget) -> list[str]:
-    """The labels, buttons and lists under ``root`` (shown) whose text is cut off."""
+    """The labels, buttons and lists under ``root`` (shown) whose text is cut off, and the
+    overlay's own texts (its state, alert, status line) that its last frame cut off."""
+    from subtitler.ui.overlay import SubtitleOverlay
+
     out = []
     for w in [root, *root.findChildren(QWidget)]:
+        if isinstance(w, SubtitleOverlay) and w.isVisible():
+            out += [f"SubtitleOverlay {c}" for c in w.cut_texts()]
         why = _cut(w)
         if why is not None:
             text = w.text() if isinstance(w, QLabel | QAbstractButton) else w.objectName()

@@ -139,7 +139,23 @@ def test_no_network_is_a_plain_message(tmp_path: Path, monkeypatch: pytest.Monke
         dl.download(mt_entry(), root=tmp_path, endpoint=f"http://127.0.0.1:{port}")
     msg = str(e.value)
     assert msg.startswith("no network: cannot reach 127.0.0.1:") and "\n" not in msg
+    assert "(it refused the connection)" in msg and "Errno" not in msg
     assert not any((tmp_path / "tiny-mt").glob("*.gguf*"))
+
+
+def test_network_errors_are_said_in_plain_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27 point 7: '[Errno -2] Name or service not known' reached the user."""
+    from subtitler.models.download import _network_why
+
+    dns = socket.gaierror(-2, "Name or service not known")
+    assert str(dns) == "[Errno -2] Name or service not known"
+    lookup = "its address could not be looked up: is this computer online?"
+    assert _network_why(dns) == lookup
+    assert _network_why(ConnectionError(f"Max retries exceeded ({dns})")) == lookup  # (wrapped)
+    assert _network_why(socket.gaierror(-3, "Temporary failure in name resolution")) == lookup
+    assert _network_why(OSError(101, "Network is unreachable")).startswith("no network route")
+    assert _network_why(TimeoutError("timed out")) == "it did not answer in time"
+    assert _network_why(OSError(71, "Protocol error")) == "Protocol error"  # as it is, no Errno
 
 
 def test_offline_mode_is_a_plain_message(tmp_path: Path) -> None:
@@ -221,7 +237,7 @@ def test_cli_list_download_verify_remove(
 
     assert cli(tmp_path, "list") == 0
     out = capsys.readouterr().out
-    assert "tiny-mt" in out and "missing" in out
+    assert "tiny-mt" in out and "not downloaded" in out
 
     assert cli(tmp_path, "download", "tiny-mt", "tiny-asr", "--no-progress") == 0
     out = capsys.readouterr().out

@@ -172,3 +172,36 @@ def test_page_shows_each_target_language_or_the_one_asked_for(
         wait_texts(page, ["おはよう 。", "お元気 です か？"])
     finally:
         server.stop()
+
+
+STATUS = "document.getElementById('status').textContent"
+
+
+def test_page_says_its_state_until_the_first_line(browser: Chromium, tmp_path: Path) -> None:
+    """Issue 27 point 9: the page was black and silent while the app was idle or before the
+    first line. It says, in small text, that it is connected and waits for words, or that it
+    reconnects; nothing once lines show (nor over an OBS scene: bg=transparent)."""
+    server = WebSubtitles(WebConfig(share="local", port=0), DisplayConfig(mask_k=0))
+    server.start()
+    try:
+        page = open_page(browser, server.url)
+        page.wait_for("document.body.dataset.state === 'live'")
+        waiting = "Connected to subtitler · waiting for the first words"
+        page.wait_for(f"{STATUS} === {json.dumps(waiting)}")
+        shot = tmp_path / "waiting.png"
+        shot.write_bytes(page.screenshot())
+        if os.environ.get("SUBTITLER_WEB_SHOT"):  # to look at it
+            shutil.copy(shot, Path(os.environ["SUBTITLER_WEB_SHOT"]).with_name("page-waiting.png"))
+        server.publish(subtitle(1, "Good morning.", "Guten Morgen.", True))
+        wait_texts(page, ["Guten Morgen."])
+        assert page.evaluate(STATUS) == ""
+        server.clear()  # a new run of the app: no lines yet
+        page.wait_for(f"{STATUS} === {json.dumps(waiting)}")
+        quiet = open_page(browser, server.url + "?bg=transparent")
+        quiet.wait_for("document.body.dataset.state === 'live'")
+        assert quiet.evaluate(STATUS) == ""
+    finally:
+        server.stop()
+    page.wait_for("document.body.dataset.state !== 'live'")
+    said = page.evaluate(STATUS)
+    assert said in ("Reconnecting to subtitler…", "Waiting for subtitler (is it running?)…")

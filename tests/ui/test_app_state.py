@@ -95,36 +95,96 @@ def test_audio_inputs_offered_in_settings(monkeypatch) -> None:  # type: ignore[
     assert input_devices() == ([], "No input device found: connect a microphone or use --replay.")
 
 
-def test_notices_for_a_lost_input_and_a_fatal_stop(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from subtitler.pipeline.events import ErrorEvent, StatusEvent
+def test_the_apps_state_is_shown_until_it_changes(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 27 points 2 and 3: one state on the overlay and in the tray, until an event
+    changes it (a lost input, translation off and why, a translation behind the speech, a
+    stop and why); a passing problem goes by itself."""
+    from subtitler.pipeline.events import ErrorEvent, LevelEvent, StatusEvent, TranslatorEvent
     from subtitler.ui import overlay
+    from tests.ui.overlay_shots import event
 
     app = make_app(tmp_path)
     qtbot.addWidget(app.overlay)
-    lost = "audio input 'USB Mic' disappeared; retrying"
-    app.on_event(StatusEvent("running"))
-    app.on_event(ErrorEvent("audio", lost, lasting=True))
-    # Above the subtitles (running or not), once: the status line below stays a status.
-    assert app.overlay.alert == lost and app.overlay._notice == "Listening…"
-    app.on_event(StatusEvent("running", "audio input is back"))
-    assert app.overlay._notice == "Listening…" and app.overlay.alert == ""
-    app.on_event(ErrorEvent("asr", "speech recognition stopped: boom", fatal=True))
-    app.on_event(StatusEvent("finished", "replay finished"))
-    assert app.overlay.alert == "speech recognition stopped: boom"  # the reason stays
-    assert app.overlay._notice == "Stopped"
-    app.start()  # a new run forgets it
-    assert app.overlay.alert == ""
-    app.on_event(StatusEvent("finished", "replay finished"))
-    assert app.overlay._notice == "Replay finished"
-    assert app.pipeline is not None and app.pipeline.stop()
-    # A passing problem goes by itself.
+    o, tray = app.overlay, app.tray
+
+    def said() -> tuple[str, str, str]:
+        assert tray.state_action.toolTip() == o.state.text  # the tray says the same, whole
+        return o.state.text, o.state.problem, tray.run_action.text()
+
+    assert said() == ("Not started", "", "Start")
     overlay.ALERT_S = 0.05  # type: ignore[assignment]
     try:
+        app.on_event(StatusEvent("running"))
+        assert said() == ("Listening…", "", "Pause")
+        lost = "audio input 'USB Mic' disappeared; retrying"
+        app.on_event(ErrorEvent("audio", lost, lasting=True))
+        assert said() == (f"No input: {lost}",) * 2 + ("Pause",)
+        qtbot.wait(200)  # (longer than a passing problem stays)
+        assert o.state.problem == f"No input: {lost}" and o.alert == ""
+        app.on_event(StatusEvent("running", "audio input is back"))
+        assert said() == ("Listening…", "", "Pause")
+
+        why = "bad.gguf: not a GGUF model file"
+        app.on_event(ErrorEvent("mt", why))  # (said as it happens, then as the state)
+        app.on_event(TranslatorEvent(False, why))
+        off = f"Translation off: {why}"
+        assert said() == (f"Listening… · {off}", off, "Pause") and o.alert == ""
+        o.on_subtitle(event(0, "Good morning, everyone.", final=True))
+        qtbot.wait(200)
+        o.grab()
+        assert [t.rows for t in o.own_texts if t.kind == "problem"] == [(off,)]  # above them
+        assert o.drawn[0] == "Good morning, everyone."
+        app.on_event(TranslatorEvent(True))
+        app.on_event(LevelEvent(0.1, lag_s=5.2, waiting_lines=2))
+        behind = "Translation 5 s behind the speech"
+        assert said() == (f"Listening… · {behind}", behind, "Pause")
+        app.on_event(LevelEvent(0.1, lag_s=2.0))  # catching up: still said
+        assert o.state.problem == "Translation 2 s behind the speech"
+        app.on_event(LevelEvent(0.1, lag_s=0.4))
+        assert said() == ("Listening…", "", "Pause")
+        app.on_event(StatusEvent("paused"))
+        assert said() == ("Paused", "", "Resume")
+
+        app.on_event(ErrorEvent("asr", "speech recognition stopped: boom", fatal=True))
+        app.on_event(StatusEvent("finished", "replay finished"))
+        stop = "Stopped: speech recognition stopped: boom"
+        assert said() == (stop, stop, "Start")
+        app.start()  # a new run forgets it
+        assert said() == ("Loading models…", "", "Loading models…")
+        assert not tray.run_action.isEnabled()
+        qtbot.waitUntil(lambda: o.state.run == "finished", timeout=10_000)
+        assert said() == ("Replay finished", "", "Start")
+        assert app.pipeline is not None and app.pipeline.stop()
+        # A passing problem goes by itself.
         app.on_event(ErrorEvent("transcript", "could not write the transcript"))
-        assert app.overlay.alert == "could not write the transcript"
-        qtbot.waitUntil(lambda: app.overlay.alert == "", timeout=2000)
+        assert o.alert == "could not write the transcript"
+        qtbot.waitUntil(lambda: o.alert == "", timeout=2000)
     finally:
         overlay.ALERT_S = 12
+
+
+def test_a_missing_microphone_ends_loading_with_what_to_do(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 27 point 3: "Loading models…" stayed on the overlay after the models loaded when
+    the microphone was missing, while the tray offered Start."""
+    from subtitler.audio.capture import AudioDeviceError
+
+    def no_microphone(a: object, c: object) -> FakeSource:
+        raise AudioDeviceError("no audio input device found (is a microphone connected?)")
+
+    app = make_app(tmp_path)
+    app.session.factories = Factories(
+        no_microphone, app.session.factories.recognizer, app.session.factories.model
+    )
+    qtbot.addWidget(app.overlay)
+    app.start()
+    qtbot.waitUntil(lambda: app.overlay.state.run == "stopped", timeout=10_000)
+    stop = "Stopped: no audio input device found (is a microphone connected?)"
+    assert app.overlay.state.text == stop and app.tray.state_action.toolTip() == stop
+    assert app.tray.run_action.text() == "Start" and app.tray.run_action.isEnabled()
+    app.overlay.grab()
+    assert app.overlay.drawn and "Loading" not in " ".join(app.overlay.drawn)
+    assert " ".join(reversed(app.overlay.drawn)).replace("  ", " ") == stop
+    app.quit()
 
 
 def test_click_through_from_a_hotkey_is_kept_when_open_settings_are_applied(
@@ -226,12 +286,14 @@ def test_the_trays_first_item_follows_the_run_and_is_not_offered_while_loading(
 ) -> None:  # type: ignore[no-untyped-def]
     """Seen on the screenshots: the menu said Pause before anything ran, and its Start did
     nothing while the models loaded (there is nothing to pause yet)."""
+    from subtitler.pipeline.events import StatusEvent
+
     app = make_app(tmp_path)
     qtbot.addWidget(app.overlay)
     action = app.tray.run_action
     assert action.text() == "Start" and action.isEnabled()
     states = []
-    app.tray.set_state("loading")
+    app.on_event(StatusEvent("loading"))
     states.append((action.text(), action.isEnabled()))
     app.start()
     qtbot.waitUntil(lambda: action.text() == "Pause", timeout=10_000)

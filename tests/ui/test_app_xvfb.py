@@ -212,3 +212,48 @@ def test_a_translator_that_aborts_llama_cpp_leaves_the_app_running(
     assert "GGML_ASSERT(id_to_token.size() == token_to_id.size()) failed" in text
     rec = json.loads(done[0].read_text().splitlines()[0])
     assert rec["source"] and rec["translation"] == ""
+
+
+ASIDE_CHECK = """
+import sys, tempfile
+from pathlib import Path
+from PySide6.QtWidgets import QApplication
+qapp = QApplication(sys.argv[:1])
+from tests.helpers.windows import make_app, settle
+app = make_app(Path(tempfile.mkdtemp()))
+o = app.overlay
+o.show()
+settle(300)
+home = o.geometry()
+for name, open_it, attr in (("settings", app.open_settings, "settings"),
+                            ("glossary", app.open_glossary, "glossary_dialog")):
+    open_it()
+    w = getattr(app, attr)
+    w.move(home.x(), home.bottom() - w.frameGeometry().height() + 40)  # over the overlay
+    w.activateWindow()
+    settle(800)
+    clear = not o.geometry().intersects(w.frameGeometry())
+    print(name, QApplication.activeWindow() is w, clear, flush=True)
+    w.close()
+    settle(800)
+    print(name, "back", o.geometry() == home, flush=True)
+app.quit()
+"""
+
+
+def test_a_window_of_the_app_in_use_is_never_under_the_overlay(xvfb: str, tmp_path: Path) -> None:
+    """Issue 27 point 5, on a real X server: Settings and the Glossary moved over the overlay
+    and made active; the overlay (always on top) moves aside, then back to its place."""
+    env = {**os.environ, "DISPLAY": xvfb, "QT_QPA_PLATFORM": "xcb"}
+    env["SUBTITLER_MODELS_DIR"] = str(tmp_path / "models")
+    out = subprocess.run(
+        [sys.executable, "-c", ASIDE_CHECK],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    lines = [ln for ln in out.stdout.splitlines() if ln.split(" ")[0] in ("settings", "glossary")]
+    assert lines == [
+        "settings True True",
+        "settings back True",
+        "glossary True True",
+        "glossary back True",
+    ], out.stdout + out.stderr

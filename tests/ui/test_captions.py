@@ -128,7 +128,7 @@ def test_bilingual_rows_are_grouped_by_line_source_first() -> None:
         ShownLine(2, "The budget grew by twelve percent", "Das Budget wuchs", False),
     ]
     assert shape(caption_rows(lines, 2, fits, True)) == [
-        (2, SOURCE, "by twelve"),  # its last two rows of three
+        (2, SOURCE, "… by twelve"),  # its last two rows of three, marked as a continuation
         (2, SOURCE, "percent"),
         (2, MAIN, "Das Budget"),
         (2, MAIN, "wuchs"),
@@ -150,6 +150,17 @@ def test_bilingual_rows_are_grouped_by_line_source_first() -> None:
         (2, SOURCE, "The budget grew"),
         (2, MAIN, "Das Budget"),
         (2, MAIN, "wuchs"),
+    ]
+    # Nor does an older line's translation stay once its source has rolled out (issue 27):
+    # it would read as the translation of the source under it.
+    taller_source = [
+        ShownLine(1, "Good morning.", "Hallo.", True),
+        ShownLine(2, "The budget grew by twelve", "Das Budget", False),
+    ]
+    assert shape(caption_rows(taller_source, 2, fits, True)) == [
+        (2, SOURCE, "The budget grew"),
+        (2, SOURCE, "by twelve"),
+        (2, MAIN, "Das Budget"),
     ]
     # An untranslated line (the translation is its source) has no source row.
     same = [ShownLine(3, "Zoom", "Zoom", True)]

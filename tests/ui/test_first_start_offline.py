@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +90,81 @@ def test_the_first_start_offers_models_without_connecting(
     text = dlg.text.text()
     assert "huggingface.co, which is looked up only when you click Download" in text
     assert "No network" not in text
+
+
+@pytest.mark.parametrize("way", ["skip", "files"])
+def test_every_way_through_the_first_run_ends_in_the_running_app(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_en: Path, way: str
+) -> None:
+    """Issue 27 points 1 and 3: whichever way the first run ends, the overlay runs and says
+    what the app does; Skip keeps the languages and the models recommended (the app then says
+    what to download), files on this computer are used."""
+    from PySide6.QtTest import QTest
+
+    from subtitler import settings_store
+    from tests.integration.test_engine_workers import FIXTURE
+
+    hw = hardware.HardwareInfo("Linux", "x86_64", 4, 16 << 30, 12 << 30, False, False, 0)
+    monkeypatch.setattr(hardware, "detect", lambda probe_backends=True: hw)
+    monkeypatch.setenv("SUBTITLER_MODELS_DIR", str(tmp_path / "models"))  # nothing downloaded
+    dialogs: list[FirstRunDialog] = []
+
+    def go_through(dlg: FirstRunDialog) -> int:
+        dialogs.append(dlg)
+        dlg.shown.setCurrentIndex(dlg.shown.findData("fr"))
+        dlg.next_btn.click()
+        if way == "skip":
+            dlg.skip_btn.click()
+            return 0
+        dlg.choose_local()
+        dlg.speech_path.setText(str(tiny_en))
+        dlg.mt_path.setText(str(FIXTURE))
+        dlg.use_btn.click()
+        deadline = time.monotonic() + 60
+        while dlg.result() != 1 and time.monotonic() < deadline:
+            QTest.qWait(50)
+        return int(dlg.result())
+
+    apps: list[ui_app.SubtitlerApp] = []
+
+    class Seen(ui_app.SubtitlerApp):
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, **kw)
+            apps.append(self)
+
+    def run_until_settled(self: QApplication) -> int:
+        (app,) = apps
+        qtbot.waitUntil(lambda: app.overlay.state.run in ("stopped", "finished"), timeout=90_000)
+        return 0
+
+    monkeypatch.setattr(FirstRunDialog, "exec", go_through)
+    monkeypatch.setattr(ui_app, "SingleInstance", _Guard)
+    monkeypatch.setattr(ui_app, "SubtitlerApp", Seen)
+    monkeypatch.setattr(QApplication, "exec", run_until_settled)
+    config = tmp_path / "config.toml"
+    argv = ["--config", str(config)]
+    if way == "files":  # (a replay's settings are not saved: they are for one run)
+        argv += ["--replay", str(DATA / "LJ001-0008.flac"), "--speed", "4"]
+    assert ui_app.run_app(parser().parse_args(argv), tmp_path / "data") == 0
+    (app,) = apps
+    try:
+        saved = app.config if way == "files" else settings_store.load(config).config
+        assert saved.mt.tgt_lang == "fr" == app.config.mt.tgt_lang
+        assert app.overlay.isVisible()
+        state = app.overlay.state
+        if way == "skip":
+            plan = dialogs[0].plan
+            (asr,) = [e for e in plan.offer if e.kind == "asr"]
+            assert saved.asr.model == asr.size_name  # the one recommended, not "small"
+            assert state.run == "stopped"
+            assert state.text == (
+                f"Stopped: speech model {asr.name} is not downloaded: click Download in Models "
+                "(tray menu), or choose a model folder in Settings"
+            )
+            assert app.tray.run_action.text() == "Start"
+        else:
+            assert (saved.asr.model, saved.mt.model_path) == (str(tiny_en), str(FIXTURE))
+            assert state.text == "Replay finished", state.text
+            assert any(line.translation for line in app.overlay.lines())
+    finally:
+        app.quit()

@@ -69,7 +69,14 @@ def test_download_failure_keeps_the_dialog_usable(
     dlg.download_btn.click()
     qtbot.waitUntil(lambda: dlg.download_btn.isEnabled(), timeout=30_000)
     assert dlg.status.text().startswith("Download stopped:")
-    assert dlg.result_config == AppConfig()
+    assert dlg.status.text().endswith(
+        "Click Download to try again, or use model files on this computer."
+    )
+    # What Skip keeps: the models recommended (to download later), not downloaded ones.
+    assert (dlg.result_config.asr.model, dlg.result_config.mt.model_path) == (
+        "tiny-test",
+        "tiny-mt",
+    )
     assert dlg.bar.isHidden()  # no progress bar still busy next to "stopped"
 
 
@@ -82,10 +89,11 @@ def test_unwritable_models_folder_keeps_the_dialog_usable(
     qtbot.addWidget(dlg)
     dlg.download_btn.click()
     qtbot.waitUntil(lambda: dlg.download_btn.isEnabled(), timeout=30_000)
-    assert dlg.status.text() == (
-        f"Download stopped: cannot write tiny-asr to {blocker / 'tiny-asr'}: Not a directory"
+    assert dlg.status.text().startswith(
+        f"Download stopped: cannot write tiny-asr to {blocker / 'tiny-asr'}: Not a directory."
     )
-    assert dlg.cancel_btn.isHidden() and dlg.bar.isHidden() and dlg.result_config == AppConfig()
+    assert dlg.cancel_btn.isHidden() and dlg.bar.isHidden()
+    assert not dlg.result_config.asr.model.startswith(str(blocker))
 
 
 def test_download_thread_holds_no_qt_object(
@@ -113,3 +121,133 @@ def test_download_thread_holds_no_qt_object(
     (work,) = targets
     held = [c.cell_contents for c in work.__closure__ or ()]
     assert held and not any(isinstance(x, QObject) for x in held), held
+
+
+# -- issue 27 point 1 and 4: languages first, files on this computer in the dialog --------------
+
+
+def _real_planner(tmp_path: Path, calls: list[AppConfig] | None = None):  # type: ignore[no-untyped-def]
+    from subtitler.models.firstrun import plan_first_run
+    from tests.helpers.windows import LAPTOP
+
+    def planner(cfg: AppConfig) -> FirstRunPlan:
+        if calls is not None:
+            calls.append(cfg)
+        return plan_first_run(cfg, LAPTOP, root=tmp_path / "models")
+
+    return planner
+
+
+def test_the_first_run_asks_which_languages_first(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The first run never asked: the user got en -> de. It asks "I hear / show me", this
+    computer's language the first guess, and offers the models for the pair chosen."""
+    from subtitler.ui.firstrun import guess_languages
+
+    calls: list[AppConfig] = []
+    planner = _real_planner(tmp_path, calls)
+    guess = guess_languages(AppConfig(), True, "fr")
+    assert guess == ("en", "fr")  # a French computer: French subtitles of English speech
+    assert guess_languages(AppConfig(), True, "en") == ("", "en")  # any language, in English
+    dlg = FirstRunDialog(AppConfig(), planner(AppConfig()), planner=planner, languages=guess)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    assert dlg.pages.currentIndex() == 0 and dlg.languages() == ("en", "fr")
+    assert (calls[-1].asr.language, calls[-1].mt.tgt_lang) == ("en", "fr")
+    dlg.shown.setCurrentIndex(dlg.shown.findData("ja"))
+    dlg.heard.setCurrentIndex(dlg.heard.findData(""))  # any language
+    assert calls[-1].mt.tgt_lang == "ja" and calls[-1].asr.language is None
+    dlg.next_btn.click()
+    assert dlg.pages.currentIndex() == 1
+    assert "Recommended translation model" in dlg.text.text()
+    dlg.skip_btn.click()
+    cfg = dlg.result_config
+    assert (cfg.asr.language, cfg.mt.tgt_lang) == (None, "ja")
+
+
+def test_skip_keeps_the_languages_and_the_models_recommended(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Skip left Whisper small configured while the dialog recommended Whisper base."""
+    planner = _real_planner(tmp_path)
+    plan = planner(AppConfig())
+    dlg = FirstRunDialog(AppConfig(), plan, planner=planner, languages=("en", "de"))
+    qtbot.addWidget(dlg)
+    offered = {e.kind: e for e in dlg.plan.offer}
+    assert offered["asr"].size_name != AppConfig().asr.model  # (the catalog's pick here)
+    dlg.next_btn.click()
+    dlg.skip_btn.click()
+    cfg = dlg.result_config
+    assert cfg.asr.model == offered["asr"].size_name and cfg.mt.model_path == offered["mt"].id
+    assert (cfg.asr.language, cfg.mt.src_lang, cfg.mt.tgt_lang) == ("en", "en", "de")
+
+
+def test_files_on_this_computer_are_chosen_in_the_dialog_and_never_lost(
+    qtbot, tmp_path: Path, tiny_en: Path, tiny_gguf: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Two file pickers opened in a row without a word; a refused GGUF threw the Whisper
+    folder chosen a moment before away, and said to choose a template the dialog has not.
+    Now one page: each problem under its field with what to do, what was given stays."""
+    checked: list[Path] = []
+    verdict = {"problem": "tiny-q8_0.gguf: damaged: it translates a test sentence as nothing"}
+
+    def check(path: Path, template: str) -> None:
+        checked.append(path)
+        if verdict["problem"]:
+            raise RuntimeError(verdict["problem"])
+
+    planner = _real_planner(tmp_path)
+    dlg = FirstRunDialog(
+        AppConfig(), planner(AppConfig()), planner=planner, languages=("en", "de"), check=check
+    )
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.next_btn.click()
+    dlg.local_btn.click()
+    assert dlg.pages.currentIndex() == 2  # no file picker opened by itself
+    not_gguf = tmp_path / "notes.gguf"
+    not_gguf.write_text("not a model")
+    dlg.speech_path.setText(str(tiny_en))
+    dlg.mt_path.setText(str(not_gguf))
+    dlg.use_btn.click()
+    assert dlg.mt_problem.isVisible() and "Choose another .gguf file" in dlg.mt_problem.text()
+    assert "notes.gguf" in dlg.mt_problem.text() and not dlg.speech_problem.isVisible()
+    assert dlg.speech_path.text() == str(tiny_en) and dlg.isVisible()  # kept
+    dlg.mt_path.setText(str(tiny_gguf))  # a model file, whose real test fails
+    dlg.use_btn.click()
+    qtbot.waitUntil(lambda: dlg.use_btn.isEnabled(), timeout=10_000)
+    assert checked == [tiny_gguf] and dlg.isVisible()
+    assert dlg.mt_problem.text().startswith(verdict["problem"] + ". Choose another .gguf file")
+    assert dlg.speech_path.text() == str(tiny_en)
+    verdict["problem"] = ""
+    with qtbot.waitSignal(dlg.accepted, timeout=10_000):
+        dlg.use_btn.click()
+    cfg = dlg.result_config
+    assert (cfg.asr.model, cfg.mt.model_path, cfg.mt.template) == (
+        str(tiny_en),
+        str(tiny_gguf),
+        "auto",
+    )
+    assert cfg.mt.tgt_lang == "de"
+
+
+def test_a_translator_file_gets_its_real_test_in_the_dialog(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The real check (loaded once in a worker process, a test sentence translated): the
+    project's test translator passes; the same file with a header llama.cpp aborts on (whose
+    quick checks pass) is refused there."""
+    from tests.integration.test_engine_workers import FIXTURE as fixture
+    from tests.integration.test_engine_workers import corrupt
+
+    broken = corrupt("duplicate-token", tmp_path / "broken.gguf")
+    planner = _real_planner(tmp_path)
+    dlg = FirstRunDialog(AppConfig(), planner(AppConfig()), planner=planner, languages=("en", "de"))
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.choose_local()
+    dlg.mt_path.setText(str(broken))
+    dlg.use_btn.click()
+    qtbot.waitUntil(lambda: dlg.use_btn.isEnabled(), timeout=60_000)
+    said = dlg.mt_problem.text()
+    assert dlg.mt_problem.isVisible() and said.startswith("broken.gguf: llama.cpp crashed"), said
+    assert said.endswith("(download it later from the tray menu → Models…)")
+    dlg.mt_path.setText(str(fixture))
+    with qtbot.waitSignal(dlg.accepted, timeout=60_000):
+        dlg.use_btn.click()
+    assert dlg.result_config.mt.model_path == str(fixture)

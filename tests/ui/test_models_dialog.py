@@ -92,7 +92,8 @@ def test_cancel_then_continue(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # t
     dlg.download_btn.click()
     wait_idle(qtbot, dlg)
     dlg._cancel.clear = original  # type: ignore[method-assign]
-    assert dlg.status.text() == "Download cancelled: click Continue download to go on."
+    button = dlg.download_btn.text()  # (the button the message names, as it reads)
+    assert dlg.status.text() == f"Download cancelled: click {button} to go on."
     dlg.download_btn.click()
     wait_idle(qtbot, dlg)
     assert row(dlg, "tiny-mt")[4] == "Downloaded"
@@ -109,9 +110,11 @@ def test_no_network_says_what_to_do(qtbot, tmp_path: Path, monkeypatch: pytest.M
     dlg.download_btn.click()
     wait_idle(qtbot, dlg)
     text = dlg.status.text()
-    assert text.endswith("Click Continue download to retry.") or text.endswith(
-        "Check the connection, then click Continue download."
-    ), text
+    # Issue 27 point 7: it said to click "Continue download", a button that did not exist
+    # (nothing was downloaded: the button reads "Download").
+    assert dlg.download_btn.text() == "Download"
+    assert text.endswith("Check the connection, then click Download."), text
+    assert "Errno" not in text and "it refused the connection" in text
     assert "\n" not in text and dlg.bar.isHidden() and dlg.download_btn.isEnabled()
 
 
@@ -151,17 +154,21 @@ def test_the_tray_opens_models_and_a_pick_is_saved(
     import os
 
     from subtitler import paths, settings_store
+    from subtitler.models import catalog
+    from tests.helpers.catalogs import with_fixture
     from tests.ui.test_app_state import make_app
 
     monkeypatch.setenv(paths.MODELS_DIR_ENV, str(tmp_path / "models"))
+    # The packaged catalog and a model on disk already (the test translator: a local entry).
+    monkeypatch.setattr(catalog, "load_catalog", lambda *a, **kw: with_fixture())
     app = make_app(tmp_path)
     qtbot.addWidget(app.overlay)
     app.tray.show_models.emit()
     dlg = app.models
     assert dlg is not None and dlg.isVisible()
     qtbot.addWidget(dlg)
-    assert {e.kind for e in dlg.entries} == {"asr", "mt"}  # the packaged catalog
-    # The packaged fixture translator is included with the app: usable at once.
+    assert {e.kind for e in dlg.entries} == {"asr", "mt"}
+    # A model that is on disk already is usable at once.
     fixture = next(e for e in dlg.entries if e.local_path is not None)
     dlg.select(fixture.id)
     assert row(dlg, fixture.id)[4] == "Included" and dlg.use_btn.isEnabled()

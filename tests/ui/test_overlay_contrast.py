@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor
 
 from subtitler.config import DisplayConfig
 from subtitler.pipeline.events import LevelEvent
+from subtitler.ui.app_state import Shown
 from subtitler.ui.overlay import (
     ALERT_COLOR,
     BOX_RGB,
@@ -93,7 +94,7 @@ def test_the_overlay_paints_those_colours_over_white_and_dark(qtbot, tmp_path: P
     o.set_alert("")
     o.apply_display(dataclasses.replace(o.display, status_line=False))
     o.clear()
-    o.set_notice("Listening…")
+    o.set_state(Shown("running", "Listening…"))
     img = over(o, WHITE)
     assert o.drawn == ["Listening…"]
     assert NOTICE_COLOR.rgb() in {

@@ -399,7 +399,8 @@ def test_draft_tokens_follow_the_draft_model_field(qtbot) -> None:  # type: igno
 def test_gpu_layers_auto_is_none(qtbot) -> None:  # type: ignore[no-untyped-def]
     pane = SettingsPane(AppConfig())
     qtbot.addWidget(pane)
-    assert pane.widget("mt.gpu_layers").text() == "auto" and pane.values().mt.gpu_layers is None
+    assert pane.widget("mt.gpu_layers").text() == "all that fit"
+    assert pane.values().mt.gpu_layers is None
     pane.widget("mt.gpu_layers").setValue(0)
     assert pane.values().mt.gpu_layers == 0  # CPU only
     pane.load(with_settings(AppConfig(), {"mt.gpu_layers": 12}))
@@ -551,17 +552,45 @@ def test_settings_speak_plain_words_with_the_exact_term_in_a_tooltip(qtbot) -> N
                 rows[label.text()] = label.toolTip()
     used = [t for t in rows if any(j.lower() in t.lower() for j in JARGON)]
     assert used == [], used
-    assert rows["Stability"].startswith("bias β: SSBD's bias towards the translation")
+    assert rows["Keep what is shown"].startswith("bias β: SSBD's bias towards the translation")
     assert rows["Hide the last words of an unfinished line"].startswith("mask-k: the last k")
-    assert rows["Layers on the graphics card"].startswith("GPU layers (n_gpu_layers): ")
+    assert rows["Model parts on the graphics card"].startswith("GPU layers (n_gpu_layers): ")
     assert rows["Processor cores for translation"].startswith("translation threads: ")
     assert rows["How the model is asked"].startswith("prompt template: ")
     assert rows["Accept a guess among the most likely"].startswith("SpecDec top-b: ")
     # The hover text of the control itself says the same as its label's.
-    assert pane.widget("mt.beta").toolTip() == rows["Stability"]
+    assert pane.widget("mt.beta").toolTip() == rows["Keep what is shown"]
     assert (
         pane.widget("display.mask_k").toolTip() == rows["Hide the last words of an unfinished line"]
     )
+
+
+def test_every_text_the_settings_show_is_in_plain_words(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Issue 27 point 7: the labels were plain, but not the choices and values a user reads:
+    "SSBD (fast, stable)", "Stability 0.20", "By stability (SSBD's β)", SpecDec, "Layers on
+    the graphics card". Every label, choice, check box, button and readout (the model, input
+    and font lists name things, and are left out)."""
+    from PySide6.QtWidgets import QAbstractButton, QComboBox, QFontComboBox, QLabel
+
+    jargon = (*JARGON, "SSBD", "CTranslate2", "llama", "layers", "(RT)", "(CD)", "beta", "0.20")
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    named = {pane.mt_model, pane.asr_model, pane.device}
+    texts: list[str] = []
+    for w in pane.findChildren(QLabel):
+        if w.text() and w is not pane.keys_note:  # (the hotkeys note names keys)
+            texts.append(w.text())
+    for b in pane.findChildren(QAbstractButton):
+        texts.append(b.text())
+    for c in pane.findChildren(QComboBox):
+        if c not in named and not isinstance(c, QFontComboBox):
+            texts += [c.itemText(i) for i in range(c.count())]
+    import re
+
+    words = re.compile("|".join(rf"(?<!\w){re.escape(j)}(?!\w)" for j in jargon), re.I)
+    used = sorted({t for t in texts if words.search(t)})
+    assert used == [], used
+    assert "small changes are ignored" in texts  # the stability's readout, at 0.2
 
 
 def test_each_target_language_has_a_row_block_under_the_source(overlay, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -592,7 +621,7 @@ def test_each_target_language_has_a_row_block_under_the_source(overlay, qtbot) -
         "Good morning.",
         "Guten Morgen.",
         "おはよう ございます。",
-        "How are you",
+        "How are",  # (the source of a line still spoken: its last word hidden too)
         "Wie geht",
         "お元気 です",
     ]

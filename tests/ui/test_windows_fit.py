@@ -32,6 +32,27 @@ def test_the_checks_see_a_cut_text_and_a_wrong_tab_order(qtbot) -> None:  # type
     assert out_of_order(w) == ["QPushButton('Third') -> QPushButton('Second')"]
 
 
+def test_the_checks_see_a_text_the_overlay_cut_off(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Issue 27 point 10: the screenshots reported no problem while the overlay's alert was
+    cut off (the checks looked at labels and buttons only)."""
+    from subtitler.config import DisplayConfig
+    from subtitler.ui.overlay import OwnText, SubtitleOverlay
+
+    o = SubtitleOverlay(DisplayConfig())
+    qtbot.addWidget(o)
+    o.place()
+    o.show()
+    o.set_alert("choose a prompt template explicitly in Settings")
+    settle()
+    o.grab()
+    assert clipped(o) == []
+    o.own_texts = [OwnText("alert", "Qwen3); choose a prompt template", ("Qwen3); choose a",))]
+    assert clipped(o) == [
+        "SubtitleOverlay alert 'Qwen3); choose a prompt template': drawn as 'Qwen3); "
+        "choose a', the rest nowhere"
+    ]
+
+
 def test_every_window_fits_shows_its_texts_whole_and_tabs_in_reading_order(  # type: ignore[no-untyped-def]
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -48,5 +69,7 @@ def test_every_window_fits_shows_its_texts_whole_and_tabs_in_reading_order(  # t
         assert clipped(w) == [], win.name
         assert out_of_order(w) == [], win.name
         seen.append(win.name)
-    assert len(seen) == 16 and "settings-7-browser" in seen and "first-run-offline" in seen
+    assert len(seen) == 23 and "settings-7-browser" in seen and "first-run-offline" in seen
+    assert {"overlay-alert-long", "overlay-translation-off", "overlay-state"} <= set(seen)
+    assert {"first-run-languages", "first-run", "first-run-files"} <= set(seen)
     app.quit()

@@ -9,6 +9,7 @@ import pytest
 
 from subtitler import __version__
 from subtitler.app import main
+from subtitler.config import given_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,3 +90,64 @@ def test_any_bad_argument_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
     assert e.value.code == 2 and err == [
         "error: argument --speed: invalid float value: 'fast' (see subtitler --help)"
     ]
+
+
+def test_help_is_short_with_examples_and_every_setting_is_one_flag_away(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 27: `--help` was 237 lines, every setting's flag, no example and no way to list
+    the inputs."""
+    from subtitler.app import parser
+
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and len(out.splitlines()) <= 70, len(out.splitlines())
+    assert "examples:" in out and "subtitler --list-inputs" in out
+    assert "--audio-device NAME" in out and "--tgt-lang CODE" in out
+    assert "--mt-beta" not in out and "None" not in out  # a setting file's words
+    with pytest.raises(SystemExit) as e:
+        main(["--help-settings"])
+    full = capsys.readouterr().out
+    assert e.value.code == 0 and "--mt-beta" in full and "--display-lines" in full
+    # A setting left out of the short help is taken all the same.
+    assert given_settings(parser().parse_args(["--mt-beta", "0.3"])) == {"mt.beta": 0.3}
+
+
+def test_list_inputs_names_each_input_as_audio_device_takes_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subtitler import session
+
+    inputs = [
+        ("USB Mic (ALSA)", "USB Mic"),
+        ("Monitor of Speakers (ALSA)  · meeting audio", "Monitor of Speakers"),
+        ("Speakers [Loopback]  · meeting audio", "Speakers [Loopback]"),
+    ]
+    monkeypatch.setattr(session, "input_devices", lambda: (inputs, ""))
+    assert main(["--list-inputs"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Audio inputs (give one with --audio-device NAME")
+    assert out[1:] == [
+        "  USB Mic    (ALSA)",
+        "  Monitor of Speakers    (ALSA, meeting audio)",
+        "  Speakers [Loopback]    (meeting audio)",
+    ]
+    broken = "Audio is unavailable (no PortAudio)."
+    monkeypatch.setattr(session, "input_devices", lambda: ([], broken))
+    assert main(["--list-inputs"]) == 1
+    assert capsys.readouterr().out.strip() == broken
+
+
+def test_models_alone_prints_its_help(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["models"]) == 0  # was a bare argparse error (exit 2)
+    out = capsys.readouterr().out
+    assert out.startswith("usage: subtitler models") and "subtitler models list" in out
+    monkeypatch.setenv("SUBTITLER_MODELS_DIR", str(tmp_path))
+    assert main(["models", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    tower = next(line for line in lines if line.startswith("tower-plus-2b"))
+    # Every language, not cut at 24 characters; the state in words.
+    assert tower.endswith(",pl,sv,hu,ro,da,no,fi") and "not downloaded" in tower

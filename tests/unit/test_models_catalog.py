@@ -43,10 +43,25 @@ def test_whisper_repos_match_faster_whisper() -> None:
 
 
 def test_local_fixture_entry_only_when_the_file_exists() -> None:
-    full = load_catalog(include_missing_local=True)
-    fixture = full.get("fixture-translator")
+    from tests.helpers.catalogs import FIXTURE_ENTRY, FIXTURE_ID, packaged_data, with_fixture
+
+    full = with_fixture(include_missing_local=True)
+    fixture = full.get(FIXTURE_ID)
     present = fixture.local_path is not None and fixture.local_path.is_file()
-    assert ("fixture-translator" in {e.id for e in load_catalog()}) == present
+    assert present  # (a source checkout)
+    assert FIXTURE_ID in {e.id for e in with_fixture()}
+    data = packaged_data()
+    data["model"] = [*data["model"], {**FIXTURE_ENTRY, "local": "fixtures/nothing-here.gguf"}]
+    assert FIXTURE_ID not in {e.id for e in parse_catalog(data)}
+    assert FIXTURE_ID in {e.id for e in parse_catalog(data, include_missing_local=True)}
+
+
+def test_the_packaged_catalog_offers_users_no_test_model() -> None:
+    """Issue 27: the project's 6M test translator was offered as "Project test translator
+    — Included" in the Models window and translated into nonsense; it is a test asset."""
+    cat = load_catalog(include_missing_local=True)
+    assert all(e.downloadable and e.local is None for e in cat), [e.id for e in cat]
+    assert not any("test" in e.name.lower() for e in cat)
 
 
 def test_lookup_by_size_name_and_unknown_id() -> None:

@@ -150,7 +150,7 @@ def test_no_network_says_so_plainly(tmp_path: Path) -> None:
     plan = fr.plan_first_run(AppConfig(), SMALL, root=tmp_path, network=False)
     assert not plan.can_download
     assert plan.messages[-1].startswith("No network connection: models cannot be downloaded now.")
-    assert "replaying audio files" in plan.messages[-1]
+    assert "Use model files on this computer instead" in plan.messages[-1]
 
 
 def test_local_files_are_ready_and_invalid_ones_explained(tmp_path: Path) -> None:
@@ -281,8 +281,9 @@ def test_model_choices_show_names_and_say_what_is_downloaded(tmp_path: Path) -> 
     import json
 
     from subtitler.models import download as dl
+    from tests.helpers.catalogs import with_fixture
 
-    cat = load_catalog()
+    cat = with_fixture()  # the packaged catalog and a local entry
     entry = cat.get("qwen3-4b-q4_k_m")
     d = dl.model_dir(entry, tmp_path)  # "downloaded": the file and a complete manifest
     d.mkdir(parents=True)
@@ -295,7 +296,7 @@ def test_model_choices_show_names_and_say_what_is_downloaded(tmp_path: Path) -> 
     path = str(dl.model_path(entry, tmp_path))  # what the first run writes to the settings
     assert by_value[path] == "Qwen3 4B (Q4_K_M) · 2.5 GB"
     assert by_value["qwen3-8b-q4_k_m"] == "Qwen3 8B (Q4_K_M), larger · 5.0 GB · not downloaded"
-    # The project's own fixture is listed here (a source checkout has the file), by its path.
+    # A local entry is listed where its file exists, by its path.
     fixture = cat.get("fixture-translator")
     assert by_value[str(fixture.local_path)] == "Project test translator (tiny, en-de) · 30 MB"
     asr = dict((v, k) for k, v in fr.model_choices(cat, "asr", tmp_path))

@@ -22,7 +22,14 @@ from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.stages import ModelLoader
 from subtitler.pipeline.transcript import read_transcript
 from subtitler.types import AudioBlock, UpdateStats, Word
-from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, SlowLM, Step, loader_for
+from tests.helpers.fake_pipeline import (
+    FakeSource,
+    ScriptedRecognizer,
+    SlowLM,
+    Step,
+    echo_lm,
+    loader_for,
+)
 from tests.unit.test_pipeline import Events, make, wait_for
 
 
@@ -375,3 +382,51 @@ def test_a_model_that_translates_now_and_then_is_not_called_damaged(tmp_path: Pa
     assert p.finished.wait(10)
     assert p.stop()
     assert not [e for e in ev.of(ErrorEvent) if "damaged" in e.message]
+
+
+def test_whether_lines_are_translated_is_a_state_until_it_changes(tmp_path: Path) -> None:
+    """Issue 27 point 2: a translator that failed was one passing line on the overlay; the
+    meeting went on in the source language with nothing saying so. The pipeline says it as a
+    state: off with the reason (none chosen, a failed load, set aside after failing every
+    time), on once a model is loaded."""
+    from subtitler.pipeline.events import TranslatorEvent
+
+    def said(ev: Events) -> list[tuple[bool, str]]:
+        return [(e.on, e.why) for e in ev.of(TranslatorEvent)]
+
+    # None chosen.
+    p, ev, _, _ = make(tmp_path / "a", mt=MtConfig(model_path=""))
+    p.start()
+    assert p.finished.wait(15)
+    p.stop()
+    ((on, why),) = said(ev)
+    assert not on and why.startswith("no translation model chosen")
+
+    # It fails to load; another one chosen in Settings loads: on.
+    def refuse(mt: MtConfig) -> object:
+        if mt.model_path == "bad.gguf":
+            raise RuntimeError("bad.gguf: not a GGUF model file")
+        return loader_for(echo_lm())(mt)
+
+    p, ev, _, _ = make(tmp_path / "b", mt=MtConfig(model_path="bad.gguf"), loader=refuse)
+    p.start()
+    assert wait_for(lambda: said(ev))
+    assert said(ev) == [(False, "bad.gguf: not a GGUF model file")]
+    p.apply_config(AppConfig(mt=MtConfig(model_path="good.gguf")))
+    assert wait_for(lambda: len(said(ev)) == 2)
+    assert said(ev)[1] == (True, "")
+    # A later failed load keeps the model in use: still on, nothing said.
+    p.apply_config(AppConfig(mt=MtConfig(model_path="bad.gguf")))
+    assert wait_for(lambda: any("not a GGUF" in e.message for e in ev.of(ErrorEvent)[1:]))
+    p.stop()
+    assert len(said(ev)) == 2
+
+    # Loaded, then set aside after failing every time: off, with the stage's reason.
+    script = [Step(0.1 * (i + 1), i, [f"line{i}", "done."], final=True) for i in range(14)]
+    p, ev, _, _ = make(tmp_path / "c", script=script, source=FakeSource(2.0, speed=0))
+    p.factories = Factories(p.factories.audio, p.factories.recognizer, loader_for(FailingLM(0)))
+    p.start()
+    assert p.finished.wait(15)
+    p.stop()
+    assert said(ev)[0] == (True, "")
+    assert said(ev)[1][0] is False and "translation stopped" in said(ev)[1][1]

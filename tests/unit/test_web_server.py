@@ -66,7 +66,9 @@ def test_shown_lines_follow_the_overlay_rule() -> None:
         ("a", False),
     ]
     lines.add(subtitle(3, "x y", "", False))
-    assert lines.lines(k=1, n=1)[0].text == "x y"
+    # Not translated yet: its source, the last word hidden as the translation's would be
+    # (the recogniser may still change it, or it may be cut: issue 27).
+    assert lines.lines(k=1, n=1)[0].text == "x" and lines.lines(k=0, n=1)[0].text == "x y"
     lines.add(subtitle(3, "x y.", "", True))  # final without translation: the source
     assert [ln.text for ln in lines.lines(k=5, n=3)] == ["eins zwei drei vier fünf.", "x y."]
     lines.clear()
@@ -90,7 +92,7 @@ def test_stream_sends_the_masked_lines_then_each_change(local: WebSubtitles) -> 
     assert page.texts() == ["Guten Morgen allerseits."]
     assert [{k: v for k, v in ln.items() if k in KEYS} for ln in page.next()["lines"]] == [
         {"id": 1, "text": "Guten Morgen allerseits.", "source": "good morning all.", "final": True},
-        {"id": 2, "text": "", "source": "how", "final": False},
+        {"id": 2, "text": "", "source": "", "final": False},  # its one word hidden too
     ]
     page.close()
 
