@@ -23,6 +23,7 @@ from subtitler.models.catalog import Catalog, CatalogEntry, Kind, load_catalog
 from subtitler.models.hardware import (
     ACCEL_NAMES,
     GB,
+    KEEP_UP_SHARE,
     MB,
     RESERVE_BYTES,
     RUN_BUDGET_S,
@@ -30,6 +31,7 @@ from subtitler.models.hardware import (
     RuntimePlan,
     plan_runtime,
     tier,
+    translator_load,
     whisper_run_cost,
 )
 
@@ -82,6 +84,9 @@ def choose_defaults(
         mt = next((m for m in mts if m.supports(src_lang) and m.supports(tgt_lang)), None)
         if mt is None:
             mt = next((m for m in catalog.of_kind("mt") if m.repo and "*" in m.languages), None)
+        if not hw.llama_gpu_offload:  # llama.cpp on the CPU: the translator must keep up
+            room = None if usable is None else usable - asr.memory_mb * MB - RESERVE_BYTES
+            mt = affordable_mt(catalog, hw, src_lang, tgt_lang, room) or mt
         chosen = (asr, mt)
         need = (asr.memory_mb + (mt.memory_mb if mt else 0)) * MB + RESERVE_BYTES
         if usable is None or need <= usable:
@@ -89,6 +94,50 @@ def choose_defaults(
     if chosen is None:
         raise LookupError("the catalog defines no default models")
     return chosen
+
+
+def affordable_mt(
+    catalog: Catalog, hw: HardwareInfo, src_lang: str, tgt_lang: str, room: int | None
+) -> CatalogEntry | None:
+    """The largest downloadable translator for the pair that keeps up with speech on the
+    threads the plan gives translation (measured costs: hardware.translator_load) and fits
+    in ``room`` bytes; if none keeps up, the one that comes closest. None: no measured one."""
+    threads = plan_runtime(hw).mt_threads
+    known = [
+        (load, e)
+        for e in catalog.of_kind("mt")
+        if e.repo and e.shape and e.supports(src_lang) and e.supports(tgt_lang)
+        and (room is None or e.memory_mb * MB <= room)
+        and (load := translator_load(e.shape, threads)) is not None
+    ]  # fmt: skip
+    fits = [e for load, e in known if load <= KEEP_UP_SHARE]
+    if fits:
+        return max(fits, key=lambda e: e.memory_mb)
+    return min(known, key=lambda le: le[0])[1] if known else None
+
+
+def _falls_behind(
+    catalog: Catalog, entry: CatalogEntry, hw: HardwareInfo, pair: tuple[str, str]
+) -> str:
+    """A plain warning when ``entry`` on this machine's processor cannot keep up with speech
+    (measured costs), saying what does; "" when it keeps up or its cost is not known."""
+    if hw.llama_gpu_offload or not entry.shape:
+        return ""
+    threads = plan_runtime(hw).mt_threads
+    load = translator_load(entry.shape, threads)
+    if load is None or load <= 1.0:
+        return ""
+    cheaper = any(
+        e.shape and e.supports(pair[0]) and e.supports(pair[1])
+        and (other := translator_load(e.shape, threads)) is not None and other < load
+        for e in catalog.of_kind("mt")
+    )  # fmt: skip
+    fix = "A smaller translation model or a" if cheaper else "A"
+    return (
+        f"On this computer's processor {entry.name} translates about {100 / load:.0f}% as fast "
+        "as people speak: the subtitles will fall behind and finished lines catch up later. "
+        f"{fix} translation server (Settings → Translation) keeps up."
+    )
 
 
 def _affordable_asr(
@@ -186,6 +235,9 @@ def plan_first_run(
         if not dl.is_installed(pick, root):
             offer.append(pick)
             msgs.append(f"Recommended {role} for this computer: {_describe(pick)}.")
+        pair = (cfg.mt.src_lang, cfg.mt.tgt_lang)
+        if st.role == "mt" and (slow := _falls_behind(cat, pick, hw, pair)):
+            msgs.append(slow)
     if asr.state == "ready" and mt.state == "ready":
         msgs.insert(0, f"Models ready: {asr.reason}; {mt.reason}.")
     else:

@@ -7,6 +7,7 @@ stays cheap; each probe failing just means "not available".
 from __future__ import annotations
 
 import logging
+import math
 import os
 import platform
 from dataclasses import dataclass
@@ -152,8 +153,6 @@ _SCALING_PER_DOUBLING = 0.7  # threads beyond 2 (not measured here): CTranslate2
 def whisper_run_cost(size_name: str, threads: int) -> float | None:
     """Estimated seconds of one recogniser run for a faster-whisper size name (None when no
     shape of that size was measured: medium, large)."""
-    import math
-
     name = size_name.removesuffix(".en")
     shape = "small" if name == "distil-small" else name  # fewer decoder layers: cheaper
     costs = WHISPER_RUN_COST_S.get(shape)
@@ -164,6 +163,45 @@ def whisper_run_cost(size_name: str, threads: int) -> float | None:
     if threads > 2:
         best = min(best, one * _SCALING_PER_DOUBLING ** math.log2(threads))
     return best
+
+
+# What a translator costs on the project's reference machine (x86-64, 2 vCPUs of one core,
+# AVX-512, llama-cpp-python 0.3.36 CPU build, flash attention, n_ubatch 512): ms per decode
+# step, per verified token (a batch with logits at every row) and per prompt token, by
+# llama.cpp threads; random weights of each catalog translator's shape, vocabulary size and
+# quantization (python -m subtitler_research.bench.mt_cost; docs/benchmarks/translator.md).
+TRANSLATOR_COST_MS: dict[str, dict[int, tuple[float, float, float]]] = {}
+# An SSBD translator's work per second of speech (beta 0.2, Gemma 3 270M on the pipeline
+# replay of real talks, docs/benchmarks/translator.md): prompt tokens, verified tokens and
+# decode steps. A bigger model accepts about as much of its draft, so the counts carry over;
+# what changes with the model is the cost of each.
+SPEECH_WORK_PER_S = (0.0, 0.0, 0.0)
+# The share of its threads' time a translator may take and still keep up: the rest absorbs
+# bursts (a new line's prompt, a final's full decode) and the recogniser's use of the cores.
+KEEP_UP_SHARE = 0.7
+
+
+def translator_load(shape: str, threads: int) -> float | None:
+    """The share of its threads' time a translator of ``shape`` needs to keep up with speech
+    (over 1: it cannot); None when that shape was not measured."""
+    costs = TRANSLATOR_COST_MS.get(shape)
+    if not costs:
+        return None
+    # The measurement at the most threads not above ``threads`` (fewer than any measured: the
+    # fewest measured, which flatters the machine a little).
+    have = max((t for t in costs if t <= threads), default=min(costs))
+    step, verified, prompt = costs[have]
+    if threads > have:  # more threads than measured here: llama.cpp scales sub-linearly
+        scale = _SCALING_PER_DOUBLING ** math.log2(threads / have)
+        step, verified, prompt = step * scale, verified * scale, prompt * scale
+    p, v, d = SPEECH_WORK_PER_S
+    return (p * prompt + v * verified + d * step) / 1000.0
+
+
+def keeps_up(shape: str, threads: int) -> bool | None:
+    """Whether a translator of ``shape`` keeps up with speech with room to spare."""
+    load = translator_load(shape, threads)
+    return None if load is None else load <= KEEP_UP_SHARE
 
 
 def split_threads(cpu_count: int, *, asr_on_gpu: bool, mt_on_gpu: bool) -> tuple[int, int]:

@@ -317,3 +317,90 @@ def test_run_cost_estimates_come_from_the_measured_table() -> None:
     assert [n for n in ("tiny", "base", "small") if cost(n, 1) <= hw_mod.RUN_BUDGET_S] == [
         "tiny", "base",
     ]  # fmt: skip
+
+
+# -- the translator that keeps up --------------------------------------------------------------
+
+# A made-up cost table (ms per decode step, verified token, prompt token by threads) and work per
+# second of speech, so that the planner's rule is tested apart from what one machine measured.
+COSTS = {
+    "qwen3-0.6b": {1: (60.0, 20.0, 10.0), 2: (40.0, 12.0, 6.0)},
+    "tower-plus-2b": {1: (160.0, 50.0, 25.0), 2: (100.0, 30.0, 15.0)},
+    "qwen3-4b": {1: (300.0, 90.0, 45.0), 2: (180.0, 55.0, 28.0)},
+    "qwen3-8b": {1: (600.0, 180.0, 90.0), 2: (250.0, 80.0, 40.0)},
+}
+WORK = (2.0, 6.0, 3.0)  # prompt tokens, verified tokens, decode steps per second of speech
+
+
+@pytest.fixture
+def measured(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hw_mod, "TRANSLATOR_COST_MS", COSTS)
+    monkeypatch.setattr(hw_mod, "SPEECH_WORK_PER_S", WORK)
+
+
+def test_translator_load_is_work_times_cost(measured: None) -> None:
+    load = hw_mod.translator_load
+    assert load("qwen3-0.6b", 1) == pytest.approx((2 * 10 + 6 * 20 + 3 * 60) / 1000)
+    assert load("qwen3-4b", 2) == pytest.approx((2 * 28 + 6 * 55 + 3 * 180) / 1000)
+    # More threads than measured: scaled down, never below what fewer threads cost per doubling.
+    assert load("qwen3-4b", 4) == pytest.approx(load("qwen3-4b", 2) * hw_mod._SCALING_PER_DOUBLING)
+    assert load("qwen3-4b", 3) < load("qwen3-4b", 2)
+    assert load("tower-plus-9b", 2) is None  # not measured: no claim
+    assert hw_mod.keeps_up("qwen3-0.6b", 1) is True and hw_mod.keeps_up("qwen3-8b", 1) is False
+
+
+def test_the_planner_picks_the_largest_translator_that_keeps_up(measured: None) -> None:
+    cat = load_catalog()
+    mt_threads = {n: hw_mod.plan_runtime(machine(cpu_count=n)).mt_threads for n in (2, 8, 16)}
+    assert mt_threads == {2: 1, 8: 4, 16: 8}
+    picks = {
+        n: fr.affordable_mt(cat, machine(cpu_count=n, total_memory=64 * GB,
+                                          available_memory=48 * GB), "en", "de", None)
+        for n in (2, 8, 16)
+    }  # fmt: skip
+    # 2 cores, 1 thread: 0.6B keeps up (0.32), 2B does not (0.83 > 0.7). 8 cores, 4 threads:
+    # the 4B (0.93 at 2 threads, 0.65 at 4), not the 8B (0.92 at 4); 16 cores: the 8B (0.64).
+    assert {n: e and e.id for n, e in picks.items()} == {
+        2: "qwen3-0.6b-q8_0", 8: "qwen3-4b-q4_k_m", 16: "qwen3-8b-q4_k_m",
+    }  # fmt: skip
+    # Too little memory for the 8B: the largest that fits.
+    room = 4000 * hw_mod.MB
+    pick = fr.affordable_mt(cat, machine(cpu_count=16), "en", "de", room)
+    assert pick is not None and pick.id == "qwen3-4b-q4_k_m"
+    # The pair decides too: Tower+ has no Thai.
+    pick = fr.affordable_mt(cat, machine(cpu_count=8), "en", "th", None)
+    assert pick is not None and "*" in pick.languages
+
+
+def test_when_nothing_keeps_up_the_closest_is_offered_with_a_warning(
+    measured: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    slow = {k: {t: tuple(c * 10 for c in v) for t, v in by_t.items()} for k, by_t in COSTS.items()}
+    monkeypatch.setattr(hw_mod, "TRANSLATOR_COST_MS", slow)
+    hw = machine(cpu_count=2)
+    pick = fr.affordable_mt(load_catalog(), hw, "en", "de", None)
+    assert pick is not None and pick.id == "qwen3-0.6b-q8_0"  # the cheapest per second of speech
+    plan = fr.plan_first_run(AppConfig(), hw, root=tmp_path, network=True)
+    warn = [m for m in plan.messages if "fall behind" in m]
+    assert len(warn) == 1 and "translation server" in warn[0]
+    assert "about 31% as fast as people speak" in warn[0]  # load 3.2: 100 / 3.2
+    assert "A translation server" in warn[0]  # (nothing smaller to suggest)
+    # A bigger model chosen by hand: the warning suggests a smaller one too.
+    cfg = AppConfig()
+    cfg = dataclasses.replace(cfg, mt=dataclasses.replace(cfg.mt, model_path="qwen3-4b-q4_k_m"))
+    plan = fr.plan_first_run(cfg, hw, root=tmp_path, network=True)
+    warn = [m for m in plan.messages if "fall behind" in m]
+    assert (
+        len(warn) == 1 and "Qwen3 4B" in warn[0] and "A smaller translation model or a" in warn[0]
+    )
+    # A GPU translates: no warning, no CPU costs consulted.
+    plan = fr.plan_first_run(AppConfig(), CUDA, root=tmp_path, network=True)
+    assert not [m for m in plan.messages if "fall behind" in m]
+
+
+def test_without_measurements_the_tier_defaults_stand(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hw_mod, "TRANSLATOR_COST_MS", {})
+    cat = load_catalog()
+    assert fr.affordable_mt(cat, machine(), "en", "de", None) is None
+    _, mt = fr.choose_defaults(cat, machine(), "en", "de")
+    assert mt is not None and mt.id == cat.defaults["cpu"].mt[0]
