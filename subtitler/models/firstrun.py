@@ -38,7 +38,6 @@ from subtitler.models.resolve import ModelState as ModelState
 from subtitler.models.resolve import Role, asr_state, mt_state
 
 ROLE_NAMES: dict[Role, str] = {"asr": "speech model", "mt": "translation model"}
-NON_COMMERCIAL = "NC"
 
 
 @dataclass(frozen=True)
@@ -80,8 +79,9 @@ def choose_defaults(
             asr = _affordable_asr(catalog, hw, src_lang, asr)
         mts = [catalog.get(m) for m in d.mt]
         mt = next((m for m in mts if m.supports(src_lang) and m.supports(tgt_lang)), None)
-        if mt is None:
-            mt = next((m for m in catalog.of_kind("mt") if m.repo and "*" in m.languages), None)
+        if mt is None:  # (a default: its licence must allow use at work, as the tiers')
+            at_work = [m for m in catalog.of_kind("mt") if m.repo and m.commercial]
+            mt = next((m for m in at_work if "*" in m.languages), None)
         chosen = (asr, mt)
         need = (asr.memory_mb + (mt.memory_mb if mt else 0)) * MB + RESERVE_BYTES
         if usable is None or need <= usable:
@@ -112,10 +112,7 @@ def _affordable_asr(
 
 
 def _describe(entry: CatalogEntry) -> str:
-    lic = f"licence {entry.licence}"
-    if NON_COMMERCIAL in entry.licence:
-        lic += ", non-commercial use only"
-    return f"{entry.name} · {size_label(entry.size_mb)} · {lic}"
+    return f"{entry.name} · {size_label(entry.size_mb)} · {entry.licence_text}"
 
 
 def size_label(mb: int) -> str:
