@@ -113,3 +113,18 @@ def test_download_thread_holds_no_qt_object(
     (work,) = targets
     held = [c.cell_contents for c in work.__closure__ or ()]
     assert held and not any(isinstance(x, QObject) for x in held), held
+
+
+def test_the_dialog_says_each_offered_models_licence(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Before Download: each offered model's licence in plain words (the defaults' allow use
+    at work)."""
+    from subtitler.models.firstrun import plan_first_run
+    from tests.unit.test_models_hardware_firstrun import machine
+
+    offered = plan_first_run(AppConfig(), machine(), root=tmp_path, network=True)
+    dlg = FirstRunDialog(AppConfig(), offered, root=tmp_path)
+    qtbot.addWidget(dlg)
+    text = dlg.text.text()
+    for e in offered.offer:
+        assert f"{e.name} · " in text and e.licence_text in text
+    assert text.count("free to use, also at work and for commercial purposes") == 2
