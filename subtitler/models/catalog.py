@@ -31,6 +31,8 @@ MULTILINGUAL = "*"
 # An id is a folder name under the models folder: plain on every OS, never "." or "..".
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+# A revision: a commit (40 hex digits), a branch or a tag; it becomes part of the file's URL.
+_REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*\Z")
 # Characters Windows refuses in file names (and ':' would name a drive or a stream).
 _BAD_CHARS = set('\\:<>"|?*') | {chr(c) for c in range(32)} | {"\x7f"}
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"{d}{i}" for d in ("com", "lpt") for i in range(10)}
@@ -259,6 +261,9 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
         raise CatalogError(f"{where}: needs exactly one of 'repo' or 'local'")
     if repo is not None and not _REPO.match(repo):
         raise CatalogError(f"{where}: repo must be 'owner/name', got {repo!r}")
+    revision = _opt(raw, "revision", str, where)
+    if revision is not None and (not _REVISION.match(revision) or ".." in revision):
+        raise CatalogError(f"{where}: revision must be a commit, branch or tag, got {revision!r}")
     files = tuple(_parse_file(f, where) for f in _req(raw, "files", list, where))
     if not files or all(f.optional for f in files):
         raise CatalogError(f"{where}: needs at least one required file")
@@ -300,7 +305,7 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
         languages=tuple(x.lower() for x in langs),
         speed=speed,
         repo=repo,
-        revision=_opt(raw, "revision", str, where) or "main",
+        revision="main" if revision is None else revision,
         local=local,
         template=template,
         size_name=size_name,

@@ -109,6 +109,8 @@ def test_supports_languages() -> None:
             ),
             'licence."X": unknown field(s) nc',
         ),
+        (lambda d: d["model"][0].update(revision="../x"), "revision must be a commit"),
+        (lambda d: d["model"][0].update(revision=""), "revision must be a commit"),
     ],
 )
 def test_bad_catalog_data_is_one_line(mutate: Any, message: str) -> None:
@@ -203,3 +205,13 @@ def test_a_catalog_may_describe_its_own_licences_with_territory_limits() -> None
         "Regional Model Licence 1.0: free to use, also at work; "
         "it does not apply in the European Union"
     )
+
+
+def test_a_pinned_revision_and_checksum_are_read() -> None:
+    d = raw()
+    d["model"][0]["revision"] = "0123456789abcdef0123456789abcdef01234567"
+    d["model"][0]["files"][0]["sha256"] = "AB" * 32
+    e = parse_catalog(d).get("whisper-tiny")
+    assert e.revision == "0123456789abcdef0123456789abcdef01234567"
+    assert e.files[0].sha256 == "ab" * 32
+    assert load_catalog().get("whisper-tiny").revision == "main"  # none pinned (README)
