@@ -41,6 +41,9 @@ ArchitecturesInstallIn64BitMode=x64compatible
 OutputDir={#OutputDir}
 OutputBaseFilename={#AppName}-{#AppVersion}{#Flavor}-windows-x64-setup
 SetupIconFile=..\..\assets\icon.ico
+; The project's licence, shown before installing; it and the third-party notices are in the
+; installed folder too (_internal\subtitler\), and the app shows them under About.
+LicenseFile=..\..\LICENSE
 UninstallDisplayIcon={app}\{#AppExe}
 UninstallDisplayName={#AppName}
 Compression=lzma2
@@ -69,3 +72,4 @@ Filename: "{app}\{#AppExe}"; Description: "{cm:LaunchProgram,{#AppName}}"; Flags
 ; Files the app may write next to itself; settings, models and transcripts stay in the user's
 ; profile (delete %LOCALAPPDATA%\subtitler by hand to remove them).
 Type: filesandordirs; Name: "{app}\_internal\__pycache__"
+Type: filesandordirs; Name: "{app}\_internal\av\__pycache__"

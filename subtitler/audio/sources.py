@@ -1,7 +1,15 @@
-"""Replay an audio file as a stream of blocks, at 1x or as fast as possible."""
+"""Replay an audio file as a stream of blocks, at 1x or as fast as possible.
+
+Files are decoded with PyAV (FFmpeg: any format; faster-whisper's own decoder) where it is
+installed, and otherwise with soundfile (libsndfile: WAV, FLAC, Ogg Vorbis and Opus, MP3),
+which has no GPL parts: the installers leave PyAV out, since its wheels carry an FFmpeg built
+with x264 and x265 (GPL; packaging/README.md, "FFmpeg").
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -11,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from subtitler.audio.resample import Samples
+from subtitler.audio.resample import Samples, StreamResampler
 from subtitler.types import AudioBlock
 
 RATE = 16000
@@ -22,8 +30,31 @@ class AudioFileError(RuntimeError):
     """A file that is missing or cannot be decoded; the message is meant for the user."""
 
 
+SOUNDFILE_BLOCK = 1 << 16  # frames read at a time without PyAV
+
+
+@functools.cache
+def pyav_available() -> bool:
+    """Whether the real PyAV can be imported (the installers carry a stand-in: it lets
+    faster-whisper import, and decodes nothing)."""
+    if importlib.util.find_spec("av") is None:
+        return False
+    import av
+
+    return not getattr(av, "SUBTITLER_STAND_IN", False)
+
+
 def load_audio(path: str | Path) -> Samples:
-    """Decode any file faster-whisper can (via PyAV) to 16 kHz mono float32."""
+    """Decode an audio file to 16 kHz mono float32: as faster-whisper does (PyAV) where PyAV
+    is installed, else with soundfile."""
+    if not pyav_available():
+        p = Path(path)
+        if not p.is_file():
+            raise AudioFileError(f"audio file not found: {p}")
+        got = list(_soundfile_blocks(p, opening=True))
+        if not got or not sum(len(b) for b in got):
+            raise AudioFileError(f"cannot decode audio file {p}: no audio samples")
+        return np.concatenate(got)
     # Decoding lives with the other faster_whisper use, imported only when a file is played.
     from subtitler.asr.backend import AsrError
     from subtitler.asr.faster_whisper import decode_audio_file
@@ -32,6 +63,25 @@ def load_audio(path: str | Path) -> Samples:
         return decode_audio_file(path)
     except AsrError as e:
         raise AudioFileError(str(e)) from None
+
+
+def _soundfile_blocks(path: Path, opening: bool) -> Iterator[Samples]:
+    """A file decoded by libsndfile, as 16 kHz mono float32 blocks (channels averaged)."""
+    import soundfile
+
+    got = 0
+    try:
+        with soundfile.SoundFile(str(path)) as f:
+            resample = StreamResampler(f.samplerate, RATE)
+            for block in f.blocks(SOUNDFILE_BLOCK, dtype="float32", always_2d=True):
+                out = resample(block.mean(axis=1))
+                got += len(out)
+                if len(out):
+                    yield out
+    except Exception as e:  # libsndfile's error for a format it cannot read, or a cut file
+        if opening and got == 0:
+            raise AudioFileError(f"cannot decode audio file {path}: {type(e).__name__}: {e}") from e
+        log.warning("%s: decoding stopped after %.1f s: %s", path, got / RATE, e)
 
 
 def rechunk(chunks: Iterable[Samples], n: int) -> Iterator[Samples]:
@@ -65,7 +115,8 @@ class AudioStream:
     flat whatever the file's length (decoding it whole held 600 MB for a 2-hour file).
 
     The same decoding as faster-whisper's ``decode_audio`` (PyAV, resampled to 16-bit mono
-    16 kHz, frames that fail to decode skipped), so the samples are the same. ``loop`` plays
+    16 kHz, frames that fail to decode skipped), so the samples are the same; without PyAV,
+    soundfile's (see the module's docstring). ``loop`` plays
     the file that many times with ``gap_s`` of silence between, decoding it afresh each time
     rather than holding copies. A file that is missing or cannot be decoded at all fails here,
     at open; one that breaks off later ends there (with a warning in the log).
@@ -97,6 +148,9 @@ class AudioStream:
             yield from self._decoded(opening=i == 0)
 
     def _decoded(self, opening: bool) -> Iterator[Samples]:
+        if not pyav_available():
+            yield from _soundfile_blocks(self.path, opening)
+            return
         import av
 
         got = 0

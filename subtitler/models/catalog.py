@@ -6,6 +6,7 @@ validates it, failing with one line that names the entry and field at fault.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -17,6 +18,7 @@ from subtitler import user_files
 from subtitler.mt.prompts import BUILTIN
 
 CATALOG_FILE = Path(__file__).with_name("catalog.toml")
+LICENCES_FILE = Path(__file__).with_name("licences.toml")
 MAX_BYTES = 1 * user_files.MB  # the packaged catalog is about 10 kB
 # Local entries ("local = ...") are relative to the source checkout's root.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +31,8 @@ MULTILINGUAL = "*"
 # An id is a folder name under the models folder: plain on every OS, never "." or "..".
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+# A revision: a commit (40 hex digits), a branch or a tag; it becomes part of the file's URL.
+_REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*\Z")
 # Characters Windows refuses in file names (and ':' would name a drive or a stream).
 _BAD_CHARS = set('\\:<>"|?*') | {chr(c) for c in range(32)} | {"\x7f"}
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"{d}{i}" for d in ("com", "lpt") for i in range(10)}
@@ -46,6 +50,30 @@ class CatalogError(ValueError):
 class UnknownModelError(KeyError):
     def __str__(self) -> str:  # KeyError quotes its argument; this message is for people
         return str(self.args[0]) if self.args else "unknown model"
+
+
+@dataclass(frozen=True)
+class Licence:
+    """What a model's licence allows, in plain words (licences.toml)."""
+
+    id: str  # the SPDX id, or the publisher's name for it
+    name: str
+    commercial: bool  # may it be used at work, for commercial purposes
+    words: str  # what it allows, in plain words
+    territory: str = ""  # where it does not apply ("": everywhere it does)
+    url: str = ""
+
+    @property
+    def at_work(self) -> str:
+        """Whether a company may use it, in a few words (a column of the Models window)."""
+        if not self.commercial:
+            return "no"  # (why: the licence in plain words, beside it)
+        return f"yes, but not in {self.territory}" if self.territory else "yes"
+
+    def describe(self) -> str:
+        """One sentence for the user: the licence, what it allows, where it does not apply."""
+        where = f"; it does not apply in {self.territory}" if self.territory else ""
+        return f"{self.name}: {self.words}{where}"
 
 
 @dataclass(frozen=True)
@@ -77,6 +105,24 @@ class CatalogEntry:
     template: str | None = None  # mt: prompt template name
     size_name: str | None = None  # asr: faster-whisper size name
     shape: str | None = None  # mt: its key in the planner's cost table (models/hardware.py)
+    terms: Licence | None = None  # what ``licence`` allows (licences.toml)
+
+    @property
+    def commercial(self) -> bool:
+        """Its licence allows use at work (False when its terms are not known)."""
+        return self.terms is not None and self.terms.commercial
+
+    @property
+    def licence_text(self) -> str:
+        """The licence in plain words, for the user before a download."""
+        if self.terms is None:
+            return f"licence {self.licence} (its terms are not in the catalog)"
+        return self.terms.describe()
+
+    @property
+    def at_work(self) -> str:
+        """Whether a company may use it, in a few words."""
+        return self.terms.at_work if self.terms is not None else "not known"
 
     @property
     def downloadable(self) -> bool:
@@ -215,6 +261,9 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
         raise CatalogError(f"{where}: needs exactly one of 'repo' or 'local'")
     if repo is not None and not _REPO.match(repo):
         raise CatalogError(f"{where}: repo must be 'owner/name', got {repo!r}")
+    revision = _opt(raw, "revision", str, where)
+    if revision is not None and (not _REVISION.match(revision) or ".." in revision):
+        raise CatalogError(f"{where}: revision must be a commit, branch or tag, got {revision!r}")
     files = tuple(_parse_file(f, where) for f in _req(raw, "files", list, where))
     if not files or all(f.optional for f in files):
         raise CatalogError(f"{where}: needs at least one required file")
@@ -256,7 +305,7 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
         languages=tuple(x.lower() for x in langs),
         speed=speed,
         repo=repo,
-        revision=_opt(raw, "revision", str, where) or "main",
+        revision="main" if revision is None else revision,
         local=local,
         template=template,
         size_name=size_name,
@@ -264,14 +313,60 @@ def _parse_entry(raw: Any, i: int) -> CatalogEntry:
     )
 
 
+def parse_licences(raw: Any, where: str = "licence") -> dict[str, Licence]:
+    """The [licence."ID"] tables of a catalog or of licences.toml."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{where}: not a table of licences")
+    out = {}
+    for lid, table in raw.items():
+        at = f'{where}."{lid}"'
+        if not isinstance(table, dict):
+            raise CatalogError(f"{at}: not a table")
+        extra = sorted(set(table) - {"name", "commercial", "words", "territory", "url"})
+        if extra:
+            raise CatalogError(f"{at}: unknown field(s) {', '.join(extra)}")
+        out[lid] = Licence(
+            id=lid,
+            name=_req(table, "name", str, at),
+            commercial=_req(table, "commercial", bool, at),
+            words=_req(table, "words", str, at),
+            territory=_opt(table, "territory", str, at) or "",
+            url=_opt(table, "url", str, at) or "",
+        )
+    return out
+
+
+def _known_licences() -> dict[str, Licence]:
+    try:
+        data = tomllib.loads(user_files.read_text(LICENCES_FILE, MAX_BYTES))
+    except (user_files.FileProblem, tomllib.TOMLDecodeError) as e:
+        raise CatalogError(f"model licences {LICENCES_FILE.name}: {e}") from None
+    return parse_licences(data.get("licence"), LICENCES_FILE.name)
+
+
 def parse_catalog(data: Mapping[str, Any], *, include_missing_local: bool = False) -> Catalog:
-    """Validate parsed TOML. Local entries whose file is absent are dropped unless asked."""
+    """Validate parsed TOML. Local entries whose file is absent are dropped unless asked.
+
+    Every model's licence must be known (licences.toml, or the catalog's own [licence."ID"]
+    tables), and the defaults offered at first run only models whose licence allows use at
+    work."""
     if data.get("schema") != 1:
         raise CatalogError(f"unsupported catalog schema {data.get('schema')!r} (expected 1)")
     raw_models = data.get("model")
     if not isinstance(raw_models, list) or not raw_models:
         raise CatalogError("the catalog lists no [[model]] entries")
-    entries = [_parse_entry(r, i) for i, r in enumerate(raw_models)]
+    licences = {**_known_licences(), **parse_licences(data.get("licence"))}
+    entries = []
+    for i, raw in enumerate(raw_models):
+        e = _parse_entry(raw, i)
+        if e.licence not in licences:
+            raise CatalogError(
+                f"model {e.id!r}: licence {e.licence!r} is not described "
+                f'(add a [licence."{e.licence}"] table: what it allows, in plain words)'
+            )
+        entries.append(dataclasses.replace(e, terms=licences[e.licence]))
     ids = [e.id for e in entries]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
@@ -287,6 +382,11 @@ def parse_catalog(data: Mapping[str, Any], *, include_missing_local: bool = Fals
         for mid, kind in [(asr, "asr"), *((m, "mt") for m in mt)]:
             if mid not in by_id or by_id[mid].kind != kind:
                 raise CatalogError(f"{where}: {mid!r} is not an {kind} model of the catalog")
+            if not by_id[mid].commercial:
+                raise CatalogError(
+                    f"{where}: {mid!r} cannot be a default: its licence "
+                    f"({by_id[mid].licence}) does not allow use at work"
+                )
         defaults[tier] = TierDefaults(asr, mt)
     if not include_missing_local:
         entries = [e for e in entries if e.local_path is None or e.local_path.is_file()]

@@ -115,6 +115,9 @@ def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
                 "memory_mb": e.memory_mb,
                 "speed": e.speed,
                 "licence": e.licence,
+                "commercial": e.commercial,
+                "at_work": e.at_work,
+                "licence_text": e.licence_text,
                 "languages": list(e.languages),
                 "template": e.template,
                 "status": dl.status(e, root),
@@ -125,7 +128,7 @@ def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     # The languages last, whole: a long list runs on without pushing the other columns.
-    head = ("ID", "KIND", "SIZE", "MEMORY", "SPEED", "LICENCE", "STATUS", "LANGUAGES")
+    head = ("ID", "KIND", "SIZE", "MEMORY", "SPEED", "LICENCE", "AT WORK", "STATUS", "LANGUAGES")
     table = [head] + [
         (
             r["id"],
@@ -134,6 +137,7 @@ def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
             size_text(r["memory_mb"]),
             r["speed"],
             r["licence"],
+            r["at_work"],
             STATUS_WORDS.get(r["status"], r["status"]),
             "multilingual" if "*" in r["languages"] else ",".join(r["languages"]),
         )
@@ -142,6 +146,13 @@ def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    # What each licence allows, in plain words, before anything is downloaded.
+    said = {r["licence"]: r["licence_text"] for r in rows}
+    if said:
+        print("\nLicences, what each allows:")
+    width = max(map(len, said), default=0)
+    for lid, text in said.items():
+        print(f"  {lid.ljust(width)}  {text}")
     return 0
 
 

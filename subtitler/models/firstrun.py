@@ -40,7 +40,6 @@ from subtitler.models.resolve import ModelState as ModelState
 from subtitler.models.resolve import Role, asr_state, mt_state
 
 ROLE_NAMES: dict[Role, str] = {"asr": "speech model", "mt": "translation model"}
-NON_COMMERCIAL = "NC"
 
 
 @dataclass(frozen=True)
@@ -82,8 +81,9 @@ def choose_defaults(
             asr = _affordable_asr(catalog, hw, src_lang, asr)
         mts = [catalog.get(m) for m in d.mt]
         mt = next((m for m in mts if m.supports(src_lang) and m.supports(tgt_lang)), None)
-        if mt is None:
-            mt = next((m for m in catalog.of_kind("mt") if m.repo and "*" in m.languages), None)
+        if mt is None:  # (a default: its licence must allow use at work, as the tiers')
+            at_work = [m for m in catalog.of_kind("mt") if m.repo and m.commercial]
+            mt = next((m for m in at_work if "*" in m.languages), None)
         if not hw.llama_gpu_offload:  # llama.cpp on the CPU: the translator must keep up
             room = None if usable is None else usable - asr.memory_mb * MB - RESERVE_BYTES
             mt = affordable_mt(catalog, hw, src_lang, tgt_lang, room) or mt
@@ -99,14 +99,16 @@ def choose_defaults(
 def affordable_mt(
     catalog: Catalog, hw: HardwareInfo, src_lang: str, tgt_lang: str, room: int | None
 ) -> CatalogEntry | None:
-    """The largest downloadable translator for the pair that keeps up with speech on the
-    threads the plan gives translation (measured costs: hardware.translator_load) and fits
-    in ``room`` bytes; if none keeps up, the one that comes closest. None: no measured one."""
+    """The largest downloadable translator usable at work for the pair that keeps up with
+    speech on the threads the plan gives translation (measured costs: hardware.translator_load)
+    and fits in ``room`` bytes; if none keeps up, the one that comes closest. None: no measured
+    one."""
     threads = plan_runtime(hw).mt_threads
     known = [
         (load, e)
         for e in catalog.of_kind("mt")
-        if e.repo and e.shape and e.supports(src_lang) and e.supports(tgt_lang)
+        if e.repo and e.shape and e.commercial  # a default: usable at work
+        and e.supports(src_lang) and e.supports(tgt_lang)
         and (room is None or e.memory_mb * MB <= room)
         and (load := translator_load(e.shape, threads)) is not None
     ]  # fmt: skip
@@ -161,10 +163,7 @@ def _affordable_asr(
 
 
 def _describe(entry: CatalogEntry) -> str:
-    lic = f"licence {entry.licence}"
-    if NON_COMMERCIAL in entry.licence:
-        lic += ", non-commercial use only"
-    return f"{entry.name} · {size_label(entry.size_mb)} · {lic}"
+    return f"{entry.name} · {size_label(entry.size_mb)} · {entry.licence_text}"
 
 
 def size_label(mb: int) -> str:

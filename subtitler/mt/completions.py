@@ -1,13 +1,16 @@
-"""A client for OpenAI-compatible completion servers (vLLM, llama-cpp-python's server): the
-three calls SSBD needs from a translator that runs on another machine.
+"""A client for OpenAI-compatible servers (vLLM, SGLang, llama-cpp-python's server, llama.cpp's
+llama-server, LM Studio, Ollama): the calls a translator that runs on another machine needs.
 
-* ``tokenize``: the server's own tokenizer, so the client knows exactly which tokens a prompt
-  and a draft become there (``/extras/tokenize`` on llama-cpp-python, ``/tokenize`` on vLLM).
+* ``tokenize``: the server's own tokenizer where it has a route for it (``/extras/tokenize`` on
+  llama-cpp-python, ``/tokenize`` on vLLM, SGLang and llama-server; Ollama and LM Studio have
+  none: :meth:`CompletionsClient.find_tokenizer` says so, and the translator counts by length).
 * ``verify``: one ``/v1/completions`` request over prompt + draft with ``echo`` and
   ``logprobs``: the log-probability of every draft token and of the best token at its position
   (the biased rule needs nothing else), and whether the model would end right after the draft.
 * ``generate``: greedy continuation (temperature 0), streamed, so an update that is superseded
   is dropped within milliseconds and the server stops computing it.
+* ``chat``: the same over ``/v1/chat/completions``, for a server whose completions route cannot
+  take a prompt as written (Ollama's wraps it in the model's chat template).
 
 Prompts travel as text: llama-cpp-python's server accepts only text, and the tokens it makes of
 that text are checked against ``tokenize`` (the ``usage.prompt_tokens`` of every verify).
@@ -44,6 +47,9 @@ log = logging.getLogger(__name__)
 POLL_S = 0.005  # how often a waiting call looks at its abort callback
 RETRY_BACKOFF_S = (0.2, 0.5)  # pauses before the bounded retries of a failed connection
 MAX_ERROR_TEXT = 160  # characters of a server's own error message quoted in ours
+# A verify request: the prompt's tokens echoed with their log-probabilities, and the best
+# token's at each place (the draft token's own comes with the echo).
+ECHO: dict[str, Any] = {"echo": True, "logprobs": 1}
 
 
 class ServerError(RuntimeError):
@@ -53,14 +59,28 @@ class ServerError(RuntimeError):
     the next call; otherwise it answered something this client cannot use.
     """
 
-    def __init__(self, message: str, *, transient: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        status: int | None = None,
+        no_route: bool = False,
+    ) -> None:
         super().__init__(message)
         self.transient = transient
+        self.status = status  # the HTTP status, when the server answered one
+        self.no_route = no_route  # the server has no such route (404, or LM Studio's 200)
 
 
 class NoPromptLogprobs(ServerError):
     """The server does not return log-probabilities for the prompt (``echo`` + ``logprobs``),
     or returns them misaligned: it cannot verify a draft."""
+
+
+class DraftNotAligned(ServerError):
+    """The draft does not start on a token of its own in the server's echo (a token spans the
+    prompt's end and the draft's start): there is nothing to verify this time."""
 
 
 class UnusableLogprobs(ServerError):
@@ -78,6 +98,9 @@ class ServerTimeout(ServerError):
 
 class Aborted(Exception):
     """The caller's abort callback fired; the request was dropped."""
+
+
+OLLAMA_FINGERPRINT = "fp_ollama"  # every OpenAI-route answer of Ollama (openai/openai.go)
 
 
 @dataclass(frozen=True)
@@ -171,6 +194,7 @@ class CompletionsClient:
         self._conn: http.client.HTTPConnection | None = None
         self._lock = threading.Lock()  # guards _conn against close() from another thread
         self._tokenize_route: tuple[str, str] | None = None  # (path, body key), found once
+        self._no_tokenizer = False  # looked for, and there is none
         self.model = settings.model
 
     # -- the three calls -------------------------------------------------------------------
@@ -188,57 +212,82 @@ class CompletionsClient:
             raise ServerError(f"{self.where} answered /v1/models without a list of models")
         return data
 
+    @property
+    def has_tokenizer(self) -> bool | None:
+        """Whether the server has a tokenize route (None: not looked for yet)."""
+        if self._tokenize_route is not None:
+            return True
+        return False if self._no_tokenizer else None
+
+    def find_tokenizer(self, deadline: float | None = None) -> bool:
+        """Look once for the server's tokenize route; False: it has none (Ollama, LM Studio),
+        and tokens are counted by length. A route is taken only when it turns a word into at
+        least one token: llama-server answers a body without its ``content`` key with an empty
+        list (``handle_tokenize``), and LM Studio answers any route it lacks with HTTP 200 and
+        an ``error`` (lmstudio-ai/lmstudio-bug-tracker#618)."""
+        if self._tokenize_route is not None or self._no_tokenizer:
+            return self._tokenize_route is not None
+        for path, key in (
+            (f"{self._root}/extras/tokenize", "input"),  # llama-cpp-python
+            (f"{self._root}/tokenize", "prompt"),  # vLLM, SGLang
+            (f"{self._root}/tokenize", "content"),  # llama.cpp's llama-server
+        ):
+            try:
+                tokens = self._tokens(path, key, "Hello", deadline)
+            except ServerError as e:
+                if e.transient and e.status in (None, 503):
+                    raise  # down, unreachable or loading: nothing learnt about the routes
+                log.debug("%s: no tokenizer at %s (%s)", self.where, path, e)
+                continue
+            if tokens:
+                self._tokenize_route = (path, key)
+                return True
+        self._no_tokenizer = True
+        log.info("%s has no tokenize route: tokens are counted by length", self.where)
+        return False
+
     def tokenize(self, text: str, deadline: float | None = None) -> list[int]:
         """The tokens the server makes of ``text`` as a completion prompt (BOS included where
-        the model adds one)."""
-        routes = (
-            [self._tokenize_route]
-            if self._tokenize_route
-            else [
-                (f"{self._root}/extras/tokenize", "input"),  # llama-cpp-python
-                (f"{self._root}/tokenize", "prompt"),  # vLLM
-                (f"{self._root}/tokenize", "content"),  # llama.cpp's llama-server
-            ]
-        )
-        last: ServerError | None = None
-        for path, key in routes:
-            try:
-                got = self._json("POST", path, {key: text, "model": self.model}, None, deadline)
-            except ServerError as e:
-                if e.transient or self._tokenize_route:
-                    raise
-                last = e
-                continue
-            tokens = got.get("tokens") if isinstance(got, dict) else None
-            if not isinstance(tokens, list) or not all(
-                isinstance(t, int) and not isinstance(t, bool) for t in tokens
-            ):
-                raise ServerError(f"{self.where} answered {path} without a list of token ids")
-            self._tokenize_route = (path, key)
-            return tokens
-        raise ServerError(
-            f"{self.where} has no tokenizer endpoint (/extras/tokenize or /tokenize: {last}); "
-            "SSBD needs one to know the tokens it verifies"
-        )
+        the model adds one). Only for a server that has a tokenize route (find_tokenizer)."""
+        if not self.find_tokenizer(deadline):
+            raise ServerError(f"{self.where} has no tokenize route")
+        assert self._tokenize_route is not None
+        return self._tokens(*self._tokenize_route, text, deadline)
+
+    def _tokens(self, path: str, key: str, text: str, deadline: float | None) -> list[int]:
+        got = self._json("POST", path, {key: text, "model": self.model}, None, deadline)
+        tokens = got.get("tokens") if isinstance(got, dict) else None
+        if not isinstance(tokens, list) or not all(
+            isinstance(t, int) and not isinstance(t, bool) for t in tokens
+        ):
+            raise ServerError(f"{self.where} answered {path} without a list of token ids")
+        return tokens
+
+    def completion(
+        self,
+        prompt: str,
+        max_tokens: int,
+        extra: dict[str, Any] | None = None,
+        should_abort: Callable[[], bool] | None = None,
+        deadline: float | None = None,
+    ) -> Any:
+        """One greedy ``/v1/completions`` answer, not streamed, as the server sent it."""
+        body = {**self._greedy(max_tokens), "prompt": prompt, **(extra or {})}
+        return self._json("POST", f"{self._api}/completions", body, should_abort, deadline)
 
     def verify(
         self,
         prompt: str,
         draft: str,
-        tokens: Sequence[int],
-        n_draft: int,
+        tokens: Sequence[int] | None,
+        n_draft: int | None,
         should_abort: Callable[[], bool] | None = None,
         deadline: float | None = None,
     ) -> DraftCheck:
         """Score the draft: the last ``n_draft`` of ``tokens`` (what the server makes of
-        ``prompt + draft``)."""
-        body = {
-            **self._greedy(1),
-            "prompt": prompt + draft,
-            "echo": True,
-            "logprobs": 1,  # the best token; the draft token's own comes with the echo
-        }
-        got = self._json("POST", f"{self._api}/completions", body, should_abort, deadline)
+        ``prompt + draft``); both None for a server without a tokenize route, where the draft's
+        tokens are read off the echo (parse_echo)."""
+        got = self.completion(prompt + draft, 1, ECHO, should_abort, deadline)
         return parse_echo(got, tokens, n_draft, draft, self.where)
 
     def generate(
@@ -256,14 +305,12 @@ class CompletionsClient:
             return out
         body = {**self._greedy(max_tokens), "prompt": text, "stream": True}
 
+        path = f"{self._api}/completions"
+
         def on_line(line: bytes) -> None:
-            line = line.strip()
-            if not line.startswith(b"data:"):
-                return  # blank separators, ": ping" comments, "event:" lines
-            data = line[5:].strip()
-            if data == b"[DONE]":
+            chunk = _event(line, self.where, path)
+            if chunk is None:
                 return
-            chunk = _loads(data, self.where)
             choice = _first_choice(chunk, self.where)
             piece = choice.get("text")
             if not isinstance(piece, str):
@@ -277,14 +324,63 @@ class CompletionsClient:
                 out.finish = "length"  # the budget: read no further (the server may go on)
                 raise _Enough
 
-        status, raw = self._exchange(
-            "POST", f"{self._api}/completions", body, should_abort, deadline, on_line=on_line
-        )
+        status, raw = self._exchange("POST", path, body, should_abort, deadline, on_line=on_line)
         if status != 200:
-            raise self._http_error(status, raw, f"{self._api}/completions")
+            raise self._http_error(status, raw, path)
         if not out.finish:
             raise ServerError(
                 f"{self.where} ended the stream before the completion finished", transient=True
+            )
+        return out
+
+    def chat(
+        self,
+        messages: Sequence[dict[str, str]],
+        max_tokens: int,
+        should_abort: Callable[[], bool] | None = None,
+        deadline: float | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> Generated:
+        """The assistant's answer to ``messages`` (greedy, streamed, at most ``max_tokens``
+        tokens): each chunk's ``delta.content``; a thinking model's ``delta.reasoning`` (Ollama)
+        or ``reasoning_content`` (vLLM, SGLang) is not part of it."""
+        out = Generated()
+        if max_tokens <= 0:
+            out.finish = "length"
+            return out
+        body = {
+            **self._greedy(max_tokens),
+            "messages": list(messages),
+            "stream": True,
+            **(extra or {}),
+        }
+
+        path = f"{self._api}/chat/completions"
+
+        def on_line(line: bytes) -> None:
+            chunk = _event(line, self.where, path)
+            if chunk is None:
+                return
+            choice = _first_choice(chunk, self.where)
+            delta = choice.get("delta")
+            piece = delta.get("content") if isinstance(delta, dict) else None
+            finish = choice.get("finish_reason")
+            if isinstance(piece, str) and piece:
+                out.pieces.append(piece)
+            elif piece is not None and not isinstance(piece, str):
+                raise ServerError(f"{self.where} streamed a chat answer without text")
+            if isinstance(finish, str) and finish:
+                out.finish = finish
+            elif len(out.pieces) >= max_tokens:
+                out.finish = "length"
+                raise _Enough
+
+        status, raw = self._exchange("POST", path, body, should_abort, deadline, on_line=on_line)
+        if status != 200:
+            raise self._http_error(status, raw, path)
+        if not out.finish:
+            raise ServerError(
+                f"{self.where} ended the stream before the answer finished", transient=True
             )
         return out
 
@@ -317,16 +413,29 @@ class CompletionsClient:
         status, raw = self._exchange(method, path, body, should_abort, deadline)
         if status != 200:
             raise self._http_error(status, raw, path)
-        return _loads(raw, self.where)
+        got = _loads(raw, self.where)
+        if (why := _error_in_body(got)) is not None:
+            # LM Studio answers a route it does not have with HTTP 200 and an error
+            # (lmstudio-ai/lmstudio-bug-tracker#618): no such route, as a 404 would say.
+            raise ServerError(f"{self.where} answered {path}: {why}", no_route=True)
+        return got
 
     def _http_error(self, status: int, raw: bytes, path: str) -> ServerError:
         detail = _error_detail(raw)
         tail = f": {detail}" if detail else ""
         if status in (401, 403):
-            return ServerError(f"{self.where} refused the API key (HTTP {status}){tail}")
+            return ServerError(
+                f"{self.where} refused the API key (HTTP {status}){tail}", status=status
+            )
         if status == 404:
-            return ServerError(f"{self.where} has no {path} (HTTP 404): is the address right?")
-        return ServerError(f"{self.where} answered HTTP {status}{tail}", transient=status >= 500)
+            return ServerError(
+                f"{self.where} has no {path} (HTTP 404): is the address right?",
+                status=status,
+                no_route=True,
+            )
+        return ServerError(
+            f"{self.where} answered HTTP {status}{tail}", transient=status >= 500, status=status
+        )
 
     def _exchange(
         self,
@@ -489,6 +598,40 @@ def _loads(raw: bytes, where: str) -> Any:
         ) from None
 
 
+def _event(line: bytes, where: str, path: str) -> Any:
+    """The JSON of one line of a stream of server-sent events (None: a blank separator, a
+    ": ping" comment, an "event:" line or the closing ``[DONE]``). A line that is a whole JSON
+    error instead of events (LM Studio's HTTP 200 for a route it lacks) is that error."""
+    line = line.strip()
+    if line.startswith(b"{"):
+        try:
+            got = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            got = None
+        if (why := _error_in_body(got)) is not None:
+            raise ServerError(f"{where} answered {path}: {why}", no_route=True)
+        return None
+    if not line.startswith(b"data:"):
+        return None
+    data = line[5:].strip()
+    if data == b"[DONE]":
+        return None
+    return _loads(data, where)
+
+
+def _error_in_body(got: Any) -> str | None:
+    """The error a server put in a successful answer instead of what was asked for (LM Studio:
+    ``{"error": "Unexpected endpoint or method. (POST /tokenize)"}`` with HTTP 200)."""
+    if not isinstance(got, dict) or "error" not in got:
+        return None
+    if any(k in got for k in ("choices", "data", "tokens")):
+        return None
+    err = got["error"]
+    if isinstance(err, dict):
+        err = err.get("message", err)
+    return _one_line(str(err))
+
+
 def _error_detail(raw: bytes) -> str:
     """The server's own reason, from the usual JSON error shapes, else its text."""
     try:
@@ -525,9 +668,17 @@ def _ambiguous(text: str) -> bool:
     return text == "" or "\ufffd" in text
 
 
-def parse_echo(got: Any, tokens: Sequence[int], n_draft: int, draft: str, where: str) -> DraftCheck:
+def parse_echo(
+    got: Any, tokens: Sequence[int] | None, n_draft: int | None, draft: str, where: str
+) -> DraftCheck:
     """The draft's log-probabilities from an ``echo`` + ``logprobs`` completion over
     ``tokens`` (the prompt, then ``n_draft`` tokens of the text ``draft``), ``max_tokens`` 1.
+
+    Without the tokens (a server with no tokenize route: SGLang before its ``/tokenize``,
+    sgl-project/sglang#9545) only the OpenAI layout can be read, and the draft is the run of
+    last prompt entries whose texts make up the draft exactly (DraftNotAligned when none
+    does: a token that spans the prompt's end and the draft's start, a character split over
+    tokens).
 
     Entries are counted from the end: the generated token (when there is one), then the draft.
     Two layouts occur. The OpenAI one (vLLM): one entry per prompt token, then one per
@@ -553,7 +704,7 @@ def parse_echo(got: Any, tokens: Sequence[int], n_draft: int, draft: str, where:
     g = usage.get("completion_tokens") if isinstance(usage, dict) else None
     if not isinstance(n, int) or not isinstance(g, int):
         raise ServerError(f"{where} answered a completion without token counts (usage)")
-    if n != len(tokens):
+    if tokens is not None and n != len(tokens):
         raise ServerError(
             f"{where} read the prompt as {n} tokens, its tokenizer said {len(tokens)}"
         )
@@ -564,6 +715,18 @@ def parse_echo(got: Any, tokens: Sequence[int], n_draft: int, draft: str, where:
         raise ServerError(f"{where} returned log-probability lists of different lengths")
     finish = choice.get("finish_reason")
     eos_next = finish == "stop"
+    if tokens is None or n_draft is None:
+        if count <= n or count - n != g:
+            raise NoPromptLogprobs(
+                f"{where} returned prompt log-probabilities that do not line up with the "
+                f"prompt ({count} for {n} tokens): it cannot verify drafts"
+            )
+        found = _draft_span(labels[:n], draft)
+        if found is None:
+            raise DraftNotAligned(f"{where}: the draft's tokens are not its own in the echo")
+        return _draft_check(
+            labels, values, tops, offsets, count, g, found, draft, eos_next, n, where
+        )
     first = tokens[0] if tokens else None
     skipped = sum(1 for t in tokens if t == first)
     if count > n:  # the OpenAI layout: every prompt token, then the generated one(s)
@@ -593,6 +756,25 @@ def parse_echo(got: Any, tokens: Sequence[int], n_draft: int, draft: str, where:
             f"({count} for {n} tokens; llama-cpp-python does this for models whose prompt "
             "does not start with their BOS token): it cannot verify drafts"
         )
+    return _draft_check(
+        labels, values, tops, offsets, count, after, n_draft, draft, eos_next, n, where
+    )
+
+
+def _draft_check(
+    labels: list[Any],
+    values: list[Any],
+    tops: list[Any],
+    offsets: Any,
+    count: int,
+    after: int,
+    n_draft: int,
+    draft: str,
+    eos_next: bool,
+    n: int,
+    where: str,
+) -> DraftCheck:
+    """The draft's ``n_draft`` entries, which end ``after`` entries before the last."""
     start = count - after - n_draft
     out = DraftCheck([], [], [], [], eos_next, n)
     labels_seen: list[str] = []
@@ -614,6 +796,22 @@ def parse_echo(got: Any, tokens: Sequence[int], n_draft: int, draft: str, where:
         labels_seen.append(label)
     out.pieces = _draft_pieces(labels_seen, offsets, start, after, count, draft)
     return out
+
+
+def _draft_span(labels: Sequence[Any], draft: str) -> int | None:
+    """How many of the last ``labels`` (prompt + draft entries) are the draft: the run whose
+    texts join to exactly ``draft`` (None: no run does)."""
+    text = ""
+    for k in range(1, len(labels) + 1):
+        label = labels[-k]
+        if not isinstance(label, str) or _ambiguous(label):
+            return None
+        text = label + text
+        if text == draft:
+            return k
+        if len(text) >= len(draft) or not draft.endswith(text):
+            return None
+    return None
 
 
 def _draft_pieces(

@@ -87,6 +87,16 @@ class PromptBuilder:
             # translate: it gets the examples and the line only (the decoder still keeps the
             # glossary's translations, mt/terms.py).
             return fewshot_prompt(self.src_lang, self.tgt_lang, text)
+        text = self._with_lines(text, context)
+        if self.template in BUILTIN:
+            return BUILTIN[self.template].format(src=src, tgt=tgt, text=text)
+        assert self.formatter is not None
+        user = INSTRUCTION.format(src=src, tgt=tgt) + f"\n{src}: {text}\n{tgt}:"
+        return self.formatter.apply_chat_template([{"role": "user", "content": user}])
+
+    def _with_lines(self, text: str, context: str) -> str:
+        """``text`` with the context line before it and the glossary line after it."""
+        src, tgt = language_name(self.src_lang), language_name(self.tgt_lang)
         context = " ".join(context.split())
         found = present(text, self.terms) if self.template in TELLS_GLOSSARY else ()
         if context:
@@ -99,11 +109,37 @@ class PromptBuilder:
             # without a glossary.
             pairs = "; ".join(f"{t} = {x}" for t, x in found)
             text = f"{text}\n{GLOSSARY_LINE.format(tgt=tgt, pairs=pairs)}"
-        if self.template in BUILTIN:
-            return BUILTIN[self.template].format(src=src, tgt=tgt, text=text)
-        assert self.formatter is not None
-        user = INSTRUCTION.format(src=src, tgt=tgt) + f"\n{src}: {text}\n{tgt}:"
-        return self.formatter.apply_chat_template([{"role": "user", "content": user}])
+        return text
+
+    def chat_messages(self, text: str, context: str = "") -> list[dict[str, str]]:
+        """The prompt as chat messages, for a server that answers chat requests only and puts
+        them in the model's own chat template itself: each template's instruction, context and
+        glossary lines, without its markers. Qwen3 is asked not to think (its ``/no_think``
+        switch: the template's empty thinking block cannot be sent as a message)."""
+        if self.template == FEWSHOT:
+            raise TemplateError(
+                "a base model (the fewshot prompt) continues text: it needs a server with a "
+                "completions route, not chat only"
+            )
+        src, tgt = language_name(self.src_lang), language_name(self.tgt_lang)
+        text = self._with_lines(" ".join(text.split()), context)
+        instruction = INSTRUCTION.format(src=src, tgt=tgt)
+        if self.template == "qwen3":
+            return [
+                {"role": "system", "content": instruction},
+                {"role": "user", "content": f"{src}: {text} /no_think"},
+            ]
+        if self.template == "chatml":
+            return [
+                {"role": "system", "content": f"Translate {src} to {tgt}."},
+                {"role": "user", "content": text},
+            ]
+        return [{"role": "user", "content": f"{instruction}\n{src}: {text}\n{tgt}:"}]
+
+    @property
+    def target_label(self) -> str:
+        """How the prompts name the target language before its text ("German:")."""
+        return f"{language_name(self.tgt_lang)}:"
 
 
 # Google publishes Gemma's instruction-tuned models under a marked name ("gemma-3-270m-it") and

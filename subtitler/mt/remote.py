@@ -1,5 +1,21 @@
 """Streaming translation on a shared inference server: RT, SSBD and CD over an
-OpenAI-compatible completions API (see :mod:`subtitler.mt.completions`).
+OpenAI-compatible API (see :mod:`subtitler.mt.completions`).
+
+What a server can do is found once, when the app connects (:func:`probe_server`), and said in
+Settings in plain words (:data:`ROUTE_WORDS`):
+
+* prompt log-probabilities come back with ``echo`` on ``/v1/completions`` (vLLM, SGLang,
+  llama-cpp-python's server): SSBD, RT and CD;
+* ``/v1/completions`` takes the prompt as written but returns no prompt log-probabilities
+  (llama.cpp's llama-server, LM Studio): RT and CD; SSBD below beta 0.5 is translated with RT
+  (what beta = 0 would give), from 0.5 on it keeps every draft token without looking, as CD;
+* only ``/v1/chat/completions`` can be used (Ollama: its completions route puts the prompt in
+  the model's chat template, ``openai.FromCompleteRequest`` builds a GenerateRequest without
+  ``raw``): RT, the prompt's lines sent as chat messages.
+
+No tokenize route is needed: where the server has none (Ollama, LM Studio, SGLang before its
+``/tokenize``) tokens are counted by length (:func:`estimate_tokens`) and a draft's tokens are
+read off the verify request's echo.
 
 The LM protocol (full logits rows, one token at a time) does not fit a server, so the update
 is decoded at a higher level, in at most two completion requests:
@@ -25,21 +41,29 @@ Output is kept as token texts ("pieces"), which is all display-only and output m
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
+import math
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from subtitler.config import MtConfig
 from subtitler.mt.completions import (
+    ECHO,
+    OLLAMA_FINGERPRINT,
     Aborted,
     CompletionsClient,
+    DraftNotAligned,
     NoPromptLogprobs,
     ServerError,
     ServerSettings,
     ServerTimeout,
     UnusableLogprobs,
+    parse_echo,
 )
 from subtitler.mt.engine import EngineResult, EngineUnavailable, Progress
 from subtitler.mt.glossary import Glossary
@@ -58,6 +82,76 @@ BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # after a failed call, later calls wait 
 
 class ContextTooSmall(ServerError):
     """The server's context cannot hold one update's prompt (and one token of answer)."""
+
+
+class ServerRoute(enum.StrEnum):
+    """How a server is asked, the best it supports (found once: probe_server)."""
+
+    VERIFY = "verify"  # /v1/completions with prompt log-probabilities: SSBD, RT and CD
+    COMPLETIONS = "completions"  # /v1/completions without them: RT and CD
+    CHAT = "chat"  # /v1/chat/completions only: RT
+
+
+# What each route means for the user (Settings), in plain words, and in the terms (tooltip).
+ROUTE_WORDS: dict[ServerRoute, tuple[str, str]] = {
+    ServerRoute.VERIFY: (
+        "Checks each update against the words shown: every way of updating works.",
+        "SSBD, RT and CD: /v1/completions returns prompt log-probabilities with echo",
+    ),
+    ServerRoute.COMPLETIONS: (
+        "Cannot check an update against the words shown: “keeping what is shown” translates "
+        "the line again at every update; “only add words” works.",
+        "RT and CD through /v1/completions; SSBD below β 0.5 is translated with RT: the "
+        "server returns no prompt log-probabilities",
+    ),
+    ServerRoute.CHAT: (
+        "Answers chat requests only: every update translates the whole line again.",
+        "RT through /v1/chat/completions (the server's completions route puts a prompt in the "
+        "model's chat template, or it has none)",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ServerAbilities:
+    """What a server can do for the translator, found once when it connects."""
+
+    route: ServerRoute
+    tokenizer: bool  # it has a tokenize route (else tokens are counted by length)
+    why: str = ""  # why not SSBD, as the server showed it ("" for VERIFY)
+    chat_extra: tuple[tuple[str, str], ...] = ()  # fields every chat request carries
+
+    @property
+    def plain(self) -> str:
+        """One line for Settings, in plain words."""
+        return ROUTE_WORDS[self.route][0]
+
+    @property
+    def terms(self) -> str:
+        """The same in the terms (a tooltip), with how tokens are counted."""
+        count = "tokens counted by the server" if self.tokenizer else "tokens counted by length"
+        why = f" ({self.why})" if self.why else ""
+        return f"{ROUTE_WORDS[self.route][1]}{why}; {count}"
+
+
+_WORD = re.compile(r"\w+|[^\w\s]")
+# Scripts written without spaces, where a model's tokens are about one character each.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+LETTERS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many tokens a model makes of ``text``, for a server that cannot say (no
+    tokenize route): a word one per 4 letters begun, a Chinese, Japanese or Korean character
+    one each, a punctuation mark one. Rather more than a BPE tokenizer makes of common words
+    ("translation" is one token to most, three here): it sets the length cap, which a
+    translation that ends by itself never reaches."""
+    n = 0
+    for m in _WORD.finditer(text):
+        word = m.group()
+        cjk = len(_CJK.findall(word))
+        n += cjk + math.ceil((len(word) - cjk) / LETTERS_PER_TOKEN)
+    return n
 
 
 @dataclass(frozen=True)
@@ -99,8 +193,12 @@ class RemoteTranslator:
         cap: LengthCap | None = None,
         n_ctx: int | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        route: ServerRoute = ServerRoute.VERIFY,
+        chat_extra: dict[str, str] | None = None,
     ) -> None:
         self.client = client
+        self.route = route  # how the server is asked (probe_server)
+        self.chat_extra = dict(chat_extra or {})  # fields every chat request carries
         self.prompts = prompts
         self.options = options
         self.output_mask_k = output_mask_k
@@ -125,11 +223,21 @@ class RemoteTranslator:
             self._tokens.move_to_end(text)
         return got
 
+    def count_tokens(self, text: str, deadline: float | None = None) -> int:
+        """Tokens of ``text`` as a prompt: the server's count where it has a tokenize route,
+        else an estimate by length."""
+        if self.client.find_tokenizer(deadline):
+            return len(self.tokenize(text, deadline))
+        return estimate_tokens(text)
+
     def _source_tokens(self, source: str, deadline: float | None) -> int:
         """As locally: the source alone, without the BOS token the server may add."""
+        source = " ".join(source.split())
+        if not self.client.find_tokenizer(deadline):
+            return estimate_tokens(source)
         if self._bos is None:
             self._bos = len(self.tokenize("", deadline))
-        return max(0, len(self.tokenize(" ".join(source.split()), deadline)) - self._bos)
+        return max(0, len(self.tokenize(source, deadline)) - self._bos)
 
     def decode(
         self,
@@ -146,13 +254,17 @@ class RemoteTranslator:
         clock = self._clock
         st = UpdateStats(method=str(opts.method))
         t0 = clock()
-        prompt = self.prompts.build(source, self.context)
         cap = min(opts.max_new_tokens, self.cap.for_source(self._source_tokens(source, deadline)))
+        if self.route is ServerRoute.CHAT:
+            st.method = str(Method.RT)  # a chat answer cannot continue a draft
+            st.prompt_s = clock() - t0
+            return self._chat(source, cap, st, should_abort, deadline)
+        prompt = self.prompts.build(source, self.context)
         if self.n_ctx is not None:
-            n_prompt = len(self.tokenize(prompt, deadline))
+            n_prompt = self.count_tokens(prompt, deadline)
             if self.context and n_prompt + cap >= self.n_ctx:
                 prompt = self.prompts.build(source)  # as locally: the context gives way
-                n_prompt = len(self.tokenize(prompt, deadline))
+                n_prompt = self.count_tokens(prompt, deadline)
             if n_prompt + 1 >= self.n_ctx:
                 raise ContextTooSmall(
                     f"{self.client.where}: the server's context of {self.n_ctx} tokens is too "
@@ -164,15 +276,19 @@ class RemoteTranslator:
         if opts.method is Method.RT or not text.strip() or cap == 0:
             st.prompt_s = clock() - t0
             return self._continue(prompt, [], cap, st, should_abort, deadline)
-        ids_p = self.tokenize(prompt, deadline)
-        ids = self.tokenize(prompt + text, deadline)
-        m = len(ids) - len(ids_p)
-        st.prompt_tokens = len(ids_p)
-        if m <= 0 or ids[: len(ids_p)] != ids_p:
-            # The draft's first token would merge with the prompt's last: nothing to verify.
-            log.debug("draft does not start on a token boundary; decoding without it")
-            st.prompt_s = clock() - t0
-            return self._continue(prompt, [], cap, st, should_abort, deadline)
+        ids: list[int] | None = None
+        if self.client.find_tokenizer(deadline):
+            ids_p = self.tokenize(prompt, deadline)
+            ids = self.tokenize(prompt + text, deadline)
+            m = len(ids) - len(ids_p)
+            st.prompt_tokens = len(ids_p)
+            if m <= 0 or ids[: len(ids_p)] != ids_p:
+                # The draft's first token would merge with the prompt's last: nothing to verify.
+                log.debug("draft does not start on a token boundary; decoding without it")
+                st.prompt_s = clock() - t0
+                return self._continue(prompt, [], cap, st, should_abort, deadline)
+        else:
+            m = len(draft)  # the draft's pieces: the server's tokens as it streamed them
         st.draft_len = m
         if opts.method is Method.CD or opts.beta >= 0.5:
             # Every draft token is kept (beta >= 0.5 accepts any distribution's token).
@@ -184,9 +300,18 @@ class RemoteTranslator:
             return self._continue(prompt, kept, cap, st, should_abort, deadline)
         st.prompt_s = clock() - t0
         t1 = clock()
-        chk = self.client.verify(prompt, text, ids, m, should_abort, deadline)
+        try:
+            chk = self.client.verify(
+                prompt, text, ids, None if ids is None else m, should_abort, deadline
+            )
+        except DraftNotAligned:
+            log.debug("draft does not start on a token of its own; decoding without it")
+            st.draft_len = 0
+            return self._continue(prompt, [], cap, st, should_abort, deadline)
         st.verify_s = clock() - t1
-        st.verified_tokens = m
+        m = st.draft_len = st.verified_tokens = len(chk.logprob)
+        if ids is None:
+            st.prompt_tokens = chk.prompt_tokens - m
         d = min(accepted_by_logprobs(chk.logprob, chk.best, chk.best_exact, opts.beta), cap)
         # Only tokens whose text is known can be sent back, and a kept part of a character
         # is not text yet: the continuation writes it again.
@@ -201,6 +326,33 @@ class RemoteTranslator:
             st.output_len = d
             return kept, st
         return self._continue(prompt, kept, cap, st, should_abort, deadline)
+
+    def _chat(
+        self,
+        source: str,
+        cap: int,
+        st: UpdateStats,
+        should_abort: Callable[[], bool] | None,
+        deadline: float,
+    ) -> tuple[list[str], UpdateStats]:
+        """RT as a chat request: the prompt's lines as messages, the answer streamed."""
+        t0 = self._clock()
+        messages = self.prompts.chat_messages(source, self.context)
+        try:
+            gen = self.client.chat(messages, cap, should_abort, deadline, self.chat_extra)
+        except Aborted:
+            st.aborted = True
+            st.decode_s = self._clock() - t0
+            return [], st
+        st.decode_s = self._clock() - t0
+        # The completions prompts end in the target's label ("German:"); a chat answer may
+        # start with it.
+        pieces = _without_prefix(gen.pieces, self.prompts.target_label)
+        st.decode_steps = len(gen.pieces)
+        st.output_len = len(pieces)
+        st.ended_by_eos = gen.finish == "stop"
+        st.hit_cap = not st.ended_by_eos
+        return pieces, st
 
     def _continue(
         self,
@@ -271,6 +423,22 @@ class RemoteTranslator:
         self._segment, self._draft = None, []
 
 
+def _without_prefix(pieces: Sequence[str], label: str) -> list[str]:
+    """``pieces`` without a leading ``label`` (and the spaces around it), if they start so."""
+    text = "".join(pieces)
+    stripped = text.lstrip()
+    if not stripped.startswith(label):
+        return list(pieces)
+    cut = len(text) - len(stripped) + len(label)
+    cut += len(text[cut:]) - len(text[cut:].lstrip())
+    out, at = [], 0
+    for piece in pieces:
+        if at + len(piece) > cut:
+            out.append(piece[max(0, cut - at) :])
+        at += len(piece)
+    return out
+
+
 def resolve_server_template(requested: str, model: str) -> str:
     """The prompt template for a server's model: a builtin one, or "auto" by its name."""
     if requested in (*BUILTIN, FEWSHOT):
@@ -291,6 +459,99 @@ def resolve_server_template(requested: str, model: str) -> str:
         f"the {requested!r} prompt template needs the model file; for a server model choose "
         "tower, qwen3, chatml or fewshot"
     )
+
+
+def probe_server(client: CompletionsClient, prompts: PromptBuilder) -> ServerAbilities:
+    """Find once what the server can do, with the requests an update would make (the prompt
+    of a short line, a two-letter draft): prompt log-probabilities with ``echo`` (SSBD), a
+    completions route that takes the prompt as written (RT, CD), or chat only (RT).
+
+    What each server answers (tests/helpers/scripted_server.py acts them out): vLLM and
+    SGLang return the echo's log-probabilities; llama.cpp's llama-server refuses ``echo``
+    with HTTP 500 "Only no echo is supported" (tools/server/server-common.cpp,
+    ``oaicompat_completion_params_parse``; newer builds accept it and return the generated
+    token's log-probability only, ggml-org/llama.cpp#27174); LM Studio ignores both fields
+    (lmstudio-ai/lms#60); Ollama ignores ``echo`` and marks every answer "fp_ollama"."""
+    tokenizer = client.find_tokenizer()
+    prompt, draft = prompts.build("Hello."), "OK"
+    try:
+        got = client.completion(prompt + draft, 1, ECHO)
+    except ServerError as e:
+        if e.no_route:
+            return _chat_only(client, prompts, tokenizer, f"it has no /v1/completions ({e})")
+        if e.status in (401, 403) or (e.transient and e.status in (None, 503)):
+            raise  # down, loading, or the key: nothing learnt about the server
+        # Refused with a reason (llama-server: "Only no echo is supported"): ask once
+        # without echo, as an update without a draft would.
+        said = str(e).removeprefix(client.where).strip()
+        why = f"{client.where} returns no prompt log-probabilities (asked for them, it {said})"
+        try:
+            got = client.completion(prompt, 1)
+        except ServerError as e2:
+            if e2.no_route:
+                return _chat_only(client, prompts, tokenizer, why)
+            raise
+        if _is_ollama(got):
+            return _chat_only(client, prompts, tokenizer, _OLLAMA_WHY, ollama=True)
+        return ServerAbilities(ServerRoute.COMPLETIONS, tokenizer, why)
+    if _is_ollama(got):
+        return _chat_only(client, prompts, tokenizer, _OLLAMA_WHY, ollama=True)
+    try:
+        ids: list[int] | None = None
+        m: int | None = None
+        if tokenizer:
+            ids_p, ids = client.tokenize(prompt), client.tokenize(prompt + draft)
+            m = len(ids) - len(ids_p)
+            if m <= 0:
+                return ServerAbilities(ServerRoute.VERIFY, tokenizer)  # updates will tell
+        parse_echo(got, ids, m, draft, client.where)
+    except (UnusableLogprobs, DraftNotAligned) as e:
+        # The layout is right; these values or this draft could not be used this once.
+        log.info("%s", e)
+    except ServerError as e:
+        if e.transient:
+            raise
+        return ServerAbilities(ServerRoute.COMPLETIONS, tokenizer, str(e))
+    return ServerAbilities(ServerRoute.VERIFY, tokenizer)
+
+
+_OLLAMA_WHY = "Ollama puts a completions prompt in the model's chat template"
+
+
+def _is_ollama(got: Any) -> bool:
+    return isinstance(got, dict) and got.get("system_fingerprint") == OLLAMA_FINGERPRINT
+
+
+def _chat_only(
+    client: CompletionsClient,
+    prompts: PromptBuilder,
+    tokenizer: bool,
+    why: str,
+    *,
+    ollama: bool = False,
+) -> ServerAbilities:
+    """RT through the chat route, if the server answers there. Ollama is told not to think
+    (``reasoning_effort: none`` is its ``think: false``, openai/openai.go): a thinking model's
+    reasoning would spend the line's token budget."""
+    extra = (("reasoning_effort", "none"),) if ollama else ()
+    try:
+        messages = prompts.chat_messages("Hello.")
+    except TemplateError as e:
+        raise ServerError(f"{client.where}: {why}; {e}") from None
+    client.chat(messages, 1, extra=dict(extra))
+    return ServerAbilities(ServerRoute.CHAT, tokenizer, why, extra)
+
+
+def check_server(mt: MtConfig) -> tuple[str, str]:
+    """What the server of ``mt`` can do, asked now (Settings' Check): (plain words, terms).
+    A server that cannot be used raises its one-line ServerError or TemplateError."""
+    engine = RemoteEngine(mt)
+    try:
+        ab = engine.abilities
+        assert ab is not None  # connected (no connect_later)
+        return ab.plain, f"{engine.name}: {ab.terms}"
+    finally:
+        engine.close()
 
 
 def server_settings(mt: MtConfig) -> ServerSettings:
@@ -323,7 +584,7 @@ class RemoteEngine:
         self.glossary = Glossary()
         self._failures = 0
         self._retry_at = 0.0
-        self._ssbd = True
+        self.abilities: ServerAbilities | None = None  # what the server can do (once known)
         self._connected = False
         try:
             self._connect(mt)
@@ -361,40 +622,44 @@ class RemoteEngine:
         self.n_ctx = limit if isinstance(limit, int) and limit > 0 else None
         self.template = resolve_server_template(mt.template, model)
         self.name = f"{model} on {self.client.where}"
+        prompts = PromptBuilder(self.template, mt.src_lang, mt.tgt_lang)
         try:
-            self._ssbd = self._can_verify(mt)  # False: the server cannot verify drafts
+            self.abilities = probe_server(self.client, prompts)
         except ServerError as e:
             raise ServerError(f"translation server: {e}", transient=e.transient) from None
+        self.notice = self._route_notice(mt)
+        if self.notice:
+            log.warning("%s", self.notice)
         self._connected = True
-        log.info("translating on %s with the %r prompt", self.name, self.template)
+        log.info(
+            "translating on %s with the %r prompt: %s",
+            self.name,
+            self.template,
+            self.abilities.terms,
+        )
+
+    def describe(self) -> str:
+        """What this server can do, in plain words (Settings), "" before it connected."""
+        return self.abilities.plain if self.abilities is not None else ""
+
+    def _route_notice(self, mt: MtConfig) -> str:
+        """Said once when the server cannot update the way the settings ask."""
+        ab = self.abilities
+        if ab is None:
+            return ""
+        if ab.route is ServerRoute.CHAT and mt.method != "RT":
+            return (
+                f"{self.client.where} answers chat requests only ({ab.why}): every update "
+                "translates the whole line again (RT)"
+            )
+        if ab.route is ServerRoute.COMPLETIONS and mt.method == "SSBD" and mt.beta < 0.5:
+            return f"{ab.why}; translating with RT instead of SSBD"
+        return ""
 
     def _backoff(self) -> None:
         self._failures += 1
         pause = BACKOFF_S[min(self._failures, len(BACKOFF_S)) - 1]
         self._retry_at = time.monotonic() + pause
-
-    def _can_verify(self, mt: MtConfig) -> bool:
-        """Verify a short draft once, so a server without usable prompt log-probabilities is
-        known (and said, once) before the first line rather than at it."""
-        prompts = PromptBuilder(self.template, mt.src_lang, mt.tgt_lang)
-        prompt, draft = prompts.build("Hello."), "OK"
-        ids_p = self.client.tokenize(prompt)
-        ids = self.client.tokenize(prompt + draft)
-        m = len(ids) - len(ids_p)
-        if m <= 0:
-            return True  # nothing to learn from this pair; verified updates will tell
-        try:
-            self.client.verify(prompt, draft, ids, m)
-        except UnusableLogprobs as e:  # values unusable this once: the layout is right
-            log.info("%s", e)
-            return True
-        except ServerError as e:
-            if e.transient:
-                raise
-            self.notice = f"{e}; translating with RT instead of SSBD"
-            log.warning("%s", self.notice)
-            return False
-        return True
 
     def set_glossary(self, glossary: Glossary) -> None:
         """Fixed translations from the next update on. On a server they reach the model only
@@ -408,15 +673,22 @@ class RemoteEngine:
         for gone in [t for t in self._trs if t not in mt.targets]:
             del self._trs[gone]  # a target no longer chosen
         tgt = mt.targets[0]
+        ab = self.abilities or ServerAbilities(ServerRoute.VERIFY, True)
         tr = self._trs.get(tgt)
         if tr is None:
             tr = self._trs[tgt] = RemoteTranslator(
                 self.client, prompts, DecodeOptions(), n_ctx=self.n_ctx
             )
         tr.prompts = prompts
+        tr.route, tr.chat_extra = ab.route, dict(ab.chat_extra)
         # The local translator's mapping (the server decodes by method, beta and the caps).
         apply_settings(tr, mt, draft_model=False)
-        if tr.options.method is Method.SSBD and not self._ssbd:
+        method, beta = tr.options.method, tr.options.beta
+        if ab.route is ServerRoute.CHAT or (
+            ab.route is ServerRoute.COMPLETIONS and method is Method.SSBD and beta < 0.5
+        ):
+            # Without prompt log-probabilities SSBD below 0.5 is what beta = 0 gives: RT; at
+            # 0.5 and above it verifies nothing anyway. A chat answer continues no draft.
             tr.options = dataclasses.replace(tr.options, method=Method.RT)
         return tr
 
@@ -455,7 +727,8 @@ class RemoteEngine:
                 t = tr.update(segment_id, source, final, should_abort, deadline)
             except NoPromptLogprobs as e:
                 # SSBD cannot run here; RT can, and gives what beta = 0 would.
-                self._ssbd = False
+                tokenizer = self.abilities.tokenizer if self.abilities else True
+                self.abilities = ServerAbilities(ServerRoute.COMPLETIONS, tokenizer, str(e))
                 self.notice = f"{e}; translating with RT instead of SSBD"
                 log.warning("%s", self.notice)
                 tr.options = dataclasses.replace(tr.options, method=Method.RT)

@@ -372,12 +372,12 @@ def whisper_first_load_test(whisper: WorkerWhisper) -> str:
     (1.9 s) recognised once. Costs one recognition of that clip before the first (tiny.en:
     about 0.1 s). Returns the notice for weights that look damaged ("" when they do not); a
     failed or crashed recognition is left to the first real one to report."""
-    from subtitler.asr.faster_whisper import decode_audio_file
+    from subtitler.audio.sources import AudioFileError, load_audio
 
     try:
-        audio = decode_audio_file(smoke_test.clip_path())
+        audio = load_audio(smoke_test.clip_path())
         hyp = whisper.transcribe(audio, t0=0.0, prompt="", language=smoke_test.CLIP_LANGUAGE)
-    except (AsrError, OSError) as e:
+    except (AsrError, AudioFileError, OSError) as e:
         log.info("%s: the first-load test failed: %s", whisper.name, e)
         return ""
     damage = smoke_test.recognition_damage([w.text for w in hyp.words])
@@ -390,9 +390,9 @@ def whisper_first_load_test(whisper: WorkerWhisper) -> str:
 
 
 def _probe_whisper(path: Path) -> None:
-    from subtitler.asr.faster_whisper import decode_audio_file
+    from subtitler.audio.sources import load_audio
 
-    audio = decode_audio_file(smoke_test.clip_path())
+    audio = load_audio(smoke_test.clip_path())
     settings = WhisperSettings(
         str(path), device="cpu", threads=1, max_new_tokens=smoke_test.MAX_TOKENS
     )

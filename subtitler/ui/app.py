@@ -33,6 +33,7 @@ from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import export, read_transcript
 from subtitler.resources import asset_path
 from subtitler.session import Overrides, Session, input_devices, prepare
+from subtitler.ui.about import AboutDialog
 from subtitler.ui.app_state import AppState
 from subtitler.ui.bridge import EventBridge
 from subtitler.ui.glossary_dialog import GlossaryDialog
@@ -104,6 +105,7 @@ class SubtitlerApp(QObject):
         self.tray = Tray(app_icon(), self)
         self.settings: SettingsPane | None = None
         self.history: HistoryDialog | None = None
+        self.about: AboutDialog | None = None
         self.models: ModelsDialog | None = None
         self.glossary_dialog: GlossaryDialog | None = None
         self.transcript_path: Path | None = None
@@ -162,6 +164,7 @@ class SubtitlerApp(QObject):
         t.show_history.connect(self.open_history)
         t.show_models.connect(self.open_models)
         t.show_glossary.connect(self.open_glossary)
+        t.show_about.connect(self.open_about)
         t.click_through.connect(self.set_click_through)
         t.quit.connect(self.quit)
         self._bind_hotkeys()
@@ -427,6 +430,13 @@ class SubtitlerApp(QObject):
             if self.glossary_dialog is not None:
                 self.glossary_dialog.show_problem(problem)
             self.show_problem(problem)
+
+    def open_about(self) -> None:
+        if self.about is None:
+            self.about = AboutDialog()
+        self.about.show()
+        self.about.raise_()
+        self.about.activateWindow()
 
     def open_history(self) -> None:
         if self.history is None:

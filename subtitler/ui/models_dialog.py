@@ -3,12 +3,13 @@ speech and translation models of the catalog, through the same code as `subtitle
 
 from __future__ import annotations
 
+import html
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -61,6 +62,15 @@ def in_use(entry: CatalogEntry, cfg: AppConfig, root: Path | None) -> bool:
     return names(cfg.asr.model if entry.kind == "asr" else cfg.mt.model_path, entry, root)
 
 
+def licence_line(entry: CatalogEntry) -> str:
+    """The model's licence in plain words, with a link to its text (rich text for a QLabel)."""
+    text = html.escape(f"{entry.name} is under the {entry.licence_text}.")
+    url = entry.terms.url if entry.terms is not None else ""
+    if url:
+        text += f' <a href="{html.escape(url, quote=True)}">Read the licence</a>'
+    return text
+
+
 class ModelsDialog(QDialog):
     """One row per catalog model; the buttons act on the selected row."""
 
@@ -75,7 +85,7 @@ class ModelsDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models — subtitler")
-        open_at(self, 760, 420)
+        open_at(self, 860, 420)  # (seven columns: "Use at work" among them)
         self.cfg, self.catalog, self.root = cfg, catalog, root
         self.entries = list(catalog)
         self.busy = False
@@ -89,9 +99,16 @@ class ModelsDialog(QDialog):
         )
 
         self.table = QTreeWidget()
-        self.table.setHeaderLabels(["Model", "For", "Download", "Memory", "Status", ""])
+        self.table.setHeaderLabels(
+            ["Model", "For", "Download", "Memory", "Use at work", "Status", ""]
+        )
         self.table.setRootIsDecorated(False)
         self.table.currentItemChanged.connect(lambda *_: self._update_buttons())
+        # The selected model's licence in plain words, read before Download is clicked.
+        self.licence = QLabel()
+        self.licence.setTextFormat(Qt.TextFormat.RichText)
+        self.licence.setWordWrap(True)
+        self.licence.setOpenExternalLinks(True)
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.hide()
@@ -119,6 +136,7 @@ class ModelsDialog(QDialog):
         row.addWidget(close)
         lay = QVBoxLayout(self)
         lay.addWidget(self.table, 1)
+        lay.addWidget(self.licence)
         lay.addWidget(self.bar)
         lay.addWidget(self.status)
         lay.addLayout(row)
@@ -142,13 +160,15 @@ class ModelsDialog(QDialog):
                     KINDS[e.kind],
                     size_text(e.size_mb) if e.downloadable else "—",
                     size_text(e.memory_mb),
+                    e.at_work,
                     STATES.get(state, state),
                     mark,
                 ]
             )
             item.setToolTip(0, f"{e.id} · {e.licence} · {e.speed}")
+            item.setToolTip(4, e.licence_text)
             self.table.addTopLevelItem(item)
-        for c in range(6):
+        for c in range(self.table.columnCount()):
             self.table.resizeColumnToContents(c)
         first = self.table.topLevelItem(max(0, keep))
         if first is not None:
@@ -175,6 +195,7 @@ class ModelsDialog(QDialog):
 
     def _update_buttons(self) -> None:
         e = self.selected()
+        self.licence.setText(licence_line(e) if e is not None else "")
         state = dl.status(e, self.root) if e is not None else "missing"
         ready = state in ("installed", "local")
         idle = not self.busy and e is not None

@@ -12,8 +12,10 @@ plain setting needs its declaration only. Values are validated by the same
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import sys
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +50,7 @@ from PySide6.QtWidgets import (
 from subtitler.config import (
     SECTIONS,
     AppConfig,
+    MtConfig,
     language_codes,
     pane_fields,
     spec_of,
@@ -67,7 +70,7 @@ TABS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("translation", "Translation", (
         "asr.language", "mt.tgt_lang", "mt.extra_targets", "glossary", "mt.method", "mt.beta",
         "display.mask_k", "mt.backend", "mt.model_path", "mt.server_url", "mt.server_model",
-        "mt.server_api_key", "mt.server_timeout_s", "mt.template", "mt.threads",
+        "mt.server_api_key", "mt.server_timeout_s", "server_check", "mt.template", "mt.threads",
         "mt.gpu_layers", "mt.context_sentences",
     )),
     ("audio", "Audio", ("audio.device", "level", "meeting_audio")),
@@ -97,6 +100,18 @@ GLOSSARY_TIP = (
     "Saved in the Glossary window itself, apart from these settings."
 )
 WHISPER_SIZES = ["tiny", "base", "small", "medium", "large-v3", "distil-large-v3", "turbo"]
+SERVER_CHECK_TIP = (
+    "Asks the server at the address above once what it can do, as the app does when it "
+    "connects; the terms are in this line's tooltip after the check."
+)
+
+
+def _check_server(mt: MtConfig) -> tuple[str, str]:
+    from subtitler.mt.remote import check_server
+
+    return check_server(mt)
+
+
 # Settings shown and kept by their tab's own page: the Browser page (ui/web_settings.py).
 ON_THEIR_PAGE = frozenset({"web.share", "web.port"})
 # Settings that do not preview on the overlay while they change (before Apply): clicks must
@@ -199,6 +214,9 @@ class Choices:
     hardware: str = ""  # a line describing what computes (CPU / Metal / CUDA)
     web_status: Callable[[], tuple[str, str]] = lambda: ("", "")  # the page's address, problem
     glossary: Callable[[], Glossary] = Glossary  # the glossary in use now
+    # What a translation server can do, asked now: (plain words, the terms); runs off the
+    # GUI thread.
+    check_server: Callable[[MtConfig], tuple[str, str]] = _check_server
 
 
 @dataclass
@@ -259,6 +277,7 @@ class SettingsPane(QDialog):
     previewed = Signal(object)  # the DisplayConfig the look controls say now (not applied)
     glossary_requested = Signal(str, str)  # open the glossary of this (source, target) pair
     models_requested = Signal(str, str)  # open the Models window at ("asr" | "mt", value)
+    server_checked = Signal(str, str)  # what the server can do: (plain words, the terms)
 
     def __init__(
         self, config: AppConfig, choices: Choices | None = None, parent: QWidget | None = None
@@ -332,6 +351,7 @@ class SettingsPane(QDialog):
         server = value["mt.backend"] == "server"
         for key in ("mt.server_url", "mt.server_model", "mt.server_api_key", "mt.server_timeout_s"):
             self.rows[key].enable(server)
+        self.server_check.setEnabled(server and self.server_found.text() != "Asking the server…")
         for key in ("mt.model_path", "mt.threads", "mt.gpu_layers"):
             self.rows[key].enable(not server)  # threads and GPU layers: the server's business
         for key in ("mt.top_b", "mt.tau"):
@@ -403,6 +423,19 @@ class SettingsPane(QDialog):
             self.keys_note.setWordWrap(True)
             self.keys_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             form.addRow(self.keys_note)
+        elif name == "server_check":
+            self.server_check = QPushButton("Check")
+            self.server_check.setToolTip(SERVER_CHECK_TIP)
+            self.server_check.clicked.connect(self._check_server)
+            self.server_found = QLabel("Not checked yet.")
+            self.server_found.setWordWrap(True)
+            self.server_checked.connect(self._show_server)
+            row = QHBoxLayout()
+            row.addWidget(self.server_check)
+            row.addWidget(self.server_found, 1)
+            label = QLabel("What the server can do")
+            label.setToolTip(SERVER_CHECK_TIP)
+            form.addRow(label, row)
         elif name == "advanced_note":
             note = QLabel(
                 "Other ways to cut translation cost. On the models measured so far none was "
@@ -615,6 +648,31 @@ class SettingsPane(QDialog):
     def _ok(self) -> None:
         if self.apply():
             self.accept()
+
+    def _check_server(self) -> None:
+        """Ask the server (off the GUI thread: it may take the timeout) what it can do."""
+        mt = self.values().mt
+        if (why := address_problem(mt.server_url)) is not None:
+            self._show_server(f"Cannot ask it: {why}.", "")
+            return
+        self.server_check.setEnabled(False)
+        self.server_found.setText("Asking the server…")
+        check = self.choices.check_server
+
+        def run() -> None:
+            try:
+                plain, terms = check(mt)
+            except Exception as e:  # one line for the user: why it cannot be used
+                plain, terms = f"Cannot use it: {e}", ""
+            with contextlib.suppress(RuntimeError):  # the pane was closed meanwhile
+                self.server_checked.emit(plain, terms)
+
+        threading.Thread(target=run, name="server-check", daemon=True).start()
+
+    def _show_server(self, plain: str, terms: str) -> None:
+        self.server_found.setText(plain)
+        self.server_found.setToolTip(terms)
+        self.server_check.setEnabled(self.rows["mt.backend"].value() == "server")
 
     def set_level(self, rms: float) -> None:
         self.level.setValue(min(100, round(rms * 300)))

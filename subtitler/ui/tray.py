@@ -21,6 +21,7 @@ class Tray(QObject):
     show_history = Signal()
     show_models = Signal()
     show_glossary = Signal()
+    show_about = Signal()
     click_through = Signal(bool)
     quit = Signal()
 
@@ -43,6 +44,7 @@ class Tray(QObject):
         self.click_action.setCheckable(True)
         self.click_action.toggled.connect(self.click_through.emit)
         self.menu.addSeparator()
+        self.menu.addAction("About subtitler…", self.show_about.emit)
         self.menu.addAction("Quit subtitler", self.quit.emit)
         self.icon = QSystemTrayIcon(icon)
         self.icon.setContextMenu(self.menu)

@@ -3,8 +3,9 @@
 It serves ``HEAD``/``GET /{owner}/{name}/resolve/{revision}/{path}`` the way the hub does for the
 calls huggingface_hub makes in ``get_hf_file_metadata`` and ``http_get``: ``ETag`` (sha256 for
 "LFS" files, git blob sha1 for small ones), ``X-Repo-Commit``, ``Content-Length``, ``Range`` ->
-206, and ``X-Error-Code`` on 404. Faults are injected per path: drop the connection midway once,
-or serve bytes that do not match the advertised ETag.
+206, and ``X-Error-Code`` on 404 (``RevisionNotFound`` for a revision it does not hold; it
+holds "main" and ``COMMIT`` unless told otherwise). Faults are injected per path: drop the
+connection midway once, or serve bytes that do not match the advertised ETag.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class FakeHub:
     lfs: set[str] = field(default_factory=set)  # keys whose ETag is the sha256
     drop_once_at: dict[str, int] = field(default_factory=dict)  # key -> bytes sent before a drop
     corrupt: set[str] = field(default_factory=set)  # keys served with one byte flipped
+    revisions: set[str] = field(default_factory=lambda: {"main", COMMIT})  # what it holds
     requests: list[Request] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
@@ -75,9 +77,14 @@ class FakeHub:
                     return None
                 return "/".join([parts[0], parts[1], *parts[4:]])
 
+            def _revision(self) -> str:
+                parts = unquote(self.path.split("?")[0]).lstrip("/").split("/")
+                return parts[3] if len(parts) > 3 else ""
+
             def _not_found(self) -> None:
                 self.send_response(404)
-                self.send_header("X-Error-Code", "EntryNotFound")
+                known = self._revision() in hub.revisions
+                self.send_header("X-Error-Code", "EntryNotFound" if known else "RevisionNotFound")
                 self.send_header("X-Repo-Commit", COMMIT)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -96,7 +103,7 @@ class FakeHub:
                 key = self._lookup()
                 auth = self.headers.get("Authorization")
                 hub.requests.append(Request("HEAD", self.path, None, auth))
-                if key is None or key not in hub.files:
+                if key is None or key not in hub.files or self._revision() not in hub.revisions:
                     return self._not_found()
                 self._headers(key, 200, len(hub.files[key]), {})
 
@@ -106,7 +113,7 @@ class FakeHub:
                 hub.requests.append(
                     Request("GET", self.path, rng, self.headers.get("Authorization"))
                 )
-                if key is None or key not in hub.files:
+                if key is None or key not in hub.files or self._revision() not in hub.revisions:
                     return self._not_found()
                 data = hub.files[key]
                 if key in hub.corrupt:

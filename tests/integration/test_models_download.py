@@ -14,7 +14,14 @@ import pytest
 from subtitler.models import download as dl
 from subtitler.models.catalog import CatalogEntry, ModelFile
 from subtitler.models.validate import check_translator, check_whisper_dir
-from tests.helpers.fake_hub import ASR_REPO, MT_REPO, FakeHub, fake_whisper_files, serving_models
+from tests.helpers.fake_hub import (
+    ASR_REPO,
+    COMMIT,
+    MT_REPO,
+    FakeHub,
+    fake_whisper_files,
+    serving_models,
+)
 
 
 @pytest.fixture
@@ -121,6 +128,26 @@ def test_catalog_sha256_is_checked_first(hub: FakeHub, tmp_path: Path) -> None:
     wrong = ModelFile("tiny.gguf", sha256="0" * 64)
     with pytest.raises(dl.IntegrityError, match="catalog"):
         dl.download(mt_entry(files=(wrong,)), root=tmp_path)
+
+
+def test_a_pinned_revision_and_checksum(hub: FakeHub, tmp_path: Path) -> None:
+    """An entry pinned to a commit with its file's sha256 (the catalog's schema allows both;
+    no packaged entry has them: subtitler/models/README.md) is fetched from that commit,
+    checked against that sha256 and recorded so; a commit the hub does not hold is one line."""
+    data = hub.files[f"{MT_REPO}/tiny.gguf"]
+    spec = ModelFile("tiny.gguf", size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    pinned = mt_entry(files=(spec,), revision=COMMIT)
+    path = dl.download(pinned, root=tmp_path)
+    assert path.read_bytes() == data
+    assert {r.path.split("/")[4] for r in hub.requests} == {COMMIT}  # /owner/name/resolve/REV
+    man = dl.read_manifest(pinned, tmp_path)
+    assert man is not None and man["revision"] == COMMIT
+    assert man["files"]["tiny.gguf"]["sha256"] == spec.sha256
+    assert dl.verify(pinned, tmp_path) == []
+    gone = "f" * 40
+    with pytest.raises(dl.DownloadError) as e:
+        dl.download(mt_entry(id="gone", revision=gone), root=tmp_path)
+    assert str(e.value) == f"revision {gone} not found in {MT_REPO}"
 
 
 def test_missing_file_and_repository_give_one_line(hub: FakeHub, tmp_path: Path) -> None:

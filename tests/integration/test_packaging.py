@@ -136,6 +136,19 @@ def test_pyinstaller_bundle_runs_its_self_test(tmp_path: Path) -> None:
     assert exe.is_file()
     internal = exe.parent / "_internal"
     assert (internal / "subtitler" / "assets" / "selftest").is_dir() or sys.platform == "darwin"
+    if sys.platform != "darwin":
+        # The licence and the notices ship; PyAV's FFmpeg (GPL parts) does not, only the
+        # stand-in that lets faster-whisper import (packaging/README.md, "FFmpeg").
+        assert "MIT License" in (internal / "subtitler" / "LICENSE").read_text(encoding="utf-8")
+        notices = (internal / "subtitler" / "THIRD-PARTY-NOTICES.txt").read_text(encoding="utf-8")
+        assert "PySide6" in notices and "GNU LESSER GENERAL PUBLIC LICENSE" in notices
+        ffmpeg = [
+            p.name
+            for p in internal.rglob("*")
+            if p.name.lower().startswith(("libavcodec", "avcodec", "libx264", "libx265"))
+        ]
+        assert ffmpeg == [] and not (internal / "av.libs").exists()
+        assert (internal / "av" / "__init__.py").is_file()
     if pulse.available():
         # With a sound server the bundled soundcard (C headers read at import, collected by
         # its PyInstaller hook) must find the meeting sink's monitor.

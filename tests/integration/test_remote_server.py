@@ -16,7 +16,7 @@ from subtitler.config import MtConfig
 from subtitler.mt.completions import CompletionsClient, ServerError, ServerSettings
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
 from subtitler.mt.prompts import PromptBuilder, TemplateError
-from subtitler.mt.remote import RemoteEngine, RemoteTranslator
+from subtitler.mt.remote import RemoteEngine, RemoteTranslator, ServerAbilities, ServerRoute
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
 from subtitler_research.bench.streams import prefixes
@@ -169,6 +169,8 @@ def test_engine_translates_with_the_display_masks(server: LlamaServer) -> None:
     engine = RemoteEngine(mt)
     try:
         assert engine.notice == "" and "model.gguf" in engine.name
+        # Found to verify drafts (prompt log-probabilities) with its own tokenizer.
+        assert engine.abilities == ServerAbilities(ServerRoute.VERIFY, tokenizer=True)
         r = engine.translate(0, "A little girl climbing into", False, "en", mt)
         assert r.text and r.shown_by_k[0] == r.text
         assert len(r.shown_by_k[3]) < len(r.text)  # display-only mask-3 hides the tail

@@ -44,6 +44,7 @@ def test_wheel_carries_the_assets(wheel: Path) -> None:
             rel = asset.relative_to(ROOT / "assets").as_posix()
             assert f"subtitler/assets/{rel}" in names, rel
     assert "subtitler/models/catalog.toml" in names
+    assert "subtitler/models/licences.toml" in names  # what each model's licence allows
     assert "subtitler/web/page.html" in names  # the browser subtitles' page
 
 

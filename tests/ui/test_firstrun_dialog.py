@@ -251,3 +251,18 @@ def test_a_translator_file_gets_its_real_test_in_the_dialog(qtbot, tmp_path: Pat
     with qtbot.waitSignal(dlg.accepted, timeout=60_000):
         dlg.use_btn.click()
     assert dlg.result_config.mt.model_path == str(fixture)
+
+
+def test_the_dialog_says_each_offered_models_licence(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Before Download: each offered model's licence in plain words (the defaults' allow use
+    at work)."""
+    from subtitler.models.firstrun import plan_first_run
+    from tests.unit.test_models_hardware_firstrun import machine
+
+    offered = plan_first_run(AppConfig(), machine(), root=tmp_path, network=True)
+    dlg = FirstRunDialog(AppConfig(), offered, root=tmp_path)
+    qtbot.addWidget(dlg)
+    text = dlg.text.text()
+    for e in offered.offer:
+        assert f"{e.name} · " in text and e.licence_text in text
+    assert text.count("free to use, also at work and for commercial purposes") == 2

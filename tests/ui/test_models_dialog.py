@@ -34,7 +34,7 @@ def row(dlg: ModelsDialog, model_id: str) -> list[str]:
     i = [e.id for e in dlg.entries].index(model_id)
     item = dlg.table.topLevelItem(i)
     assert item is not None
-    return [item.text(c) for c in range(6)]
+    return [item.text(c) for c in range(dlg.table.columnCount())]
 
 
 def wait_idle(qtbot, dlg: ModelsDialog) -> None:  # type: ignore[no-untyped-def]
@@ -44,14 +44,17 @@ def wait_idle(qtbot, dlg: ModelsDialog) -> None:  # type: ignore[no-untyped-def]
 def test_download_check_use_and_remove(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = tmp_path / "models"
     dlg = dialog(qtbot, root)
-    assert row(dlg, "tiny-mt")[1:] == ["Translation", "16 MB", "50 MB", "Not downloaded", ""]
+    # (a test entry: no licence terms, so whether it may be used at work is not known)
+    assert row(dlg, "tiny-mt")[1:] == [
+        "Translation", "16 MB", "50 MB", "not known", "Not downloaded", "",
+    ]  # fmt: skip
     dlg.select("tiny-mt")
     assert dlg.download_btn.isEnabled() and not dlg.use_btn.isEnabled()
     dlg.download_btn.click()
     assert dlg.busy and dlg.cancel_btn.isVisible() and not dlg.remove_btn.isEnabled()
     wait_idle(qtbot, dlg)
     assert dlg.status.text() == "tiny is downloaded: click Use this model to switch."
-    assert row(dlg, "tiny-mt")[4] == "Downloaded"
+    assert row(dlg, "tiny-mt")[5] == "Downloaded"
     path = dl.model_path(mt_entry(), root)
     assert path.read_bytes() == hub.files[f"{MT_REPO}/tiny.gguf"]
 
@@ -63,7 +66,7 @@ def test_download_check_use_and_remove(qtbot, hub: FakeHub, tmp_path: Path) -> N
         dlg.use_btn.click()
     cfg = used.args[0]
     assert Path(cfg.mt.model_path) == path and cfg.mt.template == "chatml"
-    assert row(dlg, "tiny-mt")[5] == "in use"
+    assert row(dlg, "tiny-mt")[6] == "in use"
     assert not dlg.remove_selected(confirm=False)  # not the model in use
     assert dlg.status.text().startswith("tiny is in use: click Use this model on another")
 
@@ -78,8 +81,28 @@ def test_download_check_use_and_remove(qtbot, hub: FakeHub, tmp_path: Path) -> N
         "Click Remove, then Download."
     )
     assert dlg.remove_selected(confirm=False)
-    assert not path.exists() and row(dlg, "tiny-mt")[4] == "Not downloaded"
+    assert not path.exists() and row(dlg, "tiny-mt")[5] == "Not downloaded"
     assert dlg.status.text().startswith("Removed tiny (")
+
+
+def test_each_model_says_its_licence_before_download(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Whether a model may be used at work is a column, and the selected model's licence in
+    plain words is shown above the buttons, before Download is clicked."""
+    from subtitler.models.catalog import load_catalog
+
+    dlg = ModelsDialog(AppConfig(), load_catalog(), root=tmp_path / "models")
+    qtbot.addWidget(dlg)
+    dlg.show()
+    assert dlg.table.headerItem().text(4) == "Use at work"
+    assert row(dlg, "tower-plus-2b-q4_k_m")[4] == "no"
+    assert row(dlg, "qwen3-4b-q4_k_m")[4] == row(dlg, "whisper-small")[4] == "yes"
+    dlg.select("tower-plus-2b-q4_k_m")
+    assert dlg.download_btn.isEnabled()
+    said = dlg.licence.text()
+    assert said.startswith("Tower+ 2B (Q4_K_M) is under the Creative Commons BY-NC-SA 4.0: ")
+    assert "not for commercial use" in said and "creativecommons.org/licenses/by-nc-sa" in said
+    dlg.select("qwen3-4b-q4_k_m")
+    assert "Apache License 2.0: free to use, also at work" in dlg.licence.text()
 
 
 def test_cancel_then_continue(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -96,7 +119,7 @@ def test_cancel_then_continue(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # t
     assert dlg.status.text() == f"Download cancelled: click {button} to go on."
     dlg.download_btn.click()
     wait_idle(qtbot, dlg)
-    assert row(dlg, "tiny-mt")[4] == "Downloaded"
+    assert row(dlg, "tiny-mt")[5] == "Downloaded"
 
 
 def test_no_network_says_what_to_do(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -138,7 +161,7 @@ def test_action_threads_hold_no_qt_object(
     dlg.select("tiny-asr")
     dlg.download_btn.click()
     wait_idle(qtbot, dlg)
-    assert row(dlg, "tiny-asr")[4] == "Downloaded"
+    assert row(dlg, "tiny-asr")[5] == "Downloaded"
 
     def held(fn: object) -> list[object]:
         cells = [c.cell_contents for c in getattr(fn, "__closure__", None) or ()]
@@ -171,7 +194,7 @@ def test_the_tray_opens_models_and_a_pick_is_saved(
     # A model that is on disk already is usable at once.
     fixture = next(e for e in dlg.entries if e.local_path is not None)
     dlg.select(fixture.id)
-    assert row(dlg, fixture.id)[4] == "Included" and dlg.use_btn.isEnabled()
+    assert row(dlg, fixture.id)[5] == "Included" and dlg.use_btn.isEnabled()
     dlg.use_btn.click()
     assert app.config.mt.model_path == str(dl.model_path(fixture))
     saved = settings_store.load(tmp_path / "config.toml").config
@@ -206,7 +229,7 @@ def test_settings_open_models_at_the_chosen_model(
     picked = dlg.selected()
     assert picked is not None and (picked.kind, picked.size_name) == ("asr", "base")
     small = next(e for e in dlg.entries if e.size_name == "small")
-    assert row(dlg, small.id)[4:] == ["Not downloaded", "chosen: download it"]  # not "in use"
+    assert row(dlg, small.id)[5:] == ["Not downloaded", "chosen: download it"]  # not "in use"
     assert dlg.download_btn.isEnabled()
     dlg.close()
     app.models = None

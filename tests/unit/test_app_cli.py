@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -66,6 +67,21 @@ def test_models_subcommand(
     assert main(["models", "list", "--kind", "mt"]) == 0
     out = capsys.readouterr().out
     assert "qwen3-4b-q4_k_m" in out and "whisper-small" not in out
+    # Whether each may be used at work, and what each licence allows, before a download.
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    assert "AT WORK" in out.splitlines()[0]
+    assert rows["tower-plus-2b-q4_k_m"][7:9] == ["CC-BY-NC-SA-4.0", "no"]
+    assert rows["qwen3-4b-q4_k_m"][7:9] == ["Apache-2.0", "yes"]
+    legend = out.split("Licences, what each allows:\n")[1].splitlines()
+    assert any(
+        line.split()[0] == "CC-BY-NC-SA-4.0" and "not for commercial use" in line for line in legend
+    )
+    assert main(["models", "list", "--json"]) == 0
+    (tower,) = [
+        r for r in json.loads(capsys.readouterr().out) if r["id"].startswith("tower-plus-2b")
+    ]
+    assert tower["commercial"] is False and tower["at_work"] == "no"
+    assert tower["licence_text"].startswith("Creative Commons BY-NC-SA 4.0: ")
 
 
 def test_log_level_is_one_of_the_choices_in_any_case(

@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from subtitler.models.catalog import CATALOG_FILE, CatalogError, load_catalog, parse_catalog
+from subtitler.models.catalog import (
+    CATALOG_FILE,
+    LICENCES_FILE,
+    CatalogError,
+    load_catalog,
+    parse_catalog,
+)
 from tests.helpers.bounded import run_bounded
 
 
@@ -95,6 +101,31 @@ def test_supports_languages() -> None:
         (lambda d: d["model"][0]["files"][0].update(path="../x"), "bad file path"),
         (lambda d: d["defaults"]["cpu"].update(asr="qwen3-4b-q4_k_m"), "is not an asr model"),
         (lambda d: d.update(schema=9), "unsupported catalog schema 9"),
+        (
+            lambda d: d["model"][0].update(licence="Made-Up-1.0"),
+            "model 'whisper-tiny': licence 'Made-Up-1.0' is not described",
+        ),
+        (
+            lambda d: d["defaults"]["cpu"].update(mt=["tower-plus-2b-q4_k_m"]),
+            "defaults.cpu: 'tower-plus-2b-q4_k_m' cannot be a default: its licence "
+            "(CC-BY-NC-SA-4.0) does not allow use at work",
+        ),
+        (
+            lambda d: d.update(licence={"X": {"name": "X", "commercial": "yes", "words": "w"}}),
+            "licence.\"X\": field 'commercial' must be bool",
+        ),
+        (
+            lambda d: d.update(licence={"X": {"name": "X", "words": "w"}}),
+            "licence.\"X\": missing field 'commercial'",
+        ),
+        (
+            lambda d: d.update(
+                licence={"X": {"name": "X", "commercial": True, "words": "w", "nc": 1}}
+            ),
+            'licence."X": unknown field(s) nc',
+        ),
+        (lambda d: d["model"][0].update(revision="../x"), "revision must be a commit"),
+        (lambda d: d["model"][0].update(revision=""), "revision must be a commit"),
     ],
 )
 def test_bad_catalog_data_is_one_line(mutate: Any, message: str) -> None:
@@ -138,3 +169,64 @@ def test_a_catalog_file_of_any_shape_is_one_line(tmp_path: Path) -> None:
 def test_catalog_is_package_data() -> None:
     text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
     assert '"models/*.toml"' in text
+
+
+# -- licences (issue 30) -----------------------------------------------------------------------
+
+
+def test_every_licence_of_the_catalog_is_described() -> None:
+    with LICENCES_FILE.open("rb") as f:
+        described = tomllib.load(f)["licence"]
+    used = {m["licence"] for m in raw()["model"]}
+    assert used <= set(described), used - set(described)
+    for e in load_catalog(include_missing_local=True):
+        assert e.terms is not None and e.terms.id == e.licence
+        assert e.licence_text.startswith(e.terms.name + ": ") and "\n" not in e.licence_text
+
+
+def test_the_defaults_allow_use_at_work() -> None:
+    """What the first run offers must be usable in a company's meetings: every default model
+    of every hardware tier is under a licence that allows commercial use."""
+    cat = load_catalog()
+    for tier, d in cat.defaults.items():
+        for mid in (d.asr, *d.mt):
+            e = cat.get(mid)
+            assert e.commercial and e.terms is not None and e.terms.commercial, (tier, mid)
+            assert e.at_work == "yes", (tier, mid)
+
+
+def test_non_commercial_models_stay_in_the_catalog_and_say_so() -> None:
+    tower = load_catalog().get("tower-plus-2b-q4_k_m")
+    assert not tower.commercial and tower.at_work == "no"
+    assert "not for commercial use" in tower.licence_text
+
+
+def test_a_catalog_may_describe_its_own_licences_with_territory_limits() -> None:
+    """A licence that does not apply in some places says where (a made-up licence here: none
+    of the packaged catalog's has such limits)."""
+    d = raw()
+    d["licence"] = {
+        "Regional-1.0": {
+            "name": "Regional Model Licence 1.0",
+            "commercial": True,
+            "words": "free to use, also at work",
+            "territory": "the European Union",
+        }
+    }
+    d["model"][0]["licence"] = "Regional-1.0"
+    e = parse_catalog(d).get("whisper-tiny")
+    assert e.at_work == "yes, but not in the European Union"
+    assert e.licence_text == (
+        "Regional Model Licence 1.0: free to use, also at work; "
+        "it does not apply in the European Union"
+    )
+
+
+def test_a_pinned_revision_and_checksum_are_read() -> None:
+    d = raw()
+    d["model"][0]["revision"] = "0123456789abcdef0123456789abcdef01234567"
+    d["model"][0]["files"][0]["sha256"] = "AB" * 32
+    e = parse_catalog(d).get("whisper-tiny")
+    assert e.revision == "0123456789abcdef0123456789abcdef01234567"
+    assert e.files[0].sha256 == "ab" * 32
+    assert load_catalog().get("whisper-tiny").revision == "main"  # none pinned (README)

@@ -122,12 +122,12 @@ def test_defaults_follow_the_machine(tmp_path: Path) -> None:
     # 8 cores: 3 recogniser threads, too few for Whisper small to keep the shortest cadence
     # (an estimated 0.29 s per run, over the 0.25 s budget): base (0.09 s).
     asr, mt = fr.choose_defaults(cat, machine(), "en", "de")
-    assert (asr.id, mt and mt.id) == ("whisper-base", "tower-plus-2b-q4_k_m")
+    assert (asr.id, mt and mt.id) == ("whisper-base", "qwen3-4b-q4_k_m")
     asr, _ = fr.choose_defaults(cat, machine(cpu_count=16), "en", "de")  # 7 threads: 0.19 s
     assert asr.id == "whisper-small"
     asr, _ = fr.choose_defaults(cat, MAC, "en", "de")  # Metal translates, 7 threads recognise
     assert asr.id == "whisper-small"
-    _, mt = fr.choose_defaults(cat, machine(), "en", "th")  # Tower+ has no Thai
+    _, mt = fr.choose_defaults(cat, machine(), "en", "th")
     assert mt is not None and mt.id == "qwen3-4b-q4_k_m"
     asr, mt = fr.choose_defaults(cat, CUDA, "en", "de")
     assert (asr.id, mt and mt.id) == ("whisper-large-v3-turbo", "qwen3-4b-q4_k_m")
@@ -136,13 +136,50 @@ def test_defaults_follow_the_machine(tmp_path: Path) -> None:
     assert asr.id == "whisper-base"
 
 
+@pytest.mark.parametrize("pair", [("en", "de"), ("de", "en"), ("en", "ja"), ("en", "th")])
+def test_what_the_first_run_offers_may_be_used_at_work(pair: tuple[str, str]) -> None:
+    """On every kind of machine, for common and rare pairs, both models offered are under a
+    licence that allows commercial use (Tower+, CC-BY-NC-SA-4.0, was the CPU default)."""
+    cat = load_catalog()
+    machines = [SMALL, MAC, CUDA] + [
+        machine(cpu_count=n, total_memory=m * GB, available_memory=m * GB * 3 // 4)
+        for n in (4, 8, 16, 32)
+        for m in (8, 16, 64)
+    ]
+    for hw in machines:
+        for e in fr.choose_defaults(cat, hw, *pair):
+            assert e is not None and e.commercial, (hw, pair, e and e.id)
+
+
+def test_a_pair_no_default_covers_falls_back_to_a_model_usable_at_work() -> None:
+    """Where no tier default covers the language pair, the first multilingual downloadable
+    translator is offered: only among those whose licence allows use at work."""
+    import tomllib
+
+    from subtitler.models.catalog import CATALOG_FILE, parse_catalog
+
+    d = tomllib.loads(CATALOG_FILE.read_text(encoding="utf-8"))
+    mts = [m for m in d["model"] if m["kind"] == "mt"]
+    tower = next(m for m in mts if m["id"] == "tower-plus-2b-q4_k_m")
+    tower["languages"] = ["*"]  # (as if it covered Thai, and came first)
+    d["model"] = [tower] + [m for m in d["model"] if m is not tower]
+    next(m for m in mts if m["id"] == "qwen3-4b-q4_k_m")["languages"] = ["en", "de"]
+    for tier in d["defaults"].values():
+        tier["mt"] = ["qwen3-4b-q4_k_m"]
+    _, mt = fr.choose_defaults(parse_catalog(d), machine(), "en", "th")
+    assert mt is not None and mt.id == "qwen3-0.6b-q8_0"
+
+
 def test_fresh_install_offers_defaults(tmp_path: Path) -> None:
     plan = fr.plan_first_run(AppConfig(), machine(), root=tmp_path, network=True)
     assert not plan.ready and plan.can_download
-    assert [e.id for e in plan.offer] == ["whisper-base", "tower-plus-2b-q4_k_m"]
+    assert [e.id for e in plan.offer] == ["whisper-base", "qwen3-4b-q4_k_m"]
     assert plan.asr.state == "missing" and plan.mt.state == "missing"
     text = " ".join(plan.messages)
-    assert "non-commercial" in text and "Download 1.9 GB now" in text
+    assert "Download 2.6 GB now" in text
+    # Each offered model's licence, in plain words, before Download is clicked.
+    assert "Whisper base · 145 MB · MIT licence: free to use, also at work" in text
+    assert "Qwen3 4B (Q4_K_M) · 2.5 GB · Apache License 2.0: free to use, also at work" in text
     assert all("\n" not in m for m in plan.messages)
 
 
@@ -176,7 +213,7 @@ def test_local_files_are_ready_and_invalid_ones_explained(tmp_path: Path) -> Non
         m.startswith("The translation model cannot be used: cut.gguf: truncated")
         for m in plan.messages
     )
-    assert [e.id for e in plan.offer] == ["tower-plus-2b-q4_k_m"]
+    assert [e.id for e in plan.offer] == ["qwen3-4b-q4_k_m"]
 
 
 def test_a_translation_server_needs_no_translation_model(tmp_path: Path) -> None:
@@ -214,6 +251,20 @@ def test_chosen_catalog_model_is_offered_as_such(tmp_path: Path) -> None:
     )
     plan = fr.plan_first_run(cfg, machine(), root=tmp_path, network=True)
     assert [e.id for e in plan.offer] == ["whisper-medium", "qwen3-8b-q4_k_m"]
+
+
+def test_a_chosen_non_commercial_model_is_offered_with_its_licence(tmp_path: Path) -> None:
+    """A model the user chose by hand is offered as chosen, its licence said plainly."""
+    cfg = AppConfig()
+    cfg = dataclasses.replace(
+        cfg, mt=dataclasses.replace(cfg.mt, model_path="tower-plus-2b-q4_k_m")
+    )
+    plan = fr.plan_first_run(cfg, machine(), root=tmp_path, network=True)
+    assert [e.id for e in plan.offer] == ["whisper-base", "tower-plus-2b-q4_k_m"]
+    (said,) = [m for m in plan.messages if "Tower+" in m]
+    assert said.startswith("Recommended translation model for this computer: Tower+ 2B")
+    assert "Creative Commons BY-NC-SA 4.0: for personal use" in said
+    assert "not for commercial use" in said
 
 
 def test_with_models_and_runtime() -> None:

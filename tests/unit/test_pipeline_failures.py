@@ -193,8 +193,15 @@ class RefusingServer:
     def list_models(self) -> list[dict[str, object]]:
         return [{"id": "qwen3-4b"}]
 
+    def find_tokenizer(self, deadline: float | None = None) -> bool:
+        return True
+
     def tokenize(self, text: str, deadline: float | None = None) -> list[int]:
         return list(range(len(text.split())))
+
+    def completion(self, *a: object, **kw: object) -> dict[str, object]:
+        # What it says when the app connects: a completion without log-probabilities.
+        return {"choices": [{"text": "x", "finish_reason": "length"}]}
 
     def verify(self, *a: object, **kw: object) -> None:
         raise ServerError(f"{self.where} answered HTTP 400: bad request")

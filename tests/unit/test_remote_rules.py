@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from subtitler.mt.completions import NoPromptLogprobs, ServerError, parse_echo
+from subtitler.mt.completions import DraftNotAligned, NoPromptLogprobs, ServerError, parse_echo
 from subtitler.mt.ssbd import accepted_by_logprobs, accepted_prefix
 
 
@@ -155,6 +155,48 @@ def test_answers_without_prompt_logprobs_or_counts_are_one_line_errors() -> None
         parse_echo({"choices": []}, PROMPT + DRAFT, 3, TEXT, "srv")
 
 
+def sglang_answer(prompt_labels: list[str], draft_labels: list[str]) -> Any:
+    """SGLang's ``to_openai_style_logprobs``: prompt entries (the first without values), the
+    generated one; ``text_offset`` -1 throughout; each top dict holds the top token only."""
+    labels = [*prompt_labels, *draft_labels, "."]
+    values: list[float | None] = [None, *([-1.0] * (len(prompt_labels) - 1))]
+    tops: list[Any] = [None, *([{"x": -0.5}] * (len(prompt_labels) - 1))]
+    values += [-0.1, -2.0, -0.2, -0.05]
+    tops += [{"Der": -0.1}, {" Katze": -0.3}, {" läuft": -0.2}, {".": -0.05}]
+    return answer(
+        list(zip(labels, values, tops, [-1] * len(labels), strict=True)),
+        len(labels) - 1,
+        1,
+        "length",
+    )
+
+
+def test_without_a_tokenizer_the_draft_is_read_off_the_echo() -> None:
+    """SGLang before /tokenize: the draft's entries are the last prompt entries whose texts
+    make up the draft."""
+    got = parse_echo(
+        sglang_answer(["<s>", "Trans", "late", ":"], ["Der", " Hund", " läuft"]),
+        None,
+        None,
+        TEXT,
+        "srv",
+    )
+    assert got.logprob == [-0.1, -2.0, -0.2] and got.best == [-0.1, -0.3, -0.2]
+    assert got.pieces == ["Der", " Hund", " läuft"] and got.prompt_tokens == 7
+
+
+def test_a_draft_whose_first_token_spans_the_prompt_end_is_not_aligned() -> None:
+    # ":Der" is one token: the draft does not start on a token of its own.
+    with pytest.raises(DraftNotAligned):
+        parse_echo(
+            sglang_answer(["<s>", "Trans", "late"], [":Der", " Hund", " läuft"]),
+            None,
+            None,
+            TEXT,
+            "srv",
+        )
+
+
 class _QuietServer:
     """Just enough of CompletionsClient for RemoteEngine to connect (no verify support)."""
 
@@ -164,8 +206,14 @@ class _QuietServer:
     def list_models(self) -> list[dict[str, object]]:
         return [{"id": "qwen3-4b"}]
 
+    def find_tokenizer(self, deadline: object = None) -> bool:
+        return True
+
     def tokenize(self, text: str) -> list[int]:
         return list(range(len(text.split())))
+
+    def completion(self, *a: object) -> dict[str, object]:
+        return {"choices": [{"text": "x", "finish_reason": "length"}]}  # no log-probabilities
 
     def verify(self, *a: object) -> None:
         raise AssertionError("not reached: the draft adds no token here")

@@ -89,7 +89,7 @@ def test_the_engine_reconfigures_only_when_the_settings_change() -> None:
 
 
 def test_a_server_translator_takes_the_settings_by_the_same_mapping() -> None:
-    from subtitler.mt.remote import RemoteEngine
+    from subtitler.mt.remote import RemoteEngine, ServerAbilities, ServerRoute
     from tests.unit.test_remote_rules import _QuietServer
 
     mt = MtConfig(template="qwen3", backend="server", server_url="http://127.0.0.1:1/v1",
@@ -106,7 +106,8 @@ def test_a_server_translator_takes_the_settings_by_the_same_mapping() -> None:
     )
     tr.context = "earlier"
     assert engine._configure("en", dataclasses.replace(mt, context_sentences=0)).context == ""
-    engine._ssbd = False  # a server without prompt log-probabilities: RT instead of SSBD
+    # A server without prompt log-probabilities: RT instead of SSBD.
+    engine.abilities = ServerAbilities(ServerRoute.COMPLETIONS, tokenizer=True)
     assert engine._configure("en", mt).options == dataclasses.replace(
         local.options, method=Method.RT
     )
