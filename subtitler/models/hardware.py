@@ -169,13 +169,21 @@ def whisper_run_cost(size_name: str, threads: int) -> float | None:
 # AVX-512, llama-cpp-python 0.3.36 CPU build, flash attention, n_ubatch 512): ms per decode
 # step, per verified token (a batch with logits at every row) and per prompt token, by
 # llama.cpp threads; random weights of each catalog translator's shape, vocabulary size and
-# quantization (python -m subtitler_research.bench.mt_cost; docs/benchmarks/translator.md).
-TRANSLATOR_COST_MS: dict[str, dict[int, tuple[float, float, float]]] = {}
+# quantization (python -m subtitler_research.bench.mt_cost; docs/benchmarks/translator.md);
+# Gemma 3 270M's own weights. Four threads cannot be measured on this 2-vCPU machine: more
+# threads than measured are scaled per doubling (translator_load).
+TRANSLATOR_COST_MS: dict[str, dict[int, tuple[float, float, float]]] = {
+    "gemma3-270m": {1: (45.4, 10.5, 3.6), 2: (38.9, 7.4, 3.1)},
+    "qwen3-0.6b": {1: (107.7, 30.7, 15.2), 2: (57.2, 15.7, 8.4)},
+    "tower-plus-2b": {1: (312.1, 99.8, 70.2), 2: (198.3, 64.5, 53.6)},
+    "qwen3-4b": {1: (455.2, 160.2, 126.0), 2: (383.0, 121.4, 98.9)},
+    "qwen3-8b": {1: (884.2, 287.4, 239.0), 2: (688.1, 191.8, 148.8)},
+}
 # An SSBD translator's work per second of speech (beta 0.2, Gemma 3 270M on the pipeline
 # replay of real talks, docs/benchmarks/translator.md): prompt tokens, verified tokens and
 # decode steps. A bigger model accepts about as much of its draft, so the counts carry over;
 # what changes with the model is the cost of each.
-SPEECH_WORK_PER_S = (0.0, 0.0, 0.0)
+SPEECH_WORK_PER_S = (9.5, 36.7, 5.3)  # the busier of two talks, each component
 # The share of its threads' time a translator may take and still keep up: the rest absorbs
 # bursts (a new line's prompt, a final's full decode) and the recogniser's use of the cores.
 KEEP_UP_SHARE = 0.7
