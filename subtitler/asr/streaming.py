@@ -327,10 +327,11 @@ class StreamingRecognizer:
         if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
             return None
         language = self.opt.language or self._language
+        prefix = self._prefix(t0)
         c0 = self._cost_clock()
         try:
             hyp = self.backend.transcribe(
-                audio, t0=t0, prompt=self._prompt(t0), language=language, prefix=self._prefix(t0)
+                audio, t0=t0, prompt=self._prompt(t0), language=language, prefix=prefix
             )
         except Exception as e:
             self._failure = self._failure or e
@@ -350,7 +351,7 @@ class StreamingRecognizer:
         words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
         # A word that overlaps no speech was made up for silence or noise ("Thank you.").
         spoken = [w for w in words if self._speech(w.start - 0.1, w.end + 0.1) > 0]
-        return self._new_words(spoken, by_time=not hyp.after_prefix)
+        return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(prefix))
 
     def _run(self, t1: float, now: float, final: bool) -> list[AsrUpdate]:
         t0 = self._win_t0
@@ -398,17 +399,30 @@ class StreamingRecognizer:
             log.debug("not confirmed at the utterance end: %s", dropped)
         return again[:n]
 
-    def _new_words(self, words: list[Word], *, by_time: bool = True) -> list[Word]:
-        """Drop what was committed already: by time (unless the recogniser already left out
-        the committed prefix), then by matching the committed tail: the end of the last
-        committed word heard again at the start of the window ("typography typography")."""
+    def _new_words(self, words: list[Word], *, after_prefix: bool = False) -> list[Word]:
+        """Drop what was committed already.
+
+        Without a prefix the hypothesis has every word of the window: by time, then by
+        matching the committed tail, the end of the last committed word (outside the window)
+        heard again at its start ("typography typography").
+
+        After committed words inside the window (the prefix) the recogniser wrote only what
+        follows them; it may still write the end of them again. The text cannot tell that
+        from a person saying it again ("words, words, words"), the time can: a copy of the
+        committed tail that starts on the committed words' audio (the aligner gave the
+        prefix's copy no time and the new copy that audio) is dropped, one that lies after
+        them stays. Other words after the prefix are new whatever their times.
+        """
         words = [w for w in words if w.text.strip()]
-        if by_time:
+        if not after_prefix:
             words = [w for w in words if w.start > self._last_commit_end - 0.1]
-        if words and self._history and abs(words[0].start - self._last_commit_end) < 1.0:
+        near = bool(words) and abs(words[0].start - self._last_commit_end) < 1.0
+        if words and self._history and (after_prefix or near):
             tail = [_loose(w) for w in self._history[-_MAX_OVERLAP_WORDS:]]
             for k in range(min(len(tail), len(words)), 0, -1):
-                if tail[-k:] == [_loose(w) for w in words[:k]]:
+                if tail[-k:] != [_loose(w) for w in words[:k]]:
+                    continue
+                if not after_prefix or words[k - 1].start < self._last_commit_end - 0.1:
                     return words[k:]
         return words
 
