@@ -25,8 +25,8 @@ Research tooling (not shipped). Steps, each writing files into --out:
 - score: WER, commit delay and display latency against the timing reference, RTF, lag, and
   the longest stretch of speech with no word recognised: the time from the start of the first to
   the end of the last of consecutive transcript words none of which the system recognised
-  (its hypothesis has the same word there; pauses inside the stretch count), by the timing
-  reference. ``offline.tsv`` is scored the same way (WER and stretch only).
+  (its hypothesis has the same word there; pauses between them count up to 0.5 s), by the
+  timing reference. ``offline.tsv`` is scored the same way (WER and stretch only).
 
 Per transcript word matched in a system's committed text (jiwer's alignment after the same
 normalisation, ``subtitler_research.asr.wer``): commit delay = when the system committed it - its
@@ -106,10 +106,16 @@ def alignment(ref: list[str], hyp: list[str]) -> tuple[list[bool | None], list[i
     return hit, owner
 
 
+# A pause between words longer than this is not speech: a stretch counts it up to this long.
+PAUSE_S = 0.5
+
+
 def longest_miss(timing: list[Any], hit: list[bool | None]) -> tuple[float, str]:
-    """The longest stretch of consecutive transcript words none of which was recognised: from
-    the first one's start to the last one's end (s), and where it starts. Words the normaliser
-    drops ("um") neither end nor start a stretch."""
+    """The longest stretch of speech in which no transcript word was recognised: consecutive
+    transcript words none of which the system wrote, timed from the first one's start to the
+    last one's end, with each pause between them counted up to PAUSE_S (longer pauses are not
+    speech: two clips' words either side of one do not make a long stretch). Words the
+    normaliser drops ("um") neither end nor start a stretch. Also where it starts."""
     kept = [i for i, h in enumerate(hit) if h is not None]
     timing, hit = [timing[i] for i in kept], [hit[i] for i in kept]
     best, where, i = 0.0, "", 0
@@ -121,6 +127,7 @@ def longest_miss(timing: list[Any], hit: list[bool | None]) -> tuple[float, str]
         while j + 1 < len(hit) and not hit[j + 1]:
             j += 1
         span = timing[j].end - timing[i].start
+        span -= sum(max(0.0, timing[k + 1].start - timing[k].end - PAUSE_S) for k in range(i, j))
         if span > best:
             best, where = span, f"{timing[i].start:.1f} s ({timing[i].text.strip()!r}...)"
         i = j + 1

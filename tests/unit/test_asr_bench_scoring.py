@@ -43,6 +43,13 @@ def test_longest_miss_spans_the_words_nobody_recognised() -> None:
     assert b.longest_miss(ref, [True] * len(ref))[0] == 0.0
 
 
+def test_a_pause_inside_a_miss_counts_half_a_second() -> None:
+    b = bench()
+    ref = timed("one two three four", gap_after=1)  # 5 s pause after "two"
+    miss, _ = b.longest_miss(ref, [True, False, False, True])
+    assert miss == round(0.3 + 0.5 + 0.3, 2)  # two, half a second of the pause, three
+
+
 def test_a_substituted_word_is_not_recognised_and_hesitations_do_not_count() -> None:
     b = bench()
     ref = timed("so um this is the sick corpus")
