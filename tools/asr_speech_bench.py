@@ -17,7 +17,9 @@ Research tooling (not shipped). Steps, each writing files into --out:
 - reference: the same model transcribes the whole file offline (faster-whisper's own
   ``transcribe``, beam 5, word timestamps): its WER is the accuracy target, and its word times,
   aligned to the transcript, are the timing reference for both systems. ``--language auto``:
-  the language is detected (``multilingual=True``: per 30 s window) instead of given.
+  the language is detected (``multilingual=True``: per 30 s window) instead of given;
+  ``--per-part``: each part of a development set is transcribed as a file of its own, its
+  language detected on it (``--language part``: the manifest's).
 - ours: ``python -m subtitler_research.asr.replay FILE --json`` (simulated 1x, or --realtime).
 - peer: whisper_streaming's ``whisper_online.py`` simulation (online mode: real time, wall
   clock) on the same file and model. Only its hard-coded device (CUDA, float16) is changed, to
@@ -65,6 +67,21 @@ class HypWord:
     shown_at: float
     start: float | None = None  # the system's own time for the word, when it says
     end: float | None = None
+
+
+def merge_pieces(words: list[HypWord]) -> list[HypWord]:
+    """Whole words from Whisper's words, whose text carries its leading space: one without it
+    continues the word before ("d'" + "agent"), so it is committed or shown with its last
+    piece. Texts come out stripped."""
+    out: list[HypWord] = []
+    for w in words:
+        if out and w.text and not w.text[0].isspace():
+            last = out[-1]
+            out[-1] = HypWord(last.text + w.text, max(last.committed_at, w.committed_at),
+                              max(last.shown_at, w.shown_at), last.start, w.end)  # fmt: skip
+        else:
+            out.append(w)
+    return [HypWord(w.text.strip(), w.committed_at, w.shown_at, w.start, w.end) for w in out]
 
 
 def _tokens(words: list[str]) -> tuple[list[str], list[int]]:
@@ -216,29 +233,43 @@ def cmd_reference(a: argparse.Namespace) -> int:
     ref = [w.text.strip() for w in read_words_tsv(a.out / "talk.tsv")]
     m = WhisperModel(a.model, device="cpu", compute_type="int8", cpu_threads=a.threads)
     audio = decode_audio(str(a.out / "talk.wav"))
+    # --per-part: every part of a development set a file of its own (its language detected
+    # on it, or the manifest's with --language part), as offline transcription is used.
+    pieces = [(0.0, len(audio) / 16000, _language(a))]
+    if a.per_part:
+        parts = json.loads((a.out / "parts.json").read_text())
+        pieces = [
+            (p["t0"], p["t1"], p["language"] if a.language == "part" else _language(a))
+            for p in parts
+        ]
     results = {}
     for beam in (5, 1):
         t = time.perf_counter()
-        segs, _ = m.transcribe(
-            audio,
-            language=_language(a),
-            multilingual=_language(a) is None,
-            beam_size=beam,
-            word_timestamps=True,
-        )
-        words = [w for s in segs for w in s.words]
+        words: list[Any] = []
+        for t0, t1, language in pieces:
+            segs, _ = m.transcribe(
+                audio[round(t0 * 16000) : round(t1 * 16000)],
+                language=language,
+                multilingual=language is None and not a.per_part,
+                beam_size=beam,
+                word_timestamps=True,
+            )
+            words += [
+                HypWord(w.word, 0.0, 0.0, w.start + t0, w.end + t0) for s in segs for w in s.words
+            ]
+        words = merge_pieces(words)
         spent = time.perf_counter() - t
-        hyp = "".join(w.word for w in words)
+        hyp = " ".join(w.text for w in words)
         w = word_error_rate(" ".join(ref), hyp)
         results[f"beam{beam}"] = {"wer": w.wer, "line": w.line(), "rtf": spent * 16000 / len(audio)}
         print(f"offline beam {beam}: {w.line()}, RTF {spent * 16000 / len(audio):.3f}")
         if beam == 5:
             (a.out / "offline.tsv").write_text(
-                "".join(f"{x.start:.3f}\t{x.end:.3f}\t{x.word.strip()}\n" for x in words)
+                "".join(f"{x.start:.3f}\t{x.end:.3f}\t{x.text.strip()}\n" for x in words)
             )
-            hw = [x.word.strip() for x in words]
+            hw = [x.text.strip() for x in words]
             m_ = word_map(ref, hw)
-            known = {r: (float(words[h].start), float(words[h].end)) for r, h in m_.items()}
+            known = {r: (words[h].start or 0.0, words[h].end or 0.0) for r, h in m_.items()}
             lines = []
             for i, r in enumerate(ref):
                 if i in known:
@@ -282,8 +313,8 @@ def ours_words(payload: dict[str, Any]) -> list[HypWord]:
                 continue
             seen.add((u.segment_id, i))
             shown = min(first.get((u.segment_id, i, w.text.strip()), u.emitted_at), u.emitted_at)
-            out.append(HypWord(w.text.strip(), u.emitted_at, shown, w.start, w.end))
-    return out
+            out.append(HypWord(w.text, u.emitted_at, shown, w.start, w.end))
+    return merge_pieces(out)
 
 
 def peer_words(stdout: str) -> list[HypWord]:
@@ -454,7 +485,10 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--out", type=Path, required=True)
         p.add_argument("--model", default="")
         p.add_argument("--threads", type=int, default=2)
-        p.add_argument("--language", default="en", help="a language code, or auto (detect)")
+        p.add_argument(
+            "--language", default="en", help="a language code, auto (detect), or part (reference)"
+        )
+        p.add_argument("--per-part", action="store_true", help="reference: a file per part")
         p.add_argument("--name", default="run")
         p.add_argument("--audio", type=Path, help="another file than talk.wav (silence, noise)")
         p.add_argument("--peer", type=Path)

@@ -32,9 +32,11 @@ class SpeechProbabilities(Protocol):
 # Silero's state is restarted by the clock (SileroStream): no probability depends on audio
 # more than STATE_S before it, and each comes from a state that has heard at least
 # STATE_S * (1 - 1 / STATES) of it. Chosen on real speech (docs/benchmarks/asr.md, "Speech
-# detection"): 3 s and 3 copies kept the first second of a new speaker's speech (97% of its
-# speech frames against 3% with the state carried) and recall on the development set, where
-# 1 s states lost speech (95% against 98%) and longer ones recovered later.
+# detection", python -m subtitler_research.asr.vad_bench): 3 s and 3 copies marked 90% and 94%
+# of a new speaker's speech frames in the first second after another recording (23% and 0%
+# with the state carried) and 98.3% of the development set's (1 s states: 95.3%); longer
+# states recovered later. The price: in noise the probabilities rise (highest 0.39 instead of
+# 0.05 in a minute of silence and noise, still below 0.5).
 STATE_S = 3.0
 STATES = 3
 

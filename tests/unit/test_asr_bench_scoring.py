@@ -75,3 +75,12 @@ def test_hesitations_are_left_out_of_wer() -> None:
         normalize("uh so this is, um, the sick corpus hmm") == "so this is the sick corpus".split()
     )
     assert word_error_rate("uh i have a cold", "I have a cold.").wer == 0.0
+
+
+def test_word_pieces_without_a_space_continue_the_word_before() -> None:
+    b = bench()
+    pieces = [b.HypWord(" d'", 1.0, 0.5, 0.0, 0.1), b.HypWord("agent", 2.0, 1.5, 0.1, 0.4)]
+    pieces.append(b.HypWord(" suivi", 3.0, 2.5, 0.5, 0.8))
+    words = b.merge_pieces(pieces)
+    assert [w.text for w in words] == ["d'agent", "suivi"]
+    assert (words[0].committed_at, words[0].shown_at, words[0].end) == (2.0, 1.5, 0.4)
