@@ -364,7 +364,7 @@ class FasterWhisperBackend:
             new = []
         # Copies of a phrase the audio does not hold are a decoder loop (or a word heard twice
         # at the prefix's end); copies a person said stay ("words, words, words").
-        loop = loop_words(known + new)
+        loop = loop_words(known + new, fixed=len(known))
         new = [w for i, w in enumerate(new, len(known)) if i not in loop]
         return Hypothesis(tuple(new), lang, after_prefix=True)
 

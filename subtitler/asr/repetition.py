@@ -9,12 +9,16 @@ no time, mostly at the end of the window. A copy a person said takes the time a 
 The rule: among consecutive occurrences of a phrase (one word or more; for three words or more
 also with one word between them, "between Gothic and Roman, and between Gothic and Roman"),
 an occurrence is *unheard* when most of its words (more than half) were aligned to no time
-(less than ``MIN_WORD_S``). Unheard occurrences are dropped (with the word between, where
-there is one and it is unheard too), except that one occurrence of the phrase always stays
-(when none is heard, the one with the most aligned time); heard ones stay however many there
-are. A copy cut off at the end of the text (a loop stopped by the token limit) is an
-occurrence too. Besides copies, a run of ``MIN_RUN`` or more unheard words is dropped
-wherever it is: text beyond the audio (near-copies such as "here's" / "here are" included).
+(less than ``MIN_WORD_S``). One occurrence always stays: the committed one where the
+recogniser was given it as its prefix, else the first heard one, else the one with the most
+aligned time. Of the others, copies of a phrase of ``LONG_PHRASE`` words or more are dropped
+whatever their time (a person repeats a word or two, not a sentence, and the aligner may
+share one sentence's audio between two copies of it); copies of a word or two only when
+unheard, so that "words, words, words" stays however often it was said. A copy cut off at the
+end of the text (a loop stopped by the token limit) counts when unheard; the word between two
+copies goes with the dropped copy when it is unheard too. Besides copies, a run of
+``MIN_RUN`` or more unheard words is dropped wherever it is: text beyond the audio
+(near-copies such as "here's" / "here are" included).
 
 Measured on real speech before choosing it (docs/benchmarks/asr.md, "Repetition"): in the
 decoder loops of tiny.en 89% of the words from the loop's start were aligned to no time,
@@ -39,6 +43,10 @@ MIN_WORD_S = 0.02
 # copies differ in a word, "here's" / "here are"); the offline transcripts of real speech
 # had no such run (863 words).
 MIN_RUN = 3
+# A phrase this long said twice in a row is a loop whatever the times (a person repeats a word
+# or two, "words, words", not a sentence; the aligner can share one sentence's audio between
+# two copies of it).
+LONG_PHRASE = 3
 
 
 def plain(w: Word) -> str:
@@ -90,9 +98,10 @@ def _unheard_runs(words: Sequence[Word]) -> set[int]:
     return out
 
 
-def loop_words(words: Sequence[Word]) -> set[int]:
-    """Indices of the words that are unheard copies of a phrase, or in a run of unheard words
-    (see the module's rule)."""
+def loop_words(words: Sequence[Word], fixed: int = 0) -> set[int]:
+    """Indices of the words that are loop copies of a phrase, or in a run of unheard words
+    (see the module's rule). The first ``fixed`` words are settled (committed text the
+    recogniser was given): an occurrence among them is the one that stays."""
     keys = [plain(w) for w in words]
     n = len(keys)
     drop = _unheard_runs(words)
@@ -105,13 +114,25 @@ def loop_words(words: Sequence[Word]) -> set[int]:
                 if len(occ) < 2 or (gap and occ[1][1] - occ[1][0] < k):
                     continue
                 unheard = [_unheard(words[s:e]) for s, e in occ]
-                # None heard: the one with the most audio stays (the first of equals).
+                # A loop copy of a phrase of LONG_PHRASE words or more is one whole, whatever
+                # its time; a shorter one only when the audio does not hold it.
+                loop = [
+                    u or (k >= LONG_PHRASE and e - s == k)
+                    for (s, e), u in zip(occ, unheard, strict=True)
+                ]
+                # What stays: the settled occurrence, else the first heard one, else the one
+                # with the most audio (the first of equals).
                 heard = [sum(w.end - w.start for w in words[s:e]) for s, e in occ]
-                keep = unheard.index(False) if False in unheard else heard.index(max(heard))
-                for o, ((s, e), u) in enumerate(zip(occ, unheard, strict=True)):
-                    if u and o != keep:
+                if occ[0][0] < fixed:
+                    keep = 0
+                elif False in unheard:
+                    keep = unheard.index(False)
+                else:
+                    keep = heard.index(max(heard))
+                for o, ((s, e), x) in enumerate(zip(occ, loop, strict=True)):
+                    if x and o != keep:
                         drop.update(range(s, e))
                         # The word between goes with the copy when it has no audio either.
                         if gap and o and _unheard(words[s - 1 : s]):
                             drop.add(s - 1)
-    return drop
+    return {i for i in drop if i >= fixed}

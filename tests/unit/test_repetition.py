@@ -105,3 +105,18 @@ def test_a_repeated_word_is_judged_word_by_word() -> None:
     ]
     words += squeezed("Word. Word. Word.", 1.6)
     assert kept(words) == "Here's some more word. Word."
+
+
+def test_a_sentence_said_again_after_the_committed_text_is_a_loop_whatever_its_time() -> None:
+    # Seen streaming tiny.en on the MFA speaker: the window held committed sentences as the
+    # prefix and the decoder wrote them again after it, the aligner sharing their audio
+    # between the two copies; the copy after the prefix was committed a second time.
+    known = said("This is the acoustic corpus. I'm talking pretty fast here.", each=0.15)
+    new = said("acoustic corpus. I'm talking pretty fast here. There's nothing", 1.5, each=0.15)
+    drop = loop_words(known + new, fixed=len(known))
+    assert " ".join(w.text.strip() for i, w in enumerate(new, len(known)) if i not in drop) == (
+        "There's nothing"
+    )
+    # Committed words are never dropped, and two-word phrases said twice stay when heard.
+    words = said("very good, very good.")
+    assert loop_words(words, fixed=2) == set()
