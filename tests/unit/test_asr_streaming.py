@@ -234,10 +234,38 @@ def test_vad_skips_silence_and_ends_the_utterance() -> None:
         (4.792, 6.0),
         (4.792, 5.8),
     ]
-    # The language was detected anew for each utterance and kept within it.
-    assert [c.language for c in be.calls] == [None, "en", "en", None, "fr"]
-    assert [u.language for u in ups] == ["en", "en", "en", "fr", "fr"]
+    # The language was detected until the utterance had 2 s of speech, then kept; the second
+    # utterance (0.6 s of speech, too little to tell) is taken in the language before.
+    assert [c.language for c in be.calls] == [None, None, "en", "en", "en"]
+    assert [u.language for u in ups] == ["en", "en", "en", "en", "en"]
     assert ups[1].audio_t0 == 0.5
+
+
+def test_a_long_enough_utterance_in_another_language_switches_and_drops_the_prompt() -> None:
+    be = ScriptedBackend(
+        [
+            [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.4)],
+            [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.4)],
+            [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.4)],
+            [("Goede", 5.0, 5.4)],  # 1 s into the next utterance: still English
+            [("Goedemorgen", 5.0, 5.8), ("allemaal.", 6.0, 6.8)],  # 2 s: detected
+            [("Goedemorgen", 5.0, 5.8), ("allemaal.", 6.0, 6.8)],
+        ],
+        languages=["en", "en", "en", "en", "nl", "nl"],
+    )
+    vad = speech_probs([(0.5, 2.5), (4.5, 7.0)])
+    rec = StreamingRecognizer(be, with_vad(silence_end_s=0.8, speech_pad_s=0.2), vad)
+    ups = feed(rec, 0.0, 7.0)
+    ups += rec.finish(now=7.0)
+    assert [c.language for c in be.calls][3:] == ["en", None, "nl"]
+    assert [u.committed_text for u in ups if u.final] == [
+        "Good morning all.",
+        "Goedemorgen allemaal.",
+    ]
+    assert ups[-1].language == "nl"
+    # English committed text is the prompt for English, not for the Dutch that follows.
+    assert be.calls[3].prompt == "Good morning all."
+    assert be.calls[4].prompt == be.calls[5].prompt == ""
 
 
 def test_fixed_language_is_always_passed() -> None:

@@ -1,0 +1,157 @@
+"""Issue 26 on real speech: a new speaker on another microphone is heard at once, and a person
+repeating a word keeps every word said, with the real tiny.en.
+
+The clips (tests/data/README.md): ten LJSpeech sentences (one reader, studio microphone, public
+domain) read as a 53 s passage, then the Montreal Forced Aligner's test speaker (another voice,
+another microphone and room, with a cold; MIT) for 13 s; and the same MFA speaker's "and here's
+some more words, words, words, words, um, and that should be all, thanks". The streaming runs
+use a steady clock (every recogniser call costs 50 ms), so the words do not depend on how busy
+the machine is; bounds leave a margin for CPUs with other instruction sets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, decode_audio_file
+from subtitler.asr.faster_whisper import silero_session as _silero_session
+from subtitler.asr.sentences import join_words
+from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
+from subtitler.asr.vad import FRAME, STATE_S, SileroStream
+from subtitler.types import Word
+from subtitler_research.asr.replay import SteadyClock, blocks_of, simulate
+from subtitler_research.asr.wer import normalize
+from tests.conftest import DATA
+
+SR = 16000
+READER = sorted(DATA.glob("LJ001-00*.flac"))
+# The MFA speaker's first 13.3 s (cold_corpus.wav), as MFA's reference transcript has it.
+NEW_SPEAKER = DATA / "mfa_cold_corpus_0-13s.flac"
+REPEATS = DATA / "mfa_acoustic_corpus_14s-end.flac"
+NEW_SPEAKER_TEXT = (
+    "so this is the sick corpus i have a cold so i probably sound quite different than the "
+    "acoustic corpus the recording environment is also quite different"
+)
+
+
+@pytest.fixture(scope="module")
+def session() -> object:
+    return _silero_session()
+
+
+@pytest.fixture(scope="module")
+def backend(tiny_en: Path) -> FasterWhisperBackend:
+    return FasterWhisperBackend(WhisperSettings(str(tiny_en), device="cpu", threads=2))
+
+
+def passage() -> npt.NDArray[np.float32]:
+    """The LJSpeech reader, ten sentences with 0.5 s pauses (53 s)."""
+    pause = np.zeros(SR // 2, np.float32)
+    return np.concatenate([x for p in READER for x in (decode_audio_file(p), pause)])
+
+
+def speech_frames(session: object, audio: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
+    """Frames Silero calls speech in ``audio`` heard alone, from a fresh state (its own use)."""
+    return np.flatnonzero(SileroStream(session, state_s=None)(audio) >= 0.5)
+
+
+def test_the_passage_is_long_enough_to_deafen_a_carried_state(session: object) -> None:
+    """The case the issue measured, kept as a check that the clips still show it: with
+    Silero's state carried through the passage, the new speaker scores far below the same
+    clip heard alone."""
+    new = decode_audio_file(NEW_SPEAKER)
+    carried = SileroStream(session, state_s=None)
+    carried(passage())
+    after = carried(new)
+    alone = SileroStream(session, state_s=None)(new)
+    assert after.mean() < 0.5 * alone.mean()
+
+
+def test_a_new_voice_and_microphone_are_heard_within_a_second(session: object) -> None:
+    new = decode_audio_file(NEW_SPEAKER)
+    vad = SileroStream(session)
+    vad(passage())
+    after = vad(new) >= 0.5
+    alone = speech_frames(session, new)
+    first_second = alone[: round(1.0 / (FRAME / SR))]
+    # Measured 90% in the first second and 75% over the clip (a carried state: 23% and 22%).
+    assert after[first_second].mean() >= 0.6
+    assert after[alone].mean() >= 0.5
+
+
+def test_no_probability_depends_on_audio_older_than_the_state(session: object) -> None:
+    """Any change (voice, microphone, level) is forgotten after STATE_S: what follows a loud
+    passage, the same passage 26 dB quieter, or silence, scores the same from there on."""
+    new = decode_audio_file(NEW_SPEAKER)
+    before = passage()
+    probs = []
+    for earlier in (before, before * 0.05, np.zeros_like(before)):
+        probs.append(SileroStream(session)(np.concatenate([earlier, new])))
+    settled = len(before) // FRAME + round(STATE_S * SR / FRAME) + 1
+    for p in probs[1:]:
+        np.testing.assert_array_equal(p[settled:], probs[0][settled:])
+    assert not np.array_equal(probs[1][:settled], probs[0][:settled])  # it did hear them
+
+
+def stream(
+    backend: FasterWhisperBackend, session: object, audio: npt.NDArray[np.float32]
+) -> list[Word]:
+    """Committed words of a streaming run on a steady clock."""
+    clock = SteadyClock(0.05)
+    rec = StreamingRecognizer(
+        clock.wrap(backend), StreamingOptions(language="en"), SileroStream(session), clock
+    )
+    result = simulate(blocks_of(audio, 100), rec, clock)
+    return [w for u in result.updates if u.final for w in u.committed_words]
+
+
+def recognised(reference: str, words: list[Word]) -> int:
+    """How many words of ``reference`` appear, in order, in ``words`` (normalised)."""
+    ref, hyp = normalize(reference), normalize(join_words([w.text for w in words]))
+    # Longest common subsequence: words recognised in order, whatever was misheard between.
+    table = np.zeros((len(ref) + 1, len(hyp) + 1), dtype=np.int32)
+    for i, r in enumerate(ref):
+        for j, h in enumerate(hyp):
+            table[i + 1, j + 1] = (
+                table[i, j] + 1 if r == h else max(table[i, j + 1], table[i + 1, j])
+            )
+    return int(table[-1, -1])
+
+
+def test_streaming_recognises_the_new_speaker_after_a_long_passage(
+    backend: FasterWhisperBackend, session: object
+) -> None:
+    before = passage()
+    silence = np.zeros(SR, np.float32)
+    audio = np.concatenate([before, silence, decode_audio_file(NEW_SPEAKER), silence])
+    start = (len(before) + len(silence)) / SR
+    words = stream(backend, session, audio)
+    new = [w for w in words if w.end > start]
+    # 27 words; with the state carried through the passage none was recognised (nothing on
+    # screen at all); measured here: 21, and 122 words of the passage.
+    n = recognised(NEW_SPEAKER_TEXT, new)
+    assert n >= 15, join_words([w.text for w in new])
+    # ... and the reader's passage itself is still recognised.
+    assert len([w for w in words if w.end <= start]) >= 100
+
+
+def test_a_person_saying_words_words_words_keeps_them_and_what_follows(
+    backend: FasterWhisperBackend, session: object
+) -> None:
+    """The issue's utterance: the old repetition filter cut it after "words, words" and
+    dropped the rest."""
+    audio = decode_audio_file(REPEATS)
+    offline = backend.transcribe(audio, t0=0.0, prompt="", language="en")
+    silence = np.zeros(SR, np.float32)
+    streamed = stream(backend, session, np.concatenate([silence, audio, silence]))
+    for words in (list(offline.words), streamed):
+        said = normalize(join_words([w.text for w in words]))
+        text = " ".join(said)
+        assert "more words words" in text, text  # the repetition, at least twice
+        after = said[said.index("more") + 1 :]
+        assert sum(t == "words" for t in after) >= 2, text
+        assert {"should", "be", "all"} <= set(after), text  # what follows it is not cut

@@ -1,0 +1,86 @@
+"""The speech benchmark's scoring (tools/asr_speech_bench.py): the longest stretch of speech
+without a recognised word, per-part WER, and hesitations left out of WER."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from subtitler.types import Word
+from subtitler_research.asr.wer import normalize, word_error_rate
+
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "asr_speech_bench.py"
+
+
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("asr_speech_bench", TOOL)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["asr_speech_bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def timed(text: str, gap_after: int = -1) -> list[Word]:
+    """Words 0.4 s apart; a 5 s pause after word ``gap_after``."""
+    out, t = [], 0.0
+    for i, w in enumerate(text.split()):
+        out.append(Word(w, t, t + 0.3))
+        t += 0.4 + (5.0 if i == gap_after else 0.0)
+    return out
+
+
+def test_longest_miss_spans_the_words_nobody_recognised() -> None:
+    b = bench()
+    ref = timed("one two three four five six seven eight")
+    hit, _ = b.alignment([w.text for w in ref], "one two three seven eight".split())
+    assert hit == [True, True, True, False, False, False, True, True]
+    miss, where = b.longest_miss(ref, hit)
+    assert miss == round(ref[5].end - ref[3].start, 2)  # four..six
+    assert "'four'" in where
+    assert b.longest_miss(ref, [True] * len(ref))[0] == 0.0
+
+
+def test_a_pause_inside_a_miss_counts_half_a_second() -> None:
+    b = bench()
+    ref = timed("one two three four", gap_after=1)  # 5 s pause after "two"
+    miss, _ = b.longest_miss(ref, [True, False, False, True])
+    assert miss == round(0.3 + 0.5 + 0.3, 2)  # two, half a second of the pause, three
+
+
+def test_a_substituted_word_is_not_recognised_and_hesitations_do_not_count() -> None:
+    b = bench()
+    ref = timed("so um this is the sick corpus")
+    hit, owner = b.alignment([w.text for w in ref], "so this is the six corpus".split())
+    assert hit[1] is None  # "um": the normaliser drops it, it neither ends nor starts a miss
+    assert hit[5] is False and owner[4] == 5  # "six" stands for "sick", wrongly
+    assert b.longest_miss(ref, hit)[0] == 0.3
+
+
+def test_per_part_wer_follows_the_reference_times() -> None:
+    b = bench()
+    ref = timed("alpha beta gamma delta epsilon zeta", gap_after=2)
+    parts = [{"name": "a", "t1": 2.0}, {"name": "b", "t1": 99.0}]
+    hyp = "alpha beta gamma delta extra zeta".split()
+    hit, owner = b.alignment([w.text for w in ref], hyp)
+    out = b.per_part(parts, ref, hyp, hit, owner)
+    assert out["a"]["wer"] == 0.0
+    assert out["b"]["wer"] == round(1 / 3, 4)
+
+
+def test_hesitations_are_left_out_of_wer() -> None:
+    assert (
+        normalize("uh so this is, um, the sick corpus hmm") == "so this is the sick corpus".split()
+    )
+    assert word_error_rate("uh i have a cold", "I have a cold.").wer == 0.0
+
+
+def test_word_pieces_without_a_space_continue_the_word_before() -> None:
+    b = bench()
+    pieces = [b.HypWord(" d'", 1.0, 0.5, 0.0, 0.1), b.HypWord("agent", 2.0, 1.5, 0.1, 0.4)]
+    pieces.append(b.HypWord(" suivi", 3.0, 2.5, 0.5, 0.8))
+    words = b.merge_pieces(pieces)
+    assert [w.text for w in words] == ["d'agent", "suivi"]
+    assert (words[0].committed_at, words[0].shown_at, words[0].end) == (2.0, 1.5, 0.4)

@@ -1,0 +1,52 @@
+"""SileroStream's rule for its recurrent state, with a stand-in model that reports how many
+frames its state has heard: never more than STATE_S worth, never less than STATE_S * (1 - 1/K)
+once the stream is that long, whatever the blocks."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from subtitler.asr.vad import FRAME, FRAME_S, STATE_S, STATES, SileroStream
+
+
+class CountingModel:
+    """Like Silero's ONNX session, but its "probability" is the number of frames its state
+    has seen (the state carries the count)."""
+
+    def run(self, _outputs: Any, feeds: dict[str, Any]) -> list[Any]:
+        heard = float(feeds["h"][0, 0, 0])
+        n = len(feeds["input"])
+        assert feeds["input"].shape == (n, FRAME + 64)
+        out = (heard + 1 + np.arange(n, dtype=np.float32)).reshape(n, 1)
+        h = np.full_like(feeds["h"], heard + n)
+        return [out, h, feeds["c"]]
+
+
+@pytest.mark.parametrize("block", [1600, 512, 333, 16000 * 5])
+def test_the_state_is_never_older_than_state_s(block: int) -> None:
+    period = round(STATE_S / FRAME_S)
+    audio = np.zeros(16000 * 20, np.float32)
+    vad = SileroStream(CountingModel())
+    heard = np.concatenate([vad(audio[i : i + block]) for i in range(0, len(audio), block)])
+    first = heard[:period]
+    np.testing.assert_array_equal(first, np.arange(1, period + 1))  # one state, from frame 0
+    later = heard[period:]
+    assert later.max() <= period
+    assert later.min() >= period - math.ceil(period / STATES)
+
+
+def test_without_a_limit_the_state_runs_through_the_stream() -> None:
+    vad = SileroStream(CountingModel(), state_s=None)
+    heard = np.concatenate([vad(np.zeros(16000, np.float32)) for _ in range(20)])
+    np.testing.assert_array_equal(heard, np.arange(1, len(heard) + 1))
+
+
+def test_reset_starts_every_state_afresh() -> None:
+    vad = SileroStream(CountingModel())
+    vad(np.zeros(16000 * 10, np.float32))
+    vad.reset()
+    np.testing.assert_array_equal(vad(np.zeros(FRAME * 3, np.float32)), [1, 2, 3])
