@@ -99,3 +99,24 @@ def test_a_file_that_is_no_audio_is_one_line_without_pyav(
     assert str(bad) in str(e.value) and "\n" not in str(e.value)
     with pytest.raises(AudioFileError, match="not found"):
         load_audio(tmp_path / "missing.wav")
+
+
+def test_the_stand_in_answers_protocol_probes_as_a_module_does() -> None:
+    """The bundle's self-test failed vad, whisper and the worker with "ImportError:
+    av.__wrapped__": something probed the stand-in with hasattr, which lets only
+    AttributeError through. A dunder probe now says "no such attribute"; anything else asked
+    of it still says why PyAV is not there."""
+    code = (
+        "import av\n"
+        "assert not hasattr(av, '__wrapped__')\n"
+        "try:\n"
+        "    av.open\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(STUBS), str(ROOT)]))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("av.open: PyAV (FFmpeg) is not part of this build")

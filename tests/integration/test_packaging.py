@@ -169,7 +169,7 @@ def test_windows_installer_gets_a_numeric_file_version() -> None:
     assert numeric("1.2.3.4.5") == "1.2.3.4"
 
 
-def test_macos_bundle_is_a_foreground_app(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_macos_bundle_is_a_foreground_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The spec as PyInstaller runs it on macOS (its build classes recorded, not run)."""
     made: dict[str, list[dict[str, object]]] = {}
 
@@ -183,6 +183,7 @@ def test_macos_bundle_is_a_foreground_app(monkeypatch: pytest.MonkeyPatch) -> No
     spec = ROOT / "packaging" / "subtitler.spec"
     names = ("Analysis", "PYZ", "EXE", "COLLECT", "BUNDLE")
     env = {n: recorder(n) for n in names} | {"SPECPATH": str(spec.parent), "__file__": str(spec)}
+    env["workpath"] = str(tmp_path)  # PyInstaller's build folder (the notices are made there)
     pytest.importorskip("PyInstaller.utils.hooks")  # imported here, before "darwin" below
     monkeypatch.setattr(sys, "platform", "darwin")
     exec(compile(spec.read_text(encoding="utf-8"), str(spec), "exec"), env)

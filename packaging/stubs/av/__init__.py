@@ -11,6 +11,10 @@ SUBTITLER_STAND_IN = True
 
 
 def __getattr__(name: str) -> object:
+    if name.startswith("__") and name.endswith("__"):
+        # Probes of a module's protocol (``hasattr(av, "__wrapped__")``: the PyInstaller
+        # bundle's self-test met one) expect AttributeError; an ImportError escapes hasattr.
+        raise AttributeError(name)
     raise ImportError(
         f"av.{name}: PyAV (FFmpeg) is not part of this build; audio files are decoded with "
         "soundfile (WAV, FLAC, Ogg, MP3)"
