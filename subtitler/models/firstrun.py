@@ -103,19 +103,30 @@ def affordable_mt(
     speech on the threads the plan gives translation (measured costs: hardware.translator_load)
     and fits in ``room`` bytes; if none keeps up, the one that comes closest. None: no measured
     one."""
-    threads = plan_runtime(hw).mt_threads
     known = [
         (load, e)
-        for e in catalog.of_kind("mt")
-        if e.repo and e.shape and e.commercial  # a default: usable at work
-        and e.supports(src_lang) and e.supports(tgt_lang)
+        for load, e in _measured_mts(catalog, hw, (src_lang, tgt_lang))
+        if e.repo and e.commercial  # a default: usable at work
         and (room is None or e.memory_mb * MB <= room)
-        and (load := translator_load(e.shape, threads)) is not None
     ]  # fmt: skip
     fits = [e for load, e in known if load <= KEEP_UP_SHARE]
     if fits:
         return max(fits, key=lambda e: e.memory_mb)
     return min(known, key=lambda le: le[0])[1] if known else None
+
+
+def _measured_mts(
+    catalog: Catalog, hw: HardwareInfo, pair: tuple[str, str]
+) -> list[tuple[float, CatalogEntry]]:
+    """(load, entry) of each catalog translator for ``pair`` whose cost was measured, on the
+    threads the plan gives translation on this machine."""
+    threads = plan_runtime(hw).mt_threads
+    return [
+        (load, e)
+        for e in catalog.of_kind("mt")
+        if e.shape and e.supports(pair[0]) and e.supports(pair[1])
+        and (load := translator_load(e.shape, threads)) is not None
+    ]  # fmt: skip
 
 
 def _falls_behind(
@@ -125,15 +136,10 @@ def _falls_behind(
     (measured costs), saying what does; "" when it keeps up or its cost is not known."""
     if hw.llama_gpu_offload or not entry.shape:
         return ""
-    threads = plan_runtime(hw).mt_threads
-    load = translator_load(entry.shape, threads)
+    load = translator_load(entry.shape, plan_runtime(hw).mt_threads)
     if load is None or load <= 1.0:
         return ""
-    cheaper = any(
-        e.shape and e.supports(pair[0]) and e.supports(pair[1])
-        and (other := translator_load(e.shape, threads)) is not None and other < load
-        for e in catalog.of_kind("mt")
-    )  # fmt: skip
+    cheaper = any(other < load for other, _ in _measured_mts(catalog, hw, pair))
     fix = "A smaller translation model or a" if cheaper else "A"
     return (
         f"On this computer's processor {entry.name} translates about {100 / load:.0f}% as fast "
