@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from subtitler.mt.masking import MAX_K as MAX_K  # display-only mask-k: 0..MAX_K
+from subtitler.display.masking import MAX_K as MAX_K  # display-only mask-k: 0..MAX_K
 from subtitler.types import AsrUpdate, UpdateStats
 
 

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from subtitler.config import MtConfig
+from subtitler.display.steadiness import OpenLines
 from subtitler.mt.engine import Engine, EngineGone, EngineResult, EngineUnavailable, as_engine
 from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
-from subtitler.mt.masking import steady
 from subtitler.mt.output_rules import LOOP
 from subtitler.pipeline.events import (
     MAX_K,
@@ -361,8 +361,7 @@ class TranslationStage(threading.Thread):
         self._finals_done = -1  # the newest segment whose final was translated
         self._behind_said = False  # the reader was told the translator is behind
         self._served: dict[str, int] = {}  # target -> when it was last translated (a count)
-        # Per target: the open line on screen (segment, its full translation, shown by k).
-        self._on_screen: dict[str, tuple[int, str, tuple[str, ...]]] = {}
+        self._on_screen = OpenLines()  # per target: what its open line shows
         self._turns = 0
         self._glossary = Glossary()
         self._glossary_given: Glossary | None = None  # what the current model was given
@@ -483,28 +482,13 @@ class TranslationStage(threading.Thread):
             self.metrics.on_translation(ev)
         self.emit(ev)
 
-    def _steady(
-        self, u: AsrUpdate, lang: str, full: str, shown: tuple[str, ...]
-    ) -> tuple[str, ...]:
-        """What an open line shows (masking.steady against what it showed before); a final
-        line is shown in full and ends the line's history."""
-        if u.final:
-            self._on_screen.pop(lang, None)
-            return shown
-        prev = self._on_screen.get(lang)
-        before = (prev[1], prev[2]) if prev is not None and prev[0] == u.segment_id else None
-        out = steady(shown, full, before)
-        self._on_screen[lang] = (u.segment_id, full, out)
-        return out
-
     def _show_partial(self, u: AsrUpdate, lang: str, target: int, r: EngineResult) -> None:
         """A decode's prefix so far (a slow one as it goes, or one given up for a newer
         update): on screen as the open line, where it shows more than the line does now."""
-        prev = self._on_screen.get(lang)
-        if not r.text or (prev is not None and prev[0] == u.segment_id and prev[1] == r.text):
+        shown = self._on_screen.show_prefix(lang, u.segment_id, r.text, r.pieces)
+        if shown is None:
             return
         u = dataclasses.replace(u, final=False)  # (a final update's prefix is still open)
-        shown = self._steady(u, lang, r.text, r.shown_by_k)
         self._show(self._subtitle(u, lang, target, r.text, shown, r.stats, partial=True))
 
     def _subtitle(
@@ -574,12 +558,12 @@ class TranslationStage(threading.Thread):
         """Before a newer line's update is shown: an older line still open on screen whose
         final waits behind it is shown finished as it stands (its translation follows)."""
         for lang in targets:
-            prev = self._on_screen.get(lang)
-            if prev is None or prev[0] >= u.segment_id:
+            seg = self._on_screen.segment(lang)
+            if seg is None or seg >= u.segment_id:
                 continue
-            final = self.mailbox.final_of(prev[0])
+            final = self.mailbox.final_of(seg)
             if final is not None:
-                self._on_screen.pop(lang, None)
+                self._on_screen.close(lang)
                 self._keep_last_good(final, lang, targets.index(lang), provisional=True)
 
     def _say_if_behind(self) -> None:
@@ -706,10 +690,9 @@ class TranslationStage(threading.Thread):
             return self._keep_last_good(u, lang, target) if u.final else None
         self._turns += 1
         self._served[lang] = self._turns
-        shown = self._steady(u, lang, t.text, t.shown_by_k)
-        if u.final and t.stats.hit_cap:
-            # The translation was cut at its length limit: say so rather than end mid-phrase.
-            shown = tuple(f"{x}…" for x in shown)
+        shown = self._on_screen.show(
+            lang, u.segment_id, t.text, t.pieces, u.final, cut=t.stats.hit_cap
+        )
         self._show(self._subtitle(u, lang, target, t.text, shown, t.stats))
         if t.text and not u.final:
             self._last_good.setdefault(lang, {})[u.segment_id] = (u.text, t.text)

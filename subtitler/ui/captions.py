@@ -16,8 +16,8 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from subtitler.display.lines import ShownLine
 from subtitler.pipeline.events import LevelEvent
-from subtitler.web.lines import ShownLine
 
 SOURCE = "source"  # the stream of the source rows (bilingual mode)
 MAIN = "main"  # the main target's stream; an extra target's stream is its language code

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from subtitler.display.lines import ShownLine
 from subtitler.pipeline.events import LevelEvent
 from subtitler.ui.captions import (
     MAIN,
@@ -19,7 +20,6 @@ from subtitler.ui.captions import (
     status_text,
     wrap,
 )
-from subtitler.web.lines import ShownLine
 
 
 def cols(n: int) -> Callable[[str], bool]:

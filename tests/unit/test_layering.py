@@ -61,6 +61,7 @@ LAYERS: list[tuple[str, ...]] = [
         "subtitler.user_files",
     ),
     ("subtitler.audio", "subtitler.asr", "subtitler.mt", "subtitler.models"),
+    ("subtitler.display",),  # what the reader sees: the pipeline, the page and the overlay use it
     ("subtitler.settings_store",),
     ("subtitler.pipeline",),
     ("subtitler.session",),

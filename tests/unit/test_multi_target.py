@@ -92,7 +92,7 @@ class PushingEngine:
         if self.updates:
             self.mailbox.put(self.updates.pop(0))
         text = f"{mt.tgt_lang}:{source}"
-        return EngineResult(text, (), (text,) * 11, UpdateStats())
+        return EngineResult(text, (1,), (text.encode(),), UpdateStats())
 
     def set_glossary(self, glossary: Glossary) -> None:
         pass

@@ -286,8 +286,8 @@ class EchoingEngine:
     ) -> EngineResult:
         if len(source.split()) <= 2:
             text = source.upper()
-            return EngineResult(text, (1, 2), (text,) * 11, UpdateStats())
-        return EngineResult("", (), ("",) * 11, UpdateStats(), problem=ECHO)
+            return EngineResult(text, (1,), (text.encode(),), UpdateStats())
+        return EngineResult("", (), (), UpdateStats(), problem=ECHO)
 
     def set_glossary(self, glossary: object) -> None:
         pass
@@ -341,9 +341,9 @@ class NothingEngine:
         progress: object = None,
     ) -> EngineResult:
         if segment_id in self.good:
-            return EngineResult(source.upper(), (1,), (source.upper(),) * 11, UpdateStats())
+            return EngineResult(source.upper(), (1,), (source.upper().encode(),), UpdateStats())
         problem = LOOP if self.loops else ""
-        return EngineResult("", (), ("",) * 11, UpdateStats(), problem=problem)
+        return EngineResult("", (), (), UpdateStats(), problem=problem)
 
     def set_glossary(self, glossary: object) -> None:
         pass
