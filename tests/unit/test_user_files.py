@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -153,7 +154,7 @@ def test_every_user_file_is_written_through_the_helper(
     that fails leaves each as it was."""
     rec = SegmentRecord(0, 0.0, 1.0, "Hello.", "Hallo.", "en", "de", 0.0)
     paths = [tmp_path / "config.toml", tmp_path / "glossary.csv", tmp_path / "meeting.srt"]
-    writes = [
+    writes: list[Callable[[], object]] = [
         lambda: settings_store.save(AppConfig(), paths[0]),
         lambda: glossary.save(Glossary().with_pair("en", "de", [("Hello", "Hallo")]), paths[1]),
         lambda: export([rec], paths[2]),
