@@ -489,7 +489,7 @@ def test_finals_still_queued_at_stop_reach_the_transcript(tmp_path: Path) -> Non
     for u in mailbox_updates:
         p.mailbox.put(u)
     writer = TranscriptWriter(tmp_path / "t.jsonl")
-    stage.transcript = writer
+    stage.lines.transcript = writer
     p._stop.set()  # stopped before the translator got to them
     p.mailbox.close()
     stage.run()
