@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from subtitler import settings_store
+from subtitler.asr.engine import Recognizer
 from subtitler.config import AppConfig, with_settings
 from subtitler.mt import glossary as glossary_store
 from subtitler.mt.engine import Engine, as_engine
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.events import Event
 from subtitler.pipeline.pipeline import Factories, Pipeline
-from subtitler.pipeline.stages import Recognizer
 
 if TYPE_CHECKING:
     from subtitler.models.catalog import Catalog

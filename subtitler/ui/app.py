@@ -253,7 +253,7 @@ class SubtitlerApp(QObject):
             return
         if isinstance(ev, LevelEvent):
             if self.settings is not None and self.settings.isVisible():
-                self.settings.set_level(ev.rms)
+                self.settings.set_level(ev.level_dbfs)
             self.overlay.set_status(ev)
         elif isinstance(ev, StatusEvent):
             if ev.state != "running":  # no live level or delays until it runs again

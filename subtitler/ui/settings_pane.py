@@ -60,6 +60,7 @@ from subtitler.mt.completions import address_problem
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.settings_store import validate
+from subtitler.types import SILENCE_DBFS
 from subtitler.ui.sizing import open_at
 from subtitler.ui.web_settings import WebSettings
 
@@ -674,7 +675,9 @@ class SettingsPane(QDialog):
         self.server_found.setToolTip(terms)
         self.server_check.setEnabled(self.rows["mt.backend"].value() == "server")
 
-    def set_level(self, rms: float) -> None:
+    def set_level(self, level_dbfs: float) -> None:
+        """The input level on a linear bar: full at a third of full scale (-9.5 dBFS)."""
+        rms = 10 ** (level_dbfs / 20) if level_dbfs > SILENCE_DBFS else 0.0
         self.level.setValue(min(100, round(rms * 300)))
 
     # -- helpers ---------------------------------------------------------------------------

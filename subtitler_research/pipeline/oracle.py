@@ -7,10 +7,13 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
+from subtitler.asr.engine import Recognizer
+from subtitler.audio.paced import PacedFileSource
+from subtitler.audio.source import AudioSource
+from subtitler.audio.sources import RATE
 from subtitler.config import AsrConfig, AudioConfig
-from subtitler.pipeline.factories import RATE, PacedFileSource, RealParts, real_factories
+from subtitler.pipeline.factories import RealParts, real_factories
 from subtitler.pipeline.pipeline import Factories
-from subtitler.pipeline.stages import AudioSource, Recognizer
 from subtitler.types import Word
 from subtitler_research.asr.oracle import OracleBackend, OracleVad, read_words_tsv
 
