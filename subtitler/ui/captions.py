@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from subtitler.pipeline.events import LevelEvent
+from subtitler.session import LevelEvent
 from subtitler.types import SILENCE_DBFS
 from subtitler.web.lines import ShownLine
 

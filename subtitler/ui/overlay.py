@@ -37,7 +37,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QWidget
 
 from subtitler.config import DisplayConfig
-from subtitler.pipeline.events import LevelEvent, SubtitleEvent
+from subtitler.session import LevelEvent, SubtitleEvent
 from subtitler.ui import captions
 from subtitler.ui.app_state import Shown
 from subtitler.ui.captions import SOURCE, Row, caption_rows, columns, level_bars, status_text

@@ -56,9 +56,7 @@ from subtitler.config import (
     spec_of,
     with_settings,
 )
-from subtitler.mt.completions import address_problem
-from subtitler.mt.glossary import Glossary
-from subtitler.mt.languages import LANGUAGES
+from subtitler.session import LANGUAGES, Glossary, address_problem, check_server
 from subtitler.settings_store import validate
 from subtitler.types import SILENCE_DBFS
 from subtitler.ui.sizing import open_at
@@ -105,12 +103,6 @@ SERVER_CHECK_TIP = (
     "Asks the server at the address above once what it can do, as the app does when it "
     "connects; the terms are in this line's tooltip after the check."
 )
-
-
-def _check_server(mt: MtConfig) -> tuple[str, str]:
-    from subtitler.mt.remote import check_server
-
-    return check_server(mt)
 
 
 # Settings shown and kept by their tab's own page: the Browser page (ui/web_settings.py).
@@ -217,7 +209,7 @@ class Choices:
     glossary: Callable[[], Glossary] = Glossary  # the glossary in use now
     # What a translation server can do, asked now: (plain words, the terms); runs off the
     # GUI thread.
-    check_server: Callable[[MtConfig], tuple[str, str]] = _check_server
+    check_server: Callable[[MtConfig], tuple[str, str]] = check_server
 
 
 @dataclass
