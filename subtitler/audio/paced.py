@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
 from subtitler.audio.level import level_dbfs
+from subtitler.audio.source import Clock
 from subtitler.audio.sources import RATE, rechunk
 from subtitler.types import SILENCE_DBFS, AudioBlock
 
@@ -23,7 +24,7 @@ class PacedFileSource:
     def __init__(
         self,
         audio: np.ndarray | Iterable[np.ndarray],
-        clock: Callable[[], float],
+        clock: Clock,
         *,
         realtime: bool = True,
         block_ms: int = 100,
@@ -74,8 +75,7 @@ class PacedFileSource:
             wait = due - self.clock()
             if wait > 0:
                 # The stream clock may run faster than the wall clock (speed > 1).
-                speed = getattr(self.clock, "speed", 1.0)
-                time.sleep(min(timeout, wait / speed))
+                time.sleep(min(timeout, wait / self.clock.speed))
                 if self.clock() < due:
                     return None
         self._next = None

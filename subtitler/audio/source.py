@@ -1,12 +1,23 @@
-"""The pipeline's audio input: what it asks of a source, and the one that the settings name."""
+"""What the pipeline asks of its audio input, and of the clock an input is paced by."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-from subtitler.config import AudioConfig
 from subtitler.types import AudioBlock
+
+
+class Clock(Protocol):
+    """The pipeline's stream clock (pipeline.clock.StreamClock), as an input paces by it."""
+
+    @property
+    def speed(self) -> float:
+        """Stream seconds per wall-clock second (a replay may run faster than real time)."""
+        ...
+
+    def __call__(self) -> float:
+        """Stream seconds now."""
+        ...
 
 
 class AudioSource(Protocol):
@@ -42,28 +53,3 @@ class AudioSource(Protocol):
     def stop(self) -> None: ...
 
     def read(self, timeout: float) -> AudioBlock | None: ...
-
-
-def open_audio(
-    cfg: AudioConfig,
-    clock: Callable[[], float],
-    *,
-    sounddevice: Any = None,
-    loop: int = 1,
-    loop_gap_s: float = 1.0,
-) -> AudioSource:
-    """The input the settings name: a file paced on the stream ``clock`` (played ``loop``
-    times, ``loop_gap_s`` of silence between), or a device (``sounddevice``: an injected
-    module, for tests)."""
-    if cfg.source == "file":
-        from subtitler.audio.paced import PacedFileSource
-        from subtitler.audio.sources import RATE, AudioStream
-
-        # Decoded as it plays (memory flat in the file's length), ``loop`` times over.
-        n = max(1, RATE * cfg.block_ms // 1000)
-        stream = AudioStream(cfg.file_path, n, loop=loop, gap_s=loop_gap_s)
-        return PacedFileSource(stream, clock, realtime=cfg.realtime, block_ms=cfg.block_ms)
-    from subtitler.audio.capture import MicrophoneCapture
-
-    # One stream clock: the microphone times a re-opened input on the pipeline's clock.
-    return MicrophoneCapture(cfg, sd=sounddevice, clock=clock)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from subtitler.asr.loading import load_recognizer
-from subtitler.audio.source import open_audio
+from subtitler.audio.inputs import open_audio
 from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel
 from subtitler.mt.engine import Engine

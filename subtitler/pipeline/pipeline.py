@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from subtitler.asr.engine import Recognizer
-from subtitler.audio.source import AudioSource
+from subtitler.audio.source import AudioSource, Clock
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
 from subtitler.mt.engine import as_engine
 from subtitler.mt.glossary import Glossary
@@ -41,7 +41,7 @@ MODEL_FIELDS = reload_fields(MtConfig)
 class Factories:
     """How the pipeline makes its parts (real ones in subtitler.pipeline.factories)."""
 
-    audio: Callable[[AudioConfig, Callable[[], float]], AudioSource]
+    audio: Callable[[AudioConfig, Clock], AudioSource]
     recognizer: Callable[[AsrConfig], Recognizer]
     model: ModelLoader
 

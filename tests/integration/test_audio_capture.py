@@ -249,7 +249,7 @@ def test_what_was_captured_before_a_pause_is_not_thrown_away(clip: np.ndarray) -
 def test_the_microphone_runs_on_the_pipelines_stream_clock(clip: np.ndarray) -> None:
     """One stream clock: the input the real factories make times a re-opened device on the
     pipeline's clock, so the gap the recogniser sees is the pipeline's time away."""
-    from subtitler.audio.source import open_audio
+    from subtitler.audio.inputs import open_audio
     from subtitler.pipeline.clock import StreamClock
 
     sd = FakeSoundDevice(clip)

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from subtitler.audio.inputs import open_audio
 from subtitler.audio.paced import PacedFileSource
-from subtitler.audio.source import open_audio
 from subtitler.audio.sources import AudioFileError, AudioStream, load_audio
 from subtitler.config import AudioConfig
+from subtitler.pipeline.clock import StreamClock
 from subtitler.types import SILENCE_DBFS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -24,7 +25,7 @@ def play(
     cfg: AudioConfig, loop: int = 1, loop_gap_s: float = 1.0
 ) -> tuple[np.ndarray, list[float]]:
     """Every block a file source releases (as fast as it can), and their start times."""
-    src = open_audio(cfg, lambda: 0.0, loop=loop, loop_gap_s=loop_gap_s)
+    src = open_audio(cfg, StreamClock(base=lambda: 0.0), loop=loop, loop_gap_s=loop_gap_s)
     src.start()
     out, t0s = [], []
     while not src.exhausted:
@@ -69,7 +70,7 @@ def played_peak(cfg: AudioConfig, loop: int = 1) -> tuple[int, int]:
     """(samples played, peak bytes Python allocated while the source played them)."""
     tracemalloc.start()
     try:
-        src = open_audio(cfg, lambda: 0.0, loop=loop)
+        src = open_audio(cfg, StreamClock(base=lambda: 0.0), loop=loop)
         src.start()
         n = 0
         while (block := src.read(0.0)) is not None:
@@ -92,11 +93,11 @@ def test_memory_stays_flat_in_the_file_length(tmp_path: Path) -> None:
 
 def test_files_that_cannot_be_played_fail_at_open(tmp_path: Path) -> None:
     with pytest.raises(AudioFileError, match=r"^audio file not found: .*nope\.wav$"):
-        open_audio(file_cfg(tmp_path / "nope.wav"), lambda: 0.0)
+        open_audio(file_cfg(tmp_path / "nope.wav"), StreamClock(base=lambda: 0.0))
     junk = tmp_path / "junk.wav"
     junk.write_bytes(b"RIFF not really a wave file")
     with pytest.raises(AudioFileError, match=r"^cannot decode audio file .*junk\.wav: "):
-        open_audio(file_cfg(junk), lambda: 0.0)
+        open_audio(file_cfg(junk), StreamClock(base=lambda: 0.0))
 
 
 def test_a_file_cut_short_plays_what_it_has(tmp_path: Path) -> None:
@@ -111,7 +112,9 @@ def test_a_file_cut_short_plays_what_it_has(tmp_path: Path) -> None:
 def test_a_played_files_level_is_its_last_blocks_dbfs() -> None:
     """The level goes in dBFS from the input to the meters, a file's as a device's."""
     tone = 0.5 * np.sin(np.arange(1600) * 2 * np.pi * 440 / 16000).astype(np.float32)
-    src = PacedFileSource([tone, np.zeros(1600, np.float32)], lambda: 0.0, realtime=False)
+    src = PacedFileSource(
+        [tone, np.zeros(1600, np.float32)], StreamClock(base=lambda: 0.0), realtime=False
+    )
     assert src.level == SILENCE_DBFS  # nothing played yet
     src.start()
     assert src.read(0.0) is not None
