@@ -54,6 +54,11 @@ class Translation:
     problem: str = ""
 
 
+# The input level of silence, in dBFS: levels go in dBFS from the audio input to the meters,
+# floored here (silence has no logarithm).
+SILENCE_DBFS = -100.0
+
+
 @dataclass(frozen=True)
 class AudioBlock:
     """A block of 16 kHz mono float32 samples; ``t0`` is its start on the stream clock (s)."""

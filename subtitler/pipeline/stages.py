@@ -7,8 +7,9 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
-from typing import Protocol
 
+from subtitler.asr.engine import Recognizer
+from subtitler.audio.source import AudioSource
 from subtitler.config import MtConfig
 from subtitler.display.steadiness import OpenLines
 from subtitler.mt.engine import Engine, EngineGone, EngineResult, EngineUnavailable, as_engine
@@ -58,54 +59,6 @@ def what_to_do(mt: MtConfig) -> str:
 
 class RecognitionStopped(RuntimeError):
     """Every recogniser call failed (failures.MAX_FAILED_CALLS in a row)."""
-
-
-class AudioSource(Protocol):
-    """Blocks of 16 kHz mono float32 audio, from a device or a file."""
-
-    @property
-    def dropped(self) -> int: ...
-
-    @property
-    def level(self) -> float: ...
-
-    @property
-    def exhausted(self) -> bool:
-        """True once a file source has delivered its last block (never for a device)."""
-        ...
-
-    @property
-    def problem(self) -> str:
-        """Why no audio is coming now (a device unplugged and being retried), else ""."""
-        ...
-
-    @property
-    def live(self) -> bool:
-        """A device: what is said during a pause is not heard (a file just waits)."""
-        ...
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def read(self, timeout: float) -> AudioBlock | None: ...
-
-
-class Recognizer(Protocol):
-    """The streaming policy over an ASR backend: feed audio, then ask for updates.
-
-    A call that raises costs that call: what was committed stays, and updates the call made
-    before it failed come with the next call. (A ``close()`` method, if present, is called
-    when the recogniser is replaced or the pipeline stops: it may end a worker process.)
-    """
-
-    def insert_audio(self, block: AudioBlock) -> None: ...
-
-    def process(self, now: float) -> list[AsrUpdate]: ...
-
-    def finish(self, now: float) -> list[AsrUpdate]:
-        """End of input: the open segment's final update."""
-        ...
 
 
 ModelLoader = Callable[[MtConfig], LoadedModel | Engine]
@@ -220,14 +173,9 @@ class AsrStage(threading.Thread):
         now = self.clock()
         return self.recognizer.finish(now) if finish else self.recognizer.process(now)
 
-    def _recognitions(self) -> int | None:
-        """Recognitions that succeeded so far, where the recogniser counts them."""
-        runs = getattr(self.recognizer, "runs", None)
-        return len(runs) if isinstance(runs, list) else None
-
     def _recognize(self, call: Callable[[], list[AsrUpdate]]) -> list[AsrUpdate]:
         """One recogniser call; a failure costs this update, not the meeting."""
-        before = self._recognitions()
+        before = self.recognizer.recognitions
         try:
             out = call()
         except Exception as e:
@@ -242,8 +190,7 @@ class AsrStage(threading.Thread):
                 self.emit(ErrorEvent("asr", f"speech recognition skipped an update ({why(e)})"))
             return []
         # Most calls only buffer audio: the run of failures ends with a recognition that worked.
-        after = self._recognitions()
-        if before is None or after is None or after > before:
+        if self.recognizer.recognitions > before:
             self._failures.succeeded()
         return out
 
@@ -291,11 +238,10 @@ class AsrStage(threading.Thread):
 
 
 def _close(recognizer: Recognizer | None) -> None:
-    close = getattr(recognizer, "close", None)
-    if close is None:
+    if recognizer is None:
         return
     try:
-        close()
+        recognizer.close()
     except Exception as e:  # releasing must not stop anything else
         log.warning("closing the recogniser: %s", e)
 

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from subtitler.config import DisplayConfig
 from subtitler.display.lines import KEEP, ShownLines
-from subtitler.pipeline.events import LevelEvent, SubtitleEvent
+from subtitler.session import LevelEvent, SubtitleEvent
 from subtitler.ui import captions
 from subtitler.ui.app_state import Shown
 from subtitler.ui.captions import SOURCE, Row, caption_rows, columns, level_bars, status_text
@@ -547,7 +547,7 @@ class SubtitleOverlay(QWidget):
         base = top + fms.ascent()
         bar_w = max(3.0, fms.height() * 0.16)
         tall = fms.ascent() * 0.85
-        lit = level_bars(self._level.rms, METER_BARS) if self._level is not None else 0
+        lit = level_bars(self._level.level_dbfs, METER_BARS) if self._level is not None else 0
         for i in range(METER_BARS):
             h = tall * (0.4 + 0.6 * i / (METER_BARS - 1))
             p.setBrush(METER_ON if i < lit else METER_OFF)

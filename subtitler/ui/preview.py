@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from subtitler.display.masking import shown_by_k
-from subtitler.pipeline.events import SubtitleEvent
+from subtitler.session import SubtitleEvent
 
 PREVIEW_ID = -1000  # segment ids at or below it are samples (a pipeline counts from 0)
 # Each a row at the default 42 characters, so that the default two rows show both lines.

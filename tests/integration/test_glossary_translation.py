@@ -161,10 +161,6 @@ class _GatedRecognizer(ScriptedRecognizer):
     def __init__(self, steps: list[Step], gate: threading.Event) -> None:
         super().__init__(steps)
         self.gate = gate
-        self.hotwords: list[str] = []
-
-    def set_hotwords(self, hotwords: str) -> None:
-        self.hotwords.append(hotwords)
 
     def process(self, now: float = 0.0) -> list[AsrUpdate]:
         if self.steps and self.steps[0].segment_id > 0 and not self.gate.is_set():

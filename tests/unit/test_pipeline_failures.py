@@ -138,6 +138,12 @@ class Backend:
         ]
         return Hypothesis(tuple(words), "en")
 
+    def set_hotwords(self, hotwords: str) -> None:
+        """It hears the scripted words whatever is expected."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
 
 def test_a_failed_final_run_closes_the_segment_with_what_was_committed() -> None:
     be = Backend(fail_at=set())

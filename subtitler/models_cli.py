@@ -1,5 +1,8 @@
 """``subtitler models list|download|verify|remove|hardware`` (also ``python -m subtitler.models``).
 
+An entry point like ``subtitler.app``, above the engines: ``verify`` loads a model in its
+engine's worker process (the models package it drives sits below the engines).
+
 User errors print one line ``error: ...`` on stderr and exit 2; a failed verification exits 1.
 """
 
