@@ -260,8 +260,8 @@ def _load_once(path: Path, template: str) -> None:
     fixed sentence, a fixed clip of speech): a header that parses can still make llama.cpp or
     CTranslate2 abort (a duplicate token, an absurd layer count), and weights damaged where
     no check looks load and write nothing, or one token over and over."""
-    # The command line is an entry point: it may start the pipeline's engine workers.
-    from subtitler.pipeline.engines import probe_model
+    # The command line is an entry point: it may start the engines' worker processes.
+    from subtitler.session import probe_model
 
     try:
         probe_model(path, template)

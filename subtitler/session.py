@@ -324,9 +324,13 @@ def real_factories() -> Factories:
 def probe_model(path: Path, template: str = "auto") -> None:
     """The real test of a model file: loaded once in its engine, in a worker process, and
     given a fixed sentence or clip of speech; raises with one line naming the file."""
-    from subtitler.pipeline.engines import probe_model as probe
+    from subtitler.asr.isolated import probe_whisper
+    from subtitler.mt.isolated import probe_translator
 
-    probe(path, template)
+    if path.is_dir():  # a Whisper folder (a translator is one GGUF file)
+        probe_whisper(path)
+    else:
+        probe_translator(path, template)
 
 
 def check_server(mt: MtConfig) -> tuple[str, str]:

@@ -100,3 +100,7 @@ class AsrUpdate:
     def text(self) -> str:
         """Committed plus tentative text: what the translator sees."""
         return " ".join(x for x in (self.committed_text, self.tentative_text) if x)
+
+
+class EngineGone(RuntimeError):
+    """An engine cannot be used any more (its process ended); the message is one line."""

@@ -7,6 +7,7 @@ import dataclasses
 from subtitler.asr.backend import AsrBackend, AsrError
 from subtitler.asr.engine import Recognizer
 from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
+from subtitler.asr.isolated import WorkerWhisper, whisper_first_load_test
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SileroStream
 from subtitler.config import AsrConfig
@@ -46,11 +47,6 @@ def load_recognizer(
     backend: AsrBackend
     notice = ""
     if isolate:
-        # KNOWN_UNTIL_H1 (tests/unit/test_layering.py): the isolated Whisper moves from
-        # pipeline/engines.py into asr/ (issue 29, the translator seam); this import then
-        # names its new module.
-        from subtitler.pipeline.engines import WorkerWhisper, whisper_first_load_test
-
         whisper = WorkerWhisper(settings)
         # Weights damaged where no check looks load and run: a clip of speech shows it.
         notice = whisper_first_load_test(whisper)

@@ -2,8 +2,8 @@
 newest source text of a segment, get back text, tokens, their pieces of text, and stats.
 
 The same :class:`LocalEngine` runs in the pipeline's own process (tests, fakes) and inside the
-engine worker process (``subtitler.pipeline.worker``), where only these plain values cross
-the process boundary.
+engine worker process (``subtitler.mt.service``, run by ``subtitler.isolation``), where only
+these plain values cross the process boundary.
 """
 
 from __future__ import annotations
@@ -25,10 +25,6 @@ from subtitler.mt.prompts import ChatFormatter, PromptBuilder
 from subtitler.mt.terms import glued_tokens
 from subtitler.mt.translator import StreamTranslator, decode_options
 from subtitler.types import UpdateStats
-
-
-class EngineGone(RuntimeError):
-    """The engine cannot be used any more (its process ended); the message is one line."""
 
 
 class EngineUnavailable(RuntimeError):

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from subtitler.config import MtConfig
+from subtitler.models.templates import FEWSHOT, TemplateError, detect_template
 from subtitler.mt.completions import (
     ECHO,
     OLLAMA_FINGERPRINT,
@@ -68,7 +69,7 @@ from subtitler.mt.completions import (
 from subtitler.mt.engine import EngineResult, EngineUnavailable, Progress
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.output_rules import problem, text_cut
-from subtitler.mt.prompts import BUILTIN, FEWSHOT, PromptBuilder, TemplateError, detect_template
+from subtitler.mt.prompts import BUILTIN, PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
 from subtitler.mt.translator import CONTEXT_WORDS, LengthCap, apply_settings
 from subtitler.types import UpdateStats

@@ -12,11 +12,10 @@ from subtitler.asr.engine import Recognizer
 from subtitler.audio.source import AudioSource
 from subtitler.config import MtConfig
 from subtitler.display.steadiness import OpenLines
-from subtitler.mt.engine import Engine, EngineGone, EngineResult, EngineUnavailable, as_engine
+from subtitler.mt.engine import Engine, EngineResult, EngineUnavailable, as_engine
 from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
-from subtitler.mt.output_rules import LOOP
 from subtitler.pipeline.events import (
     MAX_K,
     AsrEvent,
@@ -33,7 +32,8 @@ from subtitler.pipeline.metrics import LiveMetrics
 from subtitler.pipeline.sealing import FinishedLines
 from subtitler.pipeline.targets import TargetTurns
 from subtitler.pipeline.transcript import TranscriptWriter
-from subtitler.types import AsrUpdate, AudioBlock, UpdateStats
+from subtitler.repeats import LOOP
+from subtitler.types import AsrUpdate, AudioBlock, EngineGone, UpdateStats
 
 log = logging.getLogger(__name__)
 Emit = Callable[[Event], None]

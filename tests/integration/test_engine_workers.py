@@ -18,10 +18,12 @@ import pytest
 
 from subtitler.asr.backend import AsrError
 from subtitler.asr.faster_whisper import WhisperSettings
+from subtitler.asr.isolated import WorkerWhisper
 from subtitler.config import AppConfig, AsrConfig, MtConfig
 from subtitler.display.masking import shown_by_k
+from subtitler.models.smoke_test import ModelCrashed
 from subtitler.mt.engine import EngineResult
-from subtitler.pipeline.engines import ModelCrashed, WorkerEngine, WorkerWhisper
+from subtitler.mt.isolated import WorkerEngine
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Pipeline, replace_mt
 from subtitler.pipeline.transcript import read_transcript

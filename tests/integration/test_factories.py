@@ -8,7 +8,7 @@ import pytest
 
 from subtitler import paths
 from subtitler.config import MtConfig
-from subtitler.pipeline.factories import load_translator
+from subtitler.mt.loading import load_translator
 
 
 def test_loads_a_gguf_and_resolves_its_template(tiny_gguf: Path) -> None:

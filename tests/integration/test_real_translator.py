@@ -19,11 +19,11 @@ from subtitler.models.validate import check_translator
 from subtitler.mt.engine import LocalEngine
 from subtitler.mt.fewshot import fewshot_prefix
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+from subtitler.mt.loading import load_translator
 from subtitler.mt.output_rules import MARKERS
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import StreamTranslator
-from subtitler.pipeline.factories import load_translator
 from tests.conftest import DATA
 
 

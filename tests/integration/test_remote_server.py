@@ -14,9 +14,10 @@ import pytest
 
 from subtitler.config import MtConfig
 from subtitler.display.masking import shown_by_k
+from subtitler.models.templates import TemplateError
 from subtitler.mt.completions import CompletionsClient, ServerError, ServerSettings
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
-from subtitler.mt.prompts import PromptBuilder, TemplateError
+from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.remote import RemoteEngine, RemoteTranslator, ServerAbilities, ServerRoute
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator

@@ -59,7 +59,9 @@ LAYERS: list[tuple[str, ...]] = [
         "subtitler.paths",
         "subtitler.resources",
         "subtitler.user_files",
+        "subtitler.repeats",
     ),
+    ("subtitler.isolation",),  # native engines in child processes (knows no engine)
     ("subtitler.audio", "subtitler.asr", "subtitler.mt", "subtitler.models"),
     ("subtitler.display",),  # what the reader sees: the pipeline, the page and the overlay use it
     ("subtitler.settings_store",),
@@ -83,14 +85,6 @@ ENGINES = (
     "subtitler.mt",
     "subtitler.pipeline",
 )
-# Imports that the other halves of issue 29, restructured at the same time, remove; left out
-# here so that this branch is green. The lead deletes these sets when merging them.
-KNOWN_UNTIL_H1 = {  # the translator seam (branch i29-mt)
-    # WorkerWhisper and whisper_first_load_test move from pipeline/engines.py into asr/.
-    ("subtitler.asr.loading", "subtitler.pipeline.engines"),
-    # The translator loaders move from pipeline/factories.py into mt/.
-    ("subtitler.pipeline.engines", "subtitler.pipeline.factories"),
-}
 
 
 def module_name(path: Path) -> str:
@@ -121,11 +115,7 @@ def import_edges() -> dict[str, set[str]]:
                 m for m in found if m.split(".")[0] in ("subtitler", "subtitler_research")
             }
     known = set(edges)
-    skip = KNOWN_UNTIL_H1
-    return {
-        a: {b for b in bs if b in known and b != a and (a, b) not in skip}
-        for a, bs in edges.items()
-    }
+    return {a: {b for b in bs if b in known and b != a} for a, bs in edges.items()}
 
 
 def layer_of(module: str) -> tuple[int, str]:

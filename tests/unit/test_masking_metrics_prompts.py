@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from subtitler.display.masking import display_text
+from subtitler.models.templates import TemplateError, detect_template, resolve_template
 from subtitler.mt.languages import UnknownLanguageError, language_name
 from subtitler.mt.masking import complete_text, output_mask
-from subtitler.mt.prompts import PromptBuilder, TemplateError, detect_template, resolve_template
+from subtitler.mt.prompts import PromptBuilder
 from subtitler.types import UpdateStats
 from subtitler_research.bench.streams import CorpusError, prefixes, read_parallel
 from subtitler_research.mt.metrics import RunTotals, erasure, normalized_erasure, units

@@ -15,12 +15,13 @@ from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.config import AppConfig, MtConfig
 from subtitler.mt.completions import ServerError
 from subtitler.mt.engine import EngineResult
-from subtitler.mt.output_rules import ECHO, LOOP
+from subtitler.mt.output_rules import ECHO
 from subtitler.mt.remote import RemoteEngine
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.stages import ModelLoader
 from subtitler.pipeline.transcript import read_transcript
+from subtitler.repeats import LOOP
 from subtitler.types import AudioBlock, UpdateStats, Word
 from tests.helpers.fake_pipeline import (
     FakeSource,
