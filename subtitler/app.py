@@ -202,7 +202,7 @@ def setup_logging(level: str, data_dir: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["models"]:
-        from subtitler.models.cli import main as models_main
+        from subtitler.models_cli import main as models_main
 
         return models_main(argv[1:])
     a = parser().parse_args(argv)

@@ -217,7 +217,8 @@ def _lm(engine: Any) -> Any:
 
 
 def check_worker() -> str:
-    from subtitler.pipeline.engines import WorkerEngine, WorkerWhisper
+    from subtitler.asr.isolated import WorkerWhisper
+    from subtitler.mt.isolated import WorkerEngine
 
     # The app's beam for Whisper; a shorter translation than the in-process check's.
     s = session({"asr.beam_size": 5, "mt.max_new_tokens": 8}, isolate=True)

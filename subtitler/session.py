@@ -1,7 +1,12 @@
 """One place that assembles the app, without Qt: the settings (loaded, overridden for one run,
 saved), the hardware and model plan, the audio inputs, and the pipeline (built, reconfigured,
 started, paused and stopped). The Qt app, the headless replay, the self-test and the tests drive
-it; the UI only wires widgets to it."""
+it; the UI only wires widgets to it.
+
+The UI reaches the engines (pipeline, models, translation, recognition, audio) only through
+this module: what it uses of them is imported here as itself (``X as X``) or wrapped at the
+end, and tests/unit/test_layering.py keeps the UI from importing them on its own.
+"""
 
 from __future__ import annotations
 
@@ -13,17 +18,47 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from subtitler import settings_store
-from subtitler.config import AppConfig, with_settings
+from subtitler.asr.engine import Recognizer
+from subtitler.config import AppConfig, MtConfig, with_settings
+from subtitler.models import download as _model_files
+from subtitler.models.catalog import Catalog as Catalog
+from subtitler.models.catalog import CatalogEntry as CatalogEntry
+from subtitler.models.catalog import CatalogError as CatalogError
+from subtitler.models.catalog import size_text as size_text
+from subtitler.models.firstrun import FirstRunPlan as FirstRunPlan
+from subtitler.models.firstrun import plan_first_run as plan_first_run
+from subtitler.models.firstrun import with_models as with_models
+from subtitler.models.validate import InvalidModelError as InvalidModelError
+from subtitler.models.validate import check_translator as check_translator
+from subtitler.models.validate import check_whisper_dir as check_whisper_dir
 from subtitler.mt import glossary as glossary_store
+from subtitler.mt.completions import address_problem as address_problem
 from subtitler.mt.engine import Engine, as_engine
-from subtitler.mt.glossary import Glossary
-from subtitler.pipeline.events import Event
-from subtitler.pipeline.pipeline import Factories, Pipeline
-from subtitler.pipeline.stages import Recognizer
+from subtitler.mt.glossary import Glossary as Glossary
+from subtitler.mt.glossary import GlossaryError as GlossaryError
+from subtitler.mt.glossary import read_import as read_import
+from subtitler.mt.languages import LANGUAGES as LANGUAGES
+from subtitler.pipeline.events import ErrorEvent as ErrorEvent
+from subtitler.pipeline.events import Event as Event
+from subtitler.pipeline.events import LevelEvent as LevelEvent
+from subtitler.pipeline.events import MetricsEvent as MetricsEvent
+from subtitler.pipeline.events import StatusEvent as StatusEvent
+from subtitler.pipeline.events import SubtitleEvent as SubtitleEvent
+from subtitler.pipeline.events import TranslatorEvent as TranslatorEvent
+from subtitler.pipeline.fanout import Fanout as Fanout
+from subtitler.pipeline.history import Meeting as Meeting
+from subtitler.pipeline.history import format_duration as format_duration
+from subtitler.pipeline.history import list_meetings as list_meetings
+from subtitler.pipeline.history import search as search
+from subtitler.pipeline.history import targets_of as targets_of
+from subtitler.pipeline.pipeline import Factories as Factories
+from subtitler.pipeline.pipeline import Pipeline as Pipeline
+from subtitler.pipeline.transcript import SegmentRecord as SegmentRecord
+from subtitler.pipeline.transcript import Which as Which
+from subtitler.pipeline.transcript import export as export
+from subtitler.pipeline.transcript import read_transcript as read_transcript
 
 if TYPE_CHECKING:
-    from subtitler.models.catalog import Catalog
-    from subtitler.models.firstrun import FirstRunPlan
     from subtitler.models.hardware import HardwareInfo
 
 log = logging.getLogger(__name__)
@@ -48,6 +83,11 @@ class Overrides:
                 }
             )
         return with_settings(cfg, values), bool(values)
+
+
+def glossary_beside(settings_path: Path) -> Path:
+    """Where the glossary of the settings file ``settings_path`` is kept: next to it."""
+    return settings_path.with_name(glossary_store.FILENAME)
 
 
 def input_devices() -> tuple[list[tuple[str, str]], str]:
@@ -95,7 +135,7 @@ class Startup:
     def glossary_path(self) -> Path:
         """The glossary, next to the settings file (used and saved also when the command line
         overrides settings: it does not touch the glossary)."""
-        return self.path.with_name(glossary_store.FILENAME)
+        return glossary_beside(self.path)
 
     @property
     def save_path(self) -> Path | None:
@@ -260,3 +300,42 @@ class Session:
         """A translation engine for the current settings, loaded as the pipeline loads it."""
         mt = self.config.mt
         return as_engine(self.factories.model(mt), Path(mt.model_path).name)
+
+
+# The model files on disk: status, download, verify, remove (the Models window's).
+model_files = _model_files
+
+
+def model_catalog() -> Catalog:
+    """The models the app offers (CatalogError: the install's catalog is damaged)."""
+    from subtitler.models import catalog
+
+    return catalog.load_catalog()
+
+
+def real_factories() -> Factories:
+    """The app's real parts: the sound card or a file, faster-whisper and llama.cpp (each
+    native engine in a worker process), or a translation server."""
+    from subtitler.pipeline import factories
+
+    return factories.real_factories()
+
+
+def probe_model(path: Path, template: str = "auto") -> None:
+    """The real test of a model file: loaded once in its engine, in a worker process, and
+    given a fixed sentence or clip of speech; raises with one line naming the file."""
+    from subtitler.asr.isolated import probe_whisper
+    from subtitler.mt.isolated import probe_translator
+
+    if path.is_dir():  # a Whisper folder (a translator is one GGUF file)
+        probe_whisper(path)
+    else:
+        probe_translator(path, template)
+
+
+def check_server(mt: MtConfig) -> tuple[str, str]:
+    """What the translation server of ``mt`` can do, asked now: (plain words, terms); one
+    that cannot be used raises with one line."""
+    from subtitler.mt.remote import check_server as check
+
+    return check(mt)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import os
-import tempfile
 import tomllib
 import types
 from dataclasses import dataclass, fields, is_dataclass
@@ -278,14 +276,4 @@ def save(cfg: AppConfig, path: Path | None = None) -> Path:
         raise ConfigError("; ".join(errs))
     path = path or default_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".toml", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(to_toml(cfg))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return user_files.write_atomic(path, to_toml(cfg))

@@ -54,6 +54,11 @@ class Translation:
     problem: str = ""
 
 
+# The input level of silence, in dBFS: levels go in dBFS from the audio input to the meters,
+# floored here (silence has no logarithm).
+SILENCE_DBFS = -100.0
+
+
 @dataclass(frozen=True)
 class AudioBlock:
     """A block of 16 kHz mono float32 samples; ``t0`` is its start on the stream clock (s)."""
@@ -95,3 +100,7 @@ class AsrUpdate:
     def text(self) -> str:
         """Committed plus tentative text: what the translator sees."""
         return " ".join(x for x in (self.committed_text, self.tentative_text) if x)
+
+
+class EngineGone(RuntimeError):
+    """An engine cannot be used any more (its process ended); the message is one line."""

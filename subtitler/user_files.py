@@ -1,5 +1,6 @@
-"""The one reader of files that a user (or a crash, a disk fault, another program) may have
-written: settings, the glossary, transcripts, the model catalog, model metadata.
+"""The one reader and writer of files that a user (or a crash, a disk fault, another program)
+may have written: settings, the glossary, transcripts and their exports, the model catalog,
+model metadata.
 
 Whatever is at the path, reading it ends, in bounded time and memory, in bytes or in a
 :class:`FileProblem` with one line for the user: only regular files are read (a FIFO would
@@ -7,13 +8,18 @@ block the start for ever, a link to ``/dev/zero`` would read until memory runs o
 or a device is no settings file), never more than the caller's size cap. :func:`load` adds
 the policy the app applies to its own files: a file that cannot be decoded or parsed, with
 *any* exception the parser raises, is set aside as ``NAME.broken-STAMP`` and the app goes on
-without it, so the next start does not meet it again.
+without it, so the next start does not meet it again; :meth:`Loaded.notice` tells the user
+in one line. :func:`write_atomic` replaces a file whole or not at all, so a crash mid-write
+leaves the old one. (A transcript is an append-only log instead: its writer,
+``pipeline/transcript.py``, makes each line durable as it finishes, and its reader skips a
+torn line rather than setting the meeting aside.)
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import stat
 import time
 from collections.abc import Callable
@@ -30,6 +36,9 @@ MAX_WHY = 200  # characters of a parser's message quoted in a notice
 # Whether a file may be opened without waiting for a writer (a FIFO otherwise blocks open()).
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+PRIVATE = 0o600  # a file only its user may read (settings hold a server's API key)
+PUBLIC = 0o666  # as the user's umask allows a new file (an export to share)
 
 
 class FileProblem(OSError):
@@ -181,3 +190,35 @@ def _aside(path: Path, problem: str) -> Loaded[T]:
         return Loaded(None, problem, kept=e.strerror or str(e))
     log.warning("%s set aside as %s: %s", path, backup.name, problem)
     return Loaded(None, problem, backup)
+
+
+def write_atomic(path: Path, text: str, *, newline: str | None = None, mode: int = PRIVATE) -> Path:
+    """Replace the file at ``path`` with ``text`` (UTF-8) whole or not at all: written to a new
+    file beside it, flushed to the disk, then renamed over it, so that a crash at any moment
+    leaves the old file or the new one, never part of either. ``newline`` as :func:`open`
+    takes it (None: the platform's line ends); ``mode``: the new file's permissions (PRIVATE,
+    or PUBLIC under the umask). Raises OSError with the old file as it was and no new file
+    left behind (a crash, which runs no cleanup, may leave the hidden one it was writing)."""
+    fd, tmp = _new_beside(path, mode)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _new_beside(path: Path, mode: int) -> tuple[int, Path]:
+    """A new hidden file in the folder of ``path`` (a rename within one file system is atomic),
+    open for writing."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY
+    while True:
+        tmp = path.with_name(f".{path.stem}-{secrets.token_hex(4)}{path.suffix}")
+        try:
+            return os.open(tmp, flags, mode), tmp
+        except FileExistsError:  # (one in four billion) another name
+            continue

@@ -1,4 +1,4 @@
-"""The recogniser protocol the streaming policy is written against."""
+"""The Whisper backend protocol the streaming policy is written against."""
 
 from __future__ import annotations
 
@@ -46,3 +46,12 @@ class AsrBackend(Protocol):
     def transcribe(
         self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis: ...
+
+    def set_hotwords(self, hotwords: str) -> None:
+        """Words to expect (the glossary's terms) from the next recognition on; a backend
+        that cannot use them recognises as before."""
+        ...
+
+    def close(self) -> None:
+        """Release what it holds (a worker process); safe to call more than once."""
+        ...

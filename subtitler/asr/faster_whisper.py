@@ -211,6 +211,9 @@ class FasterWhisperBackend:
         """Words to expect from the next recognition on (the glossary's terms)."""
         self.hotwords = hotwords
 
+    def close(self) -> None:
+        """Nothing to end: the model lives in this process and goes with this object."""
+
     # -- pieces --------------------------------------------------------------------------
 
     def _tokenizer(self, language: str) -> Any:

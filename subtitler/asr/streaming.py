@@ -124,7 +124,8 @@ class _Segment:
 
 
 class StreamingRecognizer:
-    """LocalAgreement-2 with VAD-delimited utterances and sentence segments."""
+    """LocalAgreement-2 with VAD-delimited utterances and sentence segments (a
+    :class:`subtitler.asr.engine.Recognizer`)."""
 
     def __init__(
         self,
@@ -132,8 +133,11 @@ class StreamingRecognizer:
         options: StreamingOptions | None = None,
         vad: SpeechProbabilities | None = None,
         cost_clock: Callable[[], float] = time.perf_counter,
+        *,
+        notice: str = "",
     ) -> None:
         self.backend = backend
+        self.notice = notice  # what loading it found for the user (see asr.engine)
         self.opt = options or StreamingOptions()
         if self.opt.vad and vad is None:
             raise ValueError("options.vad is set: pass a speech-probability source")
@@ -162,12 +166,14 @@ class StreamingRecognizer:
         self._history: list[Word] = []  # committed words, for the prompt
         self._failure: Exception | None = None  # a failed backend call, raised by process()
 
+    @property
+    def recognitions(self) -> int:
+        """Backend calls that worked so far (``runs``)."""
+        return len(self.runs)
+
     def set_hotwords(self, hotwords: str) -> None:
-        """Words to expect (the glossary's terms), for backends that take them (faster-whisper
-        in this process or in a worker); others recognise as before."""
-        setter = getattr(self.backend, "set_hotwords", None)
-        if setter is not None:
-            setter(hotwords)
+        """Words to expect (the glossary's terms) from the next recognition on."""
+        self.backend.set_hotwords(hotwords)
 
     # -- input -------------------------------------------------------------------------------
 
@@ -273,10 +279,8 @@ class StreamingRecognizer:
         return out
 
     def close(self) -> None:
-        """Release the backend (a worker process) if it holds one."""
-        close = getattr(self.backend, "close", None)
-        if close is not None:
-            close()
+        """Release the backend (a worker process)."""
+        self.backend.close()
 
     def finish(self, now: float) -> list[AsrUpdate]:
         """End of stream: close the open utterance and recognise everything left."""

@@ -11,7 +11,6 @@ consumer falls behind; mixing down, resampling and the level meter run in ``read
 from __future__ import annotations
 
 import logging
-import math
 import queue
 import threading
 import time
@@ -22,9 +21,10 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from subtitler.audio.level import level_dbfs
 from subtitler.audio.resample import Samples, StreamResampler
 from subtitler.config import AudioConfig
-from subtitler.types import AudioBlock
+from subtitler.types import SILENCE_DBFS, AudioBlock
 
 log = logging.getLogger(__name__)
 
@@ -135,16 +135,9 @@ def find_input_device(sd: Any, wanted: str | int | None) -> InputDevice:
     raise AudioDeviceError(f"audio input device {wanted!r} not found (available: {names})")
 
 
-def level_dbfs(samples: Samples) -> float:
-    """RMS level in dBFS (-100 for silence): what a level meter shows."""
-    if len(samples) == 0:
-        return -100.0
-    rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64))))
-    return max(-100.0, 20 * math.log10(rms)) if rms > 0 else -100.0
-
-
 class MicrophoneCapture:
-    """Capture from one input device; ``read`` returns 16 kHz mono blocks on the stream clock.
+    """Capture from one input device; ``read`` returns 16 kHz mono blocks on the stream clock
+    (an :class:`subtitler.audio.source.AudioSource`).
 
     The stream clock starts at 0 when ``start`` is called. Block times come from sample counts
     (drift-free); a dropped block or a lost device leaves a gap that the ASR sees as such.
@@ -187,14 +180,22 @@ class MicrophoneCapture:
         self._out_pos = 0  # 16 kHz samples handed out since this stream opened
         self._resampler = StreamResampler(RATE)
         self.device: InputDevice | None = None
-        self.level = -100.0  # dBFS of the last block read
+        self.level = SILENCE_DBFS  # dBFS of the last block read
         self.state = "stopped"  # "running" | "lost" | "stopped"
         self.error = ""  # why the device is lost, for the UI
+
+    live = True  # a device: what is said during a pause is not heard
+    exhausted = False  # a device never runs out
 
     @property
     def dropped(self) -> int:
         """Blocks thrown away because the consumer fell behind."""
         return self._queue.dropped
+
+    @property
+    def problem(self) -> str:
+        """Why no audio comes now (the device went away and is being retried), else ""."""
+        return self.error if self.state == "lost" else ""
 
     def start(self) -> None:
         """Open the configured device; raises AudioDeviceError with a user-facing message.

@@ -45,24 +45,19 @@ def pyav_available() -> bool:
 
 
 def load_audio(path: str | Path) -> Samples:
-    """Decode an audio file to 16 kHz mono float32: as faster-whisper does (PyAV) where PyAV
-    is installed, else with soundfile."""
-    if not pyav_available():
-        p = Path(path)
-        if not p.is_file():
-            raise AudioFileError(f"audio file not found: {p}")
+    """Decode a whole audio file to 16 kHz mono float32: as faster-whisper's ``decode_audio``
+    does (PyAV) where PyAV is installed, else with soundfile. Unlike a file played as a
+    stream, one that breaks off part way fails."""
+    p = Path(path)
+    if not p.is_file():
+        raise AudioFileError(f"audio file not found: {p}")
+    if pyav_available():
+        got = list(_pyav_blocks(p, opening=True, whole=True))
+    else:
         got = list(_soundfile_blocks(p, opening=True))
-        if not got or not sum(len(b) for b in got):
-            raise AudioFileError(f"cannot decode audio file {p}: no audio samples")
-        return np.concatenate(got)
-    # Decoding lives with the other faster_whisper use, imported only when a file is played.
-    from subtitler.asr.backend import AsrError
-    from subtitler.asr.faster_whisper import decode_audio_file
-
-    try:
-        return decode_audio_file(path)
-    except AsrError as e:
-        raise AudioFileError(str(e)) from None
+    if not got or not sum(len(b) for b in got):
+        raise AudioFileError(f"cannot decode audio file {p}: no audio samples")
+    return np.concatenate(got)
 
 
 def _soundfile_blocks(path: Path, opening: bool) -> Iterator[Samples]:
@@ -148,29 +143,35 @@ class AudioStream:
             yield from self._decoded(opening=i == 0)
 
     def _decoded(self, opening: bool) -> Iterator[Samples]:
-        if not pyav_available():
+        if pyav_available():
+            yield from _pyav_blocks(self.path, opening)
+        else:
             yield from _soundfile_blocks(self.path, opening)
-            return
-        import av
 
-        got = 0
-        try:
-            resampler = av.AudioResampler(format="s16", layout="mono", rate=RATE)
-            with av.open(str(self.path), mode="r", metadata_errors="ignore") as container:
-                for frame in _valid_frames(container.decode(audio=0)):
-                    frame.pts = None  # as faster-whisper: no timestamp check
-                    for out in resampler.resample(frame):
-                        got += out.samples
-                        yield _to_float(out)
-                for out in resampler.resample(None):  # what the resampler still holds
+
+def _pyav_blocks(path: Path, opening: bool, whole: bool = False) -> Iterator[Samples]:
+    """A file decoded by PyAV as faster-whisper's ``decode_audio`` decodes it (resampled to
+    16-bit mono 16 kHz, frames that fail to decode skipped), as float32 blocks. A failure
+    before the first sample (``opening``), or anywhere for a ``whole`` file, raises; else
+    the audio ends there, with a warning in the log."""
+    import av
+
+    got = 0
+    try:
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=RATE)
+        with av.open(str(path), mode="r", metadata_errors="ignore") as container:
+            for frame in _valid_frames(container.decode(audio=0)):
+                frame.pts = None  # as faster-whisper: no timestamp check
+                for out in resampler.resample(frame):
                     got += out.samples
                     yield _to_float(out)
-        except Exception as e:  # PyAV raises its own error family per container/codec problem
-            if opening and got == 0:
-                raise AudioFileError(
-                    f"cannot decode audio file {self.path}: {type(e).__name__}"
-                ) from e
-            log.warning("%s: decoding stopped after %.1f s: %s", self.path, got / RATE, e)
+            for out in resampler.resample(None):  # what the resampler still holds
+                got += out.samples
+                yield _to_float(out)
+    except Exception as e:  # PyAV raises its own error family per container/codec problem
+        if whole or (opening and got == 0):
+            raise AudioFileError(f"cannot decode audio file {path}: {type(e).__name__}") from e
+        log.warning("%s: decoding stopped after %.1f s: %s", path, got / RATE, e)
 
 
 def _valid_frames(frames: Iterator[Any]) -> Iterator[Any]:

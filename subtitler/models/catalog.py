@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from subtitler import user_files
-from subtitler.mt.prompts import BUILTIN
+from subtitler.models.templates import FEWSHOT, NAMED
 
 CATALOG_FILE = Path(__file__).with_name("catalog.toml")
 LICENCES_FILE = Path(__file__).with_name("licences.toml")
@@ -26,7 +26,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 Kind = Literal["asr", "mt"]
 KINDS: tuple[Kind, ...] = ("asr", "mt")
 SPEEDS = ("fast", "medium", "slow", "gpu")
-TEMPLATES = (*BUILTIN, "gguf", "fewshot")
+TEMPLATES = (*NAMED, "gguf", FEWSHOT)
 MULTILINGUAL = "*"
 # An id is a folder name under the models folder: plain on every OS, never "." or "..".
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")

@@ -627,9 +627,7 @@ def _write_manifest(d: Path, entry: CatalogEntry, files: dict[str, Any], complet
         "complete": complete,
         "files": files,
     }
-    tmp = d / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, d / MANIFEST)
+    user_files.write_atomic(d / MANIFEST, json.dumps(data, indent=1), mode=user_files.PUBLIC)
 
 
 def _check_structure(entry: CatalogEntry, root: Path | None) -> None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from subtitler.mt.output_rules import LOOP, loops
+from subtitler.repeats import LOOP, loops
 from subtitler.resources import asset_path
+from subtitler.types import EngineGone
 
 SENTENCE = "A man is riding a bicycle."  # English, into the target (German by default)
 SENTENCE_SRC = "en"
@@ -50,3 +51,16 @@ def recognition_damage(words: Sequence[str]) -> str:
     if loops(said):
         return f"{DAMAGED}: it recognises one word over and over in a clip of speech"
     return ""
+
+
+def naming(name: str, message: str) -> str:
+    """A load failure says which file it is about."""
+    return message if name in message else f"{name}: {message}"
+
+
+class ModelCrashed(EngineGone):
+    """A native engine died while loading or using a model; one line naming the file."""
+
+
+class ModelDamaged(RuntimeError):
+    """A model loads and runs but its output shows damaged weights; one line naming it."""

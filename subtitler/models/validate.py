@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from subtitler import user_files
-from subtitler.mt.prompts import TemplateError, resolve_template
+from subtitler.models.templates import TemplateError, resolve_template
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32

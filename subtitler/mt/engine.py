@@ -1,9 +1,9 @@
 """One loaded translation model and its streaming state, behind a small call: translate the
-newest source text of a segment, get back text, tokens, what each mask-k shows, and stats.
+newest source text of a segment, get back text, tokens, their pieces of text, and stats.
 
 The same :class:`LocalEngine` runs in the pipeline's own process (tests, fakes) and inside the
-engine worker process (``subtitler.pipeline.worker``), where only these plain values cross
-the process boundary.
+engine worker process (``subtitler.mt.service``, run by ``subtitler.isolation``), where only
+these plain values cross the process boundary.
 """
 
 from __future__ import annotations
@@ -20,15 +20,11 @@ from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.lm import LanguageModel
-from subtitler.mt.masking import complete_text, shown_by_k
+from subtitler.mt.masking import complete_text
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder
 from subtitler.mt.terms import glued_tokens
 from subtitler.mt.translator import StreamTranslator, decode_options
 from subtitler.types import UpdateStats
-
-
-class EngineGone(RuntimeError):
-    """The engine cannot be used any more (its process ended); the message is one line."""
 
 
 class EngineUnavailable(RuntimeError):
@@ -60,9 +56,11 @@ class EngineResult:
 
     text: str  # the whole translation (complete characters)
     tokens: tuple[int, ...]
-    # Display-only mask-k, k = 0..MAX_K (stripped; whole words). Aborted, or a decode's
-    # progress: what an open line shows of the prefix decoded so far.
-    shown_by_k: tuple[str, ...]
+    # The bytes each output token adds, in order: the first n joined are the text of the
+    # first n tokens (a piece may end inside a multi-byte character). A display masks the
+    # line by them (subtitler.display.masking). Aborted, or a decode's progress: the prefix
+    # decoded so far.
+    pieces: tuple[bytes, ...]
     stats: UpdateStats
     # Why the output is not a translation (an echo of the source, a loop: mt/output_rules.py):
     # the update failed and ``text`` is empty. "" for a translation.
@@ -205,15 +203,14 @@ class LocalEngine:
         progress: Progress | None = None,
     ) -> EngineResult:
         """One update into ``mt.tgt_lang`` (a target's settings: ``MtConfig.for_target``).
-        Aborted, it returns the prefix decoded so far, masked as an open line."""
+        Aborted, it returns the prefix decoded so far (an open line shows it)."""
         tr = self._configure(src_lang, mt)
         detok = tr.lm.detokenize
         on_step = None
         if progress is not None and mt.partial_every_s > 0:
             on_step = _Every(mt.partial_every_s, lambda out: progress(_partial(detok, out)))
         t = tr.update(segment_id, source, final, should_abort=should_abort, on_step=on_step)
-        shown = shown_by_k(detok, t.tokens, final and not t.stats.aborted)
-        return EngineResult(t.text, t.tokens, shown, t.stats, t.problem)
+        return EngineResult(t.text, t.tokens, token_pieces(detok, t.tokens), t.stats, t.problem)
 
     def close(self) -> None:
         self._trs.clear()
@@ -221,11 +218,19 @@ class LocalEngine:
         self.model.close()
 
 
+def token_pieces(
+    detokenize: Callable[[Sequence[int]], bytes], tokens: Sequence[int]
+) -> tuple[bytes, ...]:
+    """Each token's bytes. They join to the text of any run of the tokens: a model's
+    detokenizer writes each token's piece after the last (llama_backend.LlamaLM.detokenize)."""
+    return tuple(detokenize([t]) for t in tokens)
+
+
 def _partial(detokenize: Callable[[Sequence[int]], bytes], tokens: Sequence[int]) -> EngineResult:
-    """A decode's prefix so far, as an open line shows it."""
+    """A decode's prefix so far (an open line shows it as it goes)."""
     text = complete_text(detokenize(tokens)).strip()
     stats = UpdateStats(output_len=len(tokens))
-    return EngineResult(text, tuple(tokens), shown_by_k(detokenize, tokens, False), stats)
+    return EngineResult(text, tuple(tokens), token_pieces(detokenize, tokens), stats)
 
 
 class _Every:

@@ -10,9 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,17 +191,8 @@ def save(glossary: Glossary, path: Path | None = None) -> Path:
     """Write atomically (a crash mid-write leaves the old file intact)."""
     path = path or default_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".glossary-", suffix=".csv", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(dumps(glossary))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    # newline="": the rows end as the csv writer ends them, on every platform.
+    return user_files.write_atomic(path, dumps(glossary), newline="")
 
 
 def _delimiter(lines: list[str]) -> str:

@@ -9,9 +9,10 @@ fails and the line keeps its last good text (pipeline/stages.py).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Hashable, Sequence
+
+from subtitler.repeats import LOOP, loops
 
 # Chat-template markers, as text: "<|" starts ChatML's, Llama 3's and Phi's
 # (<|im_end|>, <|eot_id|>, <|end|>, <|endoftext|>).
@@ -19,12 +20,6 @@ MARKERS = ("<|", "<start_of_turn", "<end_of_turn", "</s>", "<eos>", "<bos>", "[I
 _LONGEST_MARKER = max(len(m) for m in MARKERS)
 # A marker spans a few tokens at most: the text of the last ones is searched.
 _MARKER_TOKENS = 12
-# A phrase of up to _LOOP_PERIOD tokens said again and again: at least this many tokens of
-# it, and at least _LOOP_REPEATS copies ("words, words, words, words" is 4 copies of 2 tokens,
-# which a person says; 6 copies of it are a decoding loop).
-_LOOP_PERIOD = 4
-_LOOP_TOKENS = 12
-_LOOP_REPEATS = 4
 # An echo: the output copies a run of the source's words this long relative to the shorter
 # of the two (and at least _ECHO_WORDS words).
 _ECHO_SHARE = 0.8
@@ -32,7 +27,6 @@ _ECHO_WORDS = 3
 _WORD = re.compile(r"\w+")
 
 ECHO = "the model wrote the source again instead of translating it"
-LOOP = "the model repeated itself"
 
 
 def ends_line(piece: bytes) -> bool:
@@ -83,21 +77,6 @@ def marker_cut(tokens: Sequence[int], detokenize: Callable[[Sequence[int]], byte
         if marker_at(detokenize(tokens[j:]).decode("utf-8", errors="replace")) >= 0:
             return j
     return start
-
-
-def loops(tokens: Sequence[Hashable]) -> bool:
-    """Does the output end in a decoding loop: the same phrase of 1 to 4 tokens over and over
-    (at least 4 copies and 12 tokens)?"""
-    n = len(tokens)
-    for p in range(1, _LOOP_PERIOD + 1):
-        copies = max(_LOOP_REPEATS, math.ceil(_LOOP_TOKENS / p))
-        k = p * copies
-        if n < k:
-            continue
-        tail = tokens[n - k :]
-        if all(tail[i] == tail[i % p] for i in range(k)):
-            return True
-    return False
 
 
 def _words(text: str) -> list[str]:

@@ -3,12 +3,10 @@ few-shot examples for base models (mt/fewshot.py)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from subtitler.config import TEMPLATES
+from subtitler.models.templates import FEWSHOT, NAMED, TemplateError
 from subtitler.mt.fewshot import fewshot_prompt
 from subtitler.mt.languages import language_name
 from subtitler.mt.terms import present
@@ -35,21 +33,13 @@ CHATML = (
     "<|im_start|>user\n{text}<|im_end|>\n<|im_start|>assistant\n"
 )
 BUILTIN: dict[str, str] = {"tower": TOWER, "qwen3": QWEN3, "chatml": CHATML}
-# The names a setting may give are subtitler.config.TEMPLATES: these, "gguf", "fewshot" and
-# "auto". "fewshot": a base model is shown example translations, then the line.
-FEWSHOT = "fewshot"
+assert tuple(BUILTIN) == NAMED  # (models/templates.py names them for the model files)
 CONTEXT_LINE = "(Previous {src} sentence, for context only, do not translate: {context})"
 # The glossary's fixed translations of terms in the text, told to instruction-following
 # models after the text (see build()). Not for "chatml": the small models trained here follow
 # no instruction and would translate the line; the decoder keeps the terms (mt/terms.py).
 GLOSSARY_LINE = "(Glossary, use these {tgt} translations: {pairs})"
 TELLS_GLOSSARY = ("tower", "qwen3", "gguf")
-# A GGUF may name its prompt template in this metadata key (our own models do).
-TEMPLATE_KEY = "subtitler.prompt_template"
-
-
-class TemplateError(ValueError):
-    pass
 
 
 class ChatFormatter(Protocol):
@@ -140,46 +130,3 @@ class PromptBuilder:
     def target_label(self) -> str:
         """How the prompts name the target language before its text ("German:")."""
         return f"{language_name(self.tgt_lang)}:"
-
-
-# Google publishes Gemma's instruction-tuned models under a marked name ("gemma-3-270m-it") and
-# its pretrained base models with the chat template in their tokenizer files, which converters
-# copy into the GGUF: a Gemma without the mark is a base model, whatever its metadata says.
-_BASE_FAMILY = re.compile(r"\bgemma[-\s]?\d")
-_INSTRUCT = re.compile(r"(^|[\s_.-])(it|instruct|chat|sft|dpo|rlhf)($|[\s_.-])")
-
-
-def is_base_model(metadata: Mapping[str, str]) -> bool:
-    """A pretrained-only model of a family that marks its instruction-tuned models."""
-    keys = ("general.name", "general.basename", "general.finetune")
-    name = " ".join(metadata.get(k, "") for k in keys).lower()
-    return _BASE_FAMILY.search(name) is not None and not _INSTRUCT.search(name)
-
-
-def detect_template(metadata: Mapping[str, str]) -> str:
-    """Pick the template for a GGUF from its metadata: Table 5 when known, else its own chat
-    template, else (a base model) example translations."""
-    named = metadata.get(TEMPLATE_KEY, "")
-    if named in (*BUILTIN, FEWSHOT):
-        return named
-    name = (metadata.get("general.name", "") + " " + metadata.get("general.basename", "")).lower()
-    arch = metadata.get("general.architecture", "").lower()
-    if "tower" in name:
-        return "tower"
-    if arch.startswith("qwen3") or "qwen3" in name:
-        return "qwen3"
-    if metadata.get("tokenizer.chat_template") and not is_base_model(metadata):
-        return "gguf"
-    # No chat template: a base (pretrained-only) model, which continues text. Shown a few
-    # translations, it translates the next line.
-    return FEWSHOT
-
-
-def resolve_template(requested: str, metadata: Mapping[str, str]) -> str:
-    if requested not in TEMPLATES:
-        raise TemplateError(f"unknown prompt template {requested!r} (one of {TEMPLATES})")
-    if requested == "auto":
-        return detect_template(metadata)
-    if requested == "gguf" and not metadata.get("tokenizer.chat_template"):
-        raise TemplateError("the model has no chat template in its GGUF metadata")
-    return requested

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from subtitler.config import MtConfig
+from subtitler.models.templates import FEWSHOT, TemplateError, detect_template
 from subtitler.mt.completions import (
     ECHO,
     OLLAMA_FINGERPRINT,
@@ -67,9 +68,8 @@ from subtitler.mt.completions import (
 )
 from subtitler.mt.engine import EngineResult, EngineUnavailable, Progress
 from subtitler.mt.glossary import Glossary
-from subtitler.mt.masking import shown_by_k
 from subtitler.mt.output_rules import problem, text_cut
-from subtitler.mt.prompts import BUILTIN, FEWSHOT, PromptBuilder, TemplateError, detect_template
+from subtitler.mt.prompts import BUILTIN, PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
 from subtitler.mt.translator import CONTEXT_WORDS, LengthCap, apply_settings
 from subtitler.types import UpdateStats
@@ -169,15 +169,10 @@ class RemoteTranslation:
     def text(self) -> str:
         return "".join(self.pieces).strip()
 
-    def shown_by_k(self) -> tuple[str, ...]:
-        """Display-only mask-k for k = 0..MAX_K: all of a final line, else all but the last k
-        tokens, on whole words (the local engine's rule)."""
-        pieces = self.pieces
-
-        def detok(ids: Sequence[int]) -> bytes:
-            return "".join(pieces[i] for i in ids).encode("utf-8")
-
-        return shown_by_k(detok, range(len(pieces)), self.final)
+    @property
+    def utf8_pieces(self) -> tuple[bytes, ...]:
+        """The token texts as UTF-8, as a display masks them (``EngineResult.pieces``)."""
+        return tuple(p.encode("utf-8") for p in self.pieces)
 
 
 class RemoteTranslator:
@@ -756,7 +751,7 @@ class RemoteEngine:
         self._failures = 0
         if t.stats.aborted:
             return EngineResult("", (), (), t.stats)
-        return EngineResult(t.text, (), t.shown_by_k(), t.stats, t.problem)
+        return EngineResult(t.text, (), t.utf8_pieces, t.stats, t.problem)
 
     def close(self) -> None:
         self._trs.clear()

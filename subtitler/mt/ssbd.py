@@ -30,7 +30,8 @@ import numpy as np
 
 from subtitler.mt.drafting import Chain, Proposer, Resync
 from subtitler.mt.lm import LanguageModel, Logits, common_prefix_len
-from subtitler.mt.output_rules import ends_line, loops, marker_cut
+from subtitler.mt.output_rules import ends_line, marker_cut
+from subtitler.repeats import loops
 from subtitler.types import UpdateStats
 
 __all__ = [

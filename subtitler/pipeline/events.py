@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from subtitler.mt.masking import MAX_K as MAX_K  # display-only mask-k: 0..MAX_K
+from subtitler.display.masking import MAX_K as MAX_K  # display-only mask-k: 0..MAX_K
 from subtitler.types import AsrUpdate, UpdateStats
 
 
@@ -86,7 +86,7 @@ class TranslatorEvent:
 class LevelEvent:
     """The live state for a status line, several times a second."""
 
-    rms: float  # input level 0..1 for the meter
+    level_dbfs: float  # input level for the meter (types.SILENCE_DBFS: silence)
     dropped_blocks: int = 0  # audio blocks lost since the start (the input outran the app)
     latency_s: float | None = None  # speech to screen: median of the last words (None: none yet)
     lag_s: float = 0.0  # how long the newest line's oldest update has waited for its translation

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from subtitler.asr.engine import Recognizer
+from subtitler.audio.source import AudioSource, Clock
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
 from subtitler.mt.engine import as_engine
 from subtitler.mt.glossary import Glossary
@@ -25,13 +27,7 @@ from subtitler.pipeline.events import (
 )
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
-from subtitler.pipeline.stages import (
-    AsrStage,
-    AudioSource,
-    ModelLoader,
-    Recognizer,
-    TranslationStage,
-)
+from subtitler.pipeline.stages import AsrStage, ModelLoader, TranslationStage
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 
 log = logging.getLogger(__name__)
@@ -45,7 +41,7 @@ MODEL_FIELDS = reload_fields(MtConfig)
 class Factories:
     """How the pipeline makes its parts (real ones in subtitler.pipeline.factories)."""
 
-    audio: Callable[[AudioConfig, Callable[[], float]], AudioSource]
+    audio: Callable[[AudioConfig, Clock], AudioSource]
     recognizer: Callable[[AsrConfig], Recognizer]
     model: ModelLoader
 
@@ -334,14 +330,11 @@ class Pipeline:
     def _say_load_notice(self, recognizer: Recognizer) -> None:
         """What the speech model's load found for the user (its first-load test: weights
         that recognise no word of a clip of speech), as the translator's notice is said."""
-        notice = getattr(getattr(recognizer, "backend", None), "notice", "")
-        if isinstance(notice, str) and notice:
-            self.emit(ErrorEvent("asr", notice))
+        if recognizer.notice:
+            self.emit(ErrorEvent("asr", recognizer.notice))
 
     def _give_hotwords(self, recognizer: Recognizer) -> None:
-        setter = getattr(recognizer, "set_hotwords", None)  # (test recognisers have none)
-        if setter is not None:
-            setter(self.glossary.hotwords(self.config.asr.language))
+        recognizer.set_hotwords(self.glossary.hotwords(self.config.asr.language))
 
     def apply_config(self, new: AppConfig) -> None:
         """Take new settings without a restart: beta/method/languages from the next update,

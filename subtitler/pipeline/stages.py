@@ -6,17 +6,16 @@ import dataclasses
 import functools
 import logging
 import threading
-import time
 from collections.abc import Callable
-from typing import Protocol
 
+from subtitler.asr.engine import Recognizer
+from subtitler.audio.source import AudioSource
 from subtitler.config import MtConfig
-from subtitler.mt.engine import Engine, EngineGone, EngineResult, EngineUnavailable, as_engine
+from subtitler.display.steadiness import OpenLines
+from subtitler.mt.engine import Engine, EngineResult, EngineUnavailable, as_engine
 from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
-from subtitler.mt.masking import steady
-from subtitler.mt.output_rules import LOOP
 from subtitler.pipeline.events import (
     MAX_K,
     AsrEvent,
@@ -27,18 +26,19 @@ from subtitler.pipeline.events import (
     StatusEvent,
     SubtitleEvent,
 )
+from subtitler.pipeline.failures import FailureRun, Verdict, why
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
-from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
-from subtitler.types import AsrUpdate, AudioBlock, UpdateStats
+from subtitler.pipeline.sealing import FinishedLines
+from subtitler.pipeline.targets import TargetTurns
+from subtitler.pipeline.transcript import TranscriptWriter
+from subtitler.repeats import LOOP
+from subtitler.types import AsrUpdate, AudioBlock, EngineGone, UpdateStats
 
 log = logging.getLogger(__name__)
 Emit = Callable[[Event], None]
 Clock = Callable[[], float]
 
-# A failing recogniser or translator costs an update each time; this many failures in a row
-# mean it will not come back (every call fails): the user is told, once, in one line.
-MAX_FAILED_CALLS = 10
 # Finished lines in a row that a model translates as nothing (or as a loop) before the reader
 # is told its weights may be damaged: one such line happens ("Hmm." may translate as
 # nothing), three of a few words each do not with a working model.
@@ -57,63 +57,8 @@ def what_to_do(mt: MtConfig) -> str:
     return "choose a model in Settings"
 
 
-def why(e: BaseException) -> str:
-    """An exception as "IndexError: message" (the kind a worker process reported, if any)."""
-    text = (str(e).strip().splitlines() or [""])[0]
-    kind = getattr(e, "kind", None) or type(e).__name__
-    return f"{kind}: {text}" if text else kind
-
-
 class RecognitionStopped(RuntimeError):
-    """Every recogniser call failed MAX_FAILED_CALLS times in a row."""
-
-
-class AudioSource(Protocol):
-    """Blocks of 16 kHz mono float32 audio, from a device or a file."""
-
-    @property
-    def dropped(self) -> int: ...
-
-    @property
-    def level(self) -> float: ...
-
-    @property
-    def exhausted(self) -> bool:
-        """True once a file source has delivered its last block (never for a device)."""
-        ...
-
-    @property
-    def problem(self) -> str:
-        """Why no audio is coming now (a device unplugged and being retried), else ""."""
-        ...
-
-    @property
-    def live(self) -> bool:
-        """A device: what is said during a pause is not heard (a file just waits)."""
-        ...
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def read(self, timeout: float) -> AudioBlock | None: ...
-
-
-class Recognizer(Protocol):
-    """The streaming policy over an ASR backend: feed audio, then ask for updates.
-
-    A call that raises costs that call: what was committed stays, and updates the call made
-    before it failed come with the next call. (A ``close()`` method, if present, is called
-    when the recogniser is replaced or the pipeline stops: it may end a worker process.)
-    """
-
-    def insert_audio(self, block: AudioBlock) -> None: ...
-
-    def process(self, now: float) -> list[AsrUpdate]: ...
-
-    def finish(self, now: float) -> list[AsrUpdate]:
-        """End of input: the open segment's final update."""
-        ...
+    """Every recogniser call failed (failures.MAX_FAILED_CALLS in a row)."""
 
 
 ModelLoader = Callable[[MtConfig], LoadedModel | Engine]
@@ -145,7 +90,7 @@ class AsrStage(threading.Thread):
         self.done = threading.Event()  # set when a file source is exhausted and flushed
         self._last_level = 0.0
         self._problem = ""  # the source's trouble last reported to the user
-        self._failures = 0  # recogniser calls failed in a row
+        self._failures = FailureRun("speech recognition")
 
     def swap(self, source: AudioSource | None = None, recognizer: Recognizer | None = None) -> None:
         """Replace the source and/or recogniser at the next block boundary (a later call
@@ -228,34 +173,25 @@ class AsrStage(threading.Thread):
         now = self.clock()
         return self.recognizer.finish(now) if finish else self.recognizer.process(now)
 
-    def _recognitions(self) -> int | None:
-        """Recognitions that succeeded so far, where the recogniser counts them."""
-        runs = getattr(self.recognizer, "runs", None)
-        return len(runs) if isinstance(runs, list) else None
-
     def _recognize(self, call: Callable[[], list[AsrUpdate]]) -> list[AsrUpdate]:
         """One recogniser call; a failure costs this update, not the meeting."""
-        before = self._recognitions()
+        before = self.recognizer.recognitions
         try:
             out = call()
         except Exception as e:
             if self._stop_ev.is_set():
                 return []  # stopping: its worker was closed under it
-            self._failures += 1
-            reason = why(e)
-            log.info("speech recognition failed (%d in a row): %s", self._failures, reason)
-            log.info("the failed recognition", exc_info=True)
-            if self._failures >= MAX_FAILED_CALLS:
+            verdict = self._failures.failed(e)
+            if verdict is Verdict.GIVE_UP:
                 raise RecognitionStopped(
-                    f"the last {self._failures} recognitions failed ({reason})"
+                    f"the last {self._failures.count} recognitions failed ({why(e)})"
                 ) from e
-            if self._failures == 1:  # once per run of failures
-                self.emit(ErrorEvent("asr", f"speech recognition skipped an update ({reason})"))
+            if verdict is Verdict.TELL:
+                self.emit(ErrorEvent("asr", f"speech recognition skipped an update ({why(e)})"))
             return []
         # Most calls only buffer audio: the run of failures ends with a recognition that worked.
-        after = self._recognitions()
-        if before is None or after is None or after > before:
-            self._failures = 0
+        if self.recognizer.recognitions > before:
+            self._failures.succeeded()
         return out
 
     def _report_problem(self) -> None:
@@ -278,7 +214,7 @@ class AsrStage(threading.Thread):
                 if block is None:
                     if self.source.exhausted:
                         self._post(self._recognize(lambda: self._feed([], finish=True)))
-                        if self._failures:  # what the failed call made comes with the next
+                        if self._failures.count:  # what the failed call made comes with the next
                             self._post(self._recognize(lambda: self._feed([])))
                         self.done.set()
                         return
@@ -302,11 +238,10 @@ class AsrStage(threading.Thread):
 
 
 def _close(recognizer: Recognizer | None) -> None:
-    close = getattr(recognizer, "close", None)
-    if close is None:
+    if recognizer is None:
         return
     try:
-        close()
+        recognizer.close()
     except Exception as e:  # releasing must not stop anything else
         log.warning("closing the recogniser: %s", e)
 
@@ -339,19 +274,13 @@ class TranslationStage(threading.Thread):
         self._model: Engine | None = None
         self._next_model: Engine | None = None
         self._lock = threading.Lock()
-        self.transcript = transcript
+        self.lines = FinishedLines(transcript, mailbox, emit, self._settings)
         self.idle = threading.Event()  # set while waiting with nothing to do
         self.asr_done: threading.Event | None = None
-        self._failed_segment: int | None = None  # the segment whose failure was reported
         self._bad_output: tuple[int, str] | None = None  # (segment, target) told of a bad output
-        self._failures = 0  # translations failed in a row
+        self._failures = FailureRun("translation")
         self._unavailable_said = False  # the current outage of a server was reported
         self._notice = ""  # the engine's notice the user has read (it may change mid-run)
-        # Finished lines reach the transcript once, from this thread or from stop() (seal):
-        # the update being translated and the queue are handed over under this lock.
-        self._final_lock = threading.Lock()
-        self._inflight: AsrUpdate | None = None
-        self._sealed = False
         self.model_lost = False  # the model was set aside (crashed, or failing every time)
         # Per target language and segment not finished yet: its last translation that worked
         # (its source, its text). When a later update of that segment fails (or its final
@@ -360,10 +289,8 @@ class TranslationStage(threading.Thread):
         self._last_good: dict[str, dict[int, tuple[str, str]]] = {}
         self._finals_done = -1  # the newest segment whose final was translated
         self._behind_said = False  # the reader was told the translator is behind
-        self._served: dict[str, int] = {}  # target -> when it was last translated (a count)
-        # Per target: the open line on screen (segment, its full translation, shown by k).
-        self._on_screen: dict[str, tuple[int, str, tuple[str, ...]]] = {}
-        self._turns = 0
+        self._on_screen = OpenLines()  # per target: what its open line shows
+        self._turns = TargetTurns()
         self._glossary = Glossary()
         self._glossary_given: Glossary | None = None  # what the current model was given
         self._nothing = 0  # finished lines in a row the model translated as nothing
@@ -396,7 +323,7 @@ class TranslationStage(threading.Thread):
         if nxt is not None:
             old, self._model = self._model, nxt
             self._glossary_given = None
-            self._failures = 0
+            self._failures.reset()
             self._nothing, self._nothing_said = 0, False
             self._notice = nxt.notice  # said by the pipeline when it loaded
             if old is not None:
@@ -410,7 +337,7 @@ class TranslationStage(threading.Thread):
         """The model cannot go on: say why once; lines are shown as said until another one is
         chosen (a model loaded meanwhile takes over at the next update)."""
         model, self._model = self._model, None
-        self._failures = 0
+        self._failures.reset()
         self.model_lost = True
         if model is not None:
             model.close()
@@ -420,49 +347,14 @@ class TranslationStage(threading.Thread):
         with self._lock:
             return what_to_do(self._mt)
 
-    def _write(
-        self, u: AsrUpdate, translations: dict[str, str], targets: tuple[str, ...] = ()
-    ) -> None:
-        """The transcript line of a finished update (under _final_lock): its translation
-        into each of ``targets`` (the languages it was translated into; (): those chosen
-        now) ({} or "": none)."""
-        if self.transcript is None or not u.text:
-            return
+    def _settings(self) -> MtConfig:
         with self._lock:
-            mt = self._mt
-        main, *extra = targets or mt.targets
-        try:
-            self.transcript.append(
-                SegmentRecord(
-                    u.segment_id,
-                    u.audio_t0,
-                    u.audio_t1,
-                    u.text,
-                    translations.get(main, ""),
-                    u.language or mt.src_lang,
-                    main,
-                    time.time(),
-                    tuple((lang, translations.get(lang, "")) for lang in extra),
-                )
-            )
-        except OSError as e:
-            waiting = self.transcript.waiting
-            self.emit(
-                ErrorEvent(
-                    "transcript",
-                    f"could not write the transcript ({e}); {waiting} finished line(s) "
-                    "kept in memory and written once that is fixed",
-                )
-            )
+            return self._mt
 
     def _emit_final(
         self, u: AsrUpdate, translations: dict[str, str], targets: tuple[str, ...]
     ) -> None:
-        with self._final_lock:
-            if self._inflight is u:
-                self._inflight = None
-            if not self._sealed:  # else stop() wrote it already (its source, at least)
-                self._write(u, translations, targets)
+        self.lines.finish(u, translations, targets)
         m = self.metrics.finish_segment(u.segment_id, self.metrics.dropped_blocks)
         self.emit(MetricsEvent(m))
         log.info(
@@ -483,28 +375,13 @@ class TranslationStage(threading.Thread):
             self.metrics.on_translation(ev)
         self.emit(ev)
 
-    def _steady(
-        self, u: AsrUpdate, lang: str, full: str, shown: tuple[str, ...]
-    ) -> tuple[str, ...]:
-        """What an open line shows (masking.steady against what it showed before); a final
-        line is shown in full and ends the line's history."""
-        if u.final:
-            self._on_screen.pop(lang, None)
-            return shown
-        prev = self._on_screen.get(lang)
-        before = (prev[1], prev[2]) if prev is not None and prev[0] == u.segment_id else None
-        out = steady(shown, full, before)
-        self._on_screen[lang] = (u.segment_id, full, out)
-        return out
-
     def _show_partial(self, u: AsrUpdate, lang: str, target: int, r: EngineResult) -> None:
         """A decode's prefix so far (a slow one as it goes, or one given up for a newer
         update): on screen as the open line, where it shows more than the line does now."""
-        prev = self._on_screen.get(lang)
-        if not r.text or (prev is not None and prev[0] == u.segment_id and prev[1] == r.text):
+        shown = self._on_screen.show_prefix(lang, u.segment_id, r.text, r.pieces)
+        if shown is None:
             return
         u = dataclasses.replace(u, final=False)  # (a final update's prefix is still open)
-        shown = self._steady(u, lang, r.text, r.shown_by_k)
         self._show(self._subtitle(u, lang, target, r.text, shown, r.stats, partial=True))
 
     def _subtitle(
@@ -574,12 +451,12 @@ class TranslationStage(threading.Thread):
         """Before a newer line's update is shown: an older line still open on screen whose
         final waits behind it is shown finished as it stands (its translation follows)."""
         for lang in targets:
-            prev = self._on_screen.get(lang)
-            if prev is None or prev[0] >= u.segment_id:
+            seg = self._on_screen.segment(lang)
+            if seg is None or seg >= u.segment_id:
                 continue
-            final = self.mailbox.final_of(prev[0])
+            final = self.mailbox.final_of(seg)
             if final is not None:
-                self._on_screen.pop(lang, None)
+                self._on_screen.close(lang)
                 self._keep_last_good(final, lang, targets.index(lang), provisional=True)
 
     def _say_if_behind(self) -> None:
@@ -613,7 +490,7 @@ class TranslationStage(threading.Thread):
         if not late:
             self._close_overtaken(u, targets)
         # Least recently translated first (the main target on a tie).
-        order = sorted(targets, key=lambda t: (self._served.get(t, -1), targets.index(t)))
+        order = self._turns.order(targets)
         texts: dict[str, str] = {}
         for i, lang in enumerate(order):
             if i > 0 and not u.final and self._superseded(u):
@@ -642,7 +519,7 @@ class TranslationStage(threading.Thread):
         ``late`` line given up for newer work)."""
         try:
             text = self._translate_one(u, lang, target, mt, late)
-            self._failures = 0
+            self._failures.succeeded()
             self._unavailable_said = False
             return text
         except EngineGone as e:  # its process died: this model is not used again
@@ -704,12 +581,10 @@ class TranslationStage(threading.Thread):
                 self._bad_output = (u.segment_id, lang)
                 self.emit(ErrorEvent("mt", f"a line was not translated: {t.problem}"))
             return self._keep_last_good(u, lang, target) if u.final else None
-        self._turns += 1
-        self._served[lang] = self._turns
-        shown = self._steady(u, lang, t.text, t.shown_by_k)
-        if u.final and t.stats.hit_cap:
-            # The translation was cut at its length limit: say so rather than end mid-phrase.
-            shown = tuple(f"{x}…" for x in shown)
+        self._turns.served(lang)
+        shown = self._on_screen.show(
+            lang, u.segment_id, t.text, t.pieces, u.final, cut=t.stats.hit_cap
+        )
         self._show(self._subtitle(u, lang, target, t.text, shown, t.stats))
         if t.text and not u.final:
             self._last_good.setdefault(lang, {})[u.segment_id] = (u.text, t.text)
@@ -741,17 +616,9 @@ class TranslationStage(threading.Thread):
                 )
             )
 
-    def _next_update(self) -> AsrUpdate | None:
-        # Taken under the lock: stop() then finds an update either queued or in flight.
-        with self._final_lock:
-            if self._sealed:
-                return None
-            self._inflight = u = self.mailbox.get(timeout=0.05)
-            return u
-
     def run(self) -> None:
         while not self._stop_ev.is_set():
-            u = self._next_update()
+            u = self.lines.next_update(timeout=0.05)
             if u is None:
                 self.idle.set()
                 if self.asr_done is not None and self.asr_done.is_set() and not len(self.mailbox):
@@ -762,50 +629,24 @@ class TranslationStage(threading.Thread):
             try:
                 self.translate(u)
             finally:
-                with self._final_lock:
-                    self._inflight = None
-        self._keep_queued_finals()
+                self.lines.done()
+        self.lines.keep_queued()
 
     def _failed(self, u: AsrUpdate, e: Exception) -> None:
         """One failed translation costs this update (of this target); a model failing every
         time is set aside."""
-        self._failures += 1
-        log.info("translation failed (%d in a row): %s", self._failures, why(e))
-        log.info("the failed translation", exc_info=True)
-        if self._failures >= MAX_FAILED_CALLS:
+        verdict = self._failures.failed(e, line=u.segment_id)
+        if verdict is Verdict.GIVE_UP:
             self._drop_model(
-                f"translation stopped: the last {self._failures} translations failed "
+                f"translation stopped: the last {self._failures.count} translations failed "
                 f"({why(e)}); showing the transcript only ({self._what_to_do()})"
             )
-        elif self._failed_segment != u.segment_id:
-            # Once per segment: a failing segment is retried at every update.
-            self._failed_segment = u.segment_id
+        elif verdict is Verdict.TELL:  # once per line: a failing line is retried every update
             self.emit(ErrorEvent("mt", f"translation failed: {e}"))
 
-    def _keep_queued_finals(self) -> None:
-        """At stop: lines that finished but were not translated yet go to the transcript."""
-        while True:
-            with self._final_lock:
-                if self._sealed or (u := self.mailbox.get(timeout=0)) is None:
-                    return
-                if u.final:
-                    self._write(u, {})
-
     def seal(self) -> None:
-        """At stop, from the stopping thread: write every finished line not written yet (the
-        one being translated and those queued: their source text) and nothing after, so the
-        transcript can be closed while a slow decode still runs."""
-        with self._final_lock:
-            if self._sealed:
-                return
-            pending = [self._inflight] if self._inflight is not None else []
-            while (u := self.mailbox.get(timeout=0)) is not None:
-                pending.append(u)
-            for u in sorted(pending, key=lambda u: u.segment_id):
-                if u.final:
-                    self._write(u, {})
-            self._inflight = None
-            self._sealed = True
+        """At stop, from the stopping thread: see FinishedLines.seal."""
+        self.lines.seal()
 
     def close(self) -> None:
         with self._lock:

@@ -269,10 +269,10 @@ def export(
     lang: str | None = None,
 ) -> Path:
     """Write SRT, VTT or plain text, chosen by the file suffix; the translation into
-    ``lang`` (one of the meeting's target languages; None: each line's main one)."""
+    ``lang`` (one of the meeting's target languages; None: each line's main one). A file
+    already there is replaced whole (a crash mid-write leaves it as it was)."""
     fmt = {".srt": to_srt, ".vtt": to_vtt, ".txt": to_text}.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"unknown export format {path.suffix!r} (use .srt, .vtt or .txt)")
     said = sorted(records, key=lambda r: r.segment_id)  # (written in the order translated)
-    path.write_text(fmt(said, which, lang), encoding="utf-8")
-    return path
+    return user_files.write_atomic(path, fmt(said, which, lang), mode=user_files.PUBLIC)

@@ -17,22 +17,31 @@ from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon, QWindow
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
 from subtitler.config import AppConfig, DisplayConfig, given_settings
-from subtitler.mt.glossary import FILENAME as GLOSSARY_FILE
-from subtitler.mt.glossary import Glossary
-from subtitler.pipeline.events import (
+from subtitler.resources import asset_path
+from subtitler.session import (
+    CatalogError,
     ErrorEvent,
     Event,
+    Factories,
+    Fanout,
+    Glossary,
     LevelEvent,
     MetricsEvent,
+    Overrides,
+    Pipeline,
+    Session,
     StatusEvent,
     SubtitleEvent,
     TranslatorEvent,
+    export,
+    glossary_beside,
+    input_devices,
+    model_catalog,
+    plan_first_run,
+    prepare,
+    read_transcript,
+    real_factories,
 )
-from subtitler.pipeline.fanout import Fanout
-from subtitler.pipeline.pipeline import Factories, Pipeline
-from subtitler.pipeline.transcript import export, read_transcript
-from subtitler.resources import asset_path
-from subtitler.session import Overrides, Session, input_devices, prepare
 from subtitler.ui.about import AboutDialog
 from subtitler.ui.app_state import AppState
 from subtitler.ui.bridge import EventBridge
@@ -86,7 +95,7 @@ class SubtitlerApp(QObject):
         # The settings and the pipeline live in the session; this class wires widgets to it.
         # The glossary lives next to the settings file.
         if glossary_path is None and config_path is not None:
-            glossary_path = config_path.with_name(GLOSSARY_FILE)
+            glossary_path = glossary_beside(config_path)
         self.session = Session(
             config,
             factories,
@@ -253,7 +262,7 @@ class SubtitlerApp(QObject):
             return
         if isinstance(ev, LevelEvent):
             if self.settings is not None and self.settings.isVisible():
-                self.settings.set_level(ev.rms)
+                self.settings.set_level(ev.level_dbfs)
             self.overlay.set_status(ev)
         elif isinstance(ev, StatusEvent):
             if ev.state != "running":  # no live level or delays until it runs again
@@ -382,11 +391,9 @@ class SubtitlerApp(QObject):
 
     def open_models(self, kind: str = "", value: str = "") -> None:
         """The Models window; from Settings, at the model of ``kind`` chosen there."""
-        from subtitler.models.catalog import CatalogError, load_catalog
-
         if self.models is None:
             try:
-                catalog = load_catalog()
+                catalog = model_catalog()
             except CatalogError as e:  # (a damaged install)
                 self.show_problem(f"The model list cannot be read: {e}")
                 return
@@ -523,8 +530,6 @@ class SubtitlerApp(QObject):
 def run_app(args: Any, data_dir: Path) -> int:
     """Create the QApplication, prepare the session (settings, hardware, models), handle the
     first run, start the pipeline."""
-    from subtitler.pipeline.factories import real_factories
-
     existing = QApplication.instance()
     qapp = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     qapp.setApplicationName("subtitler")
@@ -559,7 +564,6 @@ def run_app(args: Any, data_dir: Path) -> int:
         hardware=start.hardware_line,
     )
     if not start.plan.ready and not (given.get("asr.model") and given.get("mt.model_path")):
-        from subtitler.models.firstrun import plan_first_run
         from subtitler.ui.firstrun import FirstRunDialog, guess_languages, system_language
 
         # No connection before the user asks for one: the dialog says what a download would

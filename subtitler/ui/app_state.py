@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from subtitler.pipeline.events import (
+from subtitler.session import (
     ErrorEvent,
     Event,
     LevelEvent,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from subtitler.pipeline.events import Event
+from subtitler.session import Event
 
 
 class EventBridge(QObject):

@@ -16,8 +16,9 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from subtitler.pipeline.events import LevelEvent
-from subtitler.web.lines import ShownLine
+from subtitler.display.lines import ShownLine
+from subtitler.session import LevelEvent
+from subtitler.types import SILENCE_DBFS
 
 SOURCE = "source"  # the stream of the source rows (bilingual mode)
 MAIN = "main"  # the main target's stream; an extra target's stream is its language code
@@ -192,12 +193,11 @@ def _sized(fits: Fits, small: bool) -> Callable[[str], bool]:
     return lambda text: fits(text, small)
 
 
-def level_bars(rms: float, bars: int) -> int:
+def level_bars(level_dbfs: float, bars: int) -> int:
     """How many of ``bars`` meter bars an input level lights: -50 dBFS none, -10 dBFS all."""
-    if rms <= 0:
+    if level_dbfs <= SILENCE_DBFS:
         return 0
-    db = 20 * math.log10(rms)
-    return max(0, min(bars, math.ceil((db + 50) / 40 * bars)))
+    return max(0, min(bars, math.ceil((level_dbfs + 50) / 40 * bars)))
 
 
 def status_text(level: LevelEvent | None) -> str:

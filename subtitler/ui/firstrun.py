@@ -29,9 +29,17 @@ from PySide6.QtWidgets import (
 )
 
 from subtitler.config import AppConfig
-from subtitler.models.catalog import CatalogEntry
-from subtitler.models.firstrun import FirstRunPlan, with_models
-from subtitler.mt.languages import LANGUAGES
+from subtitler.session import (
+    LANGUAGES,
+    CatalogEntry,
+    FirstRunPlan,
+    InvalidModelError,
+    check_translator,
+    check_whisper_dir,
+    probe_model,
+    with_models,
+)
+from subtitler.session import model_files as dl
 from subtitler.ui.background import BackgroundJob, Report, show_progress
 from subtitler.ui.sizing import room
 
@@ -89,13 +97,6 @@ def with_recommended(cfg: AppConfig, plan: FirstRunPlan) -> AppConfig:
     return cfg
 
 
-def probe(path: Path, template: str) -> None:
-    """The real test of a model file (loaded once in a worker process)."""
-    from subtitler.pipeline.engines import probe_model
-
-    probe_model(path, template)
-
-
 def _language_combo(detect: bool) -> QComboBox:
     c = QComboBox()
     if detect:
@@ -134,7 +135,7 @@ class FirstRunDialog(QDialog):
         *,
         planner: Planner | None = None,
         languages: tuple[str, str] | None = None,
-        check: Checker = probe,
+        check: Checker = probe_model,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("subtitler: first start")
@@ -265,8 +266,6 @@ class FirstRunDialog(QDialog):
         return page
 
     def start_download(self) -> None:
-        from subtitler.models import download as dl
-
         self._go(1)
         self._cancel.clear()
         for b in (self.download_btn, self.back_btn, self.local_btn):
@@ -403,12 +402,6 @@ class FirstRunDialog(QDialog):
     def use_files(self) -> None:
         """Check what was given (each problem said under its field, with what to do; what
         was typed stays), then the translator's real test off the GUI thread."""
-        from subtitler.models.validate import (
-            InvalidModelError,
-            check_translator,
-            check_whisper_dir,
-        )
-
         speech, gguf = self.speech_path.text().strip(), self.mt_path.text().strip()
         cfg = self.result_config_for_files()
         problems = False

@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.mt.glossary import Glossary, GlossaryError, read_import
-from subtitler.mt.languages import LANGUAGES
+from subtitler.session import LANGUAGES, Glossary, GlossaryError, read_import
 from subtitler.ui.sizing import open_at
 
 CSV_FILTER = "CSV files (*.csv *.txt);;All files (*)"

@@ -22,15 +22,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.mt.languages import LANGUAGES
-from subtitler.pipeline.history import (
+from subtitler.session import (
+    LANGUAGES,
     Meeting,
+    SegmentRecord,
+    Which,
+    export,
     format_duration,
     list_meetings,
     search,
     targets_of,
 )
-from subtitler.pipeline.transcript import SegmentRecord, Which, export
 from subtitler.ui.sizing import open_at
 
 TEXT_CHOICES: tuple[tuple[str, Which], ...] = (

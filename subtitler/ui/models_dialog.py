@@ -24,9 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from subtitler.config import AppConfig
-from subtitler.models import download as dl
-from subtitler.models.catalog import Catalog, CatalogEntry, size_text
-from subtitler.models.firstrun import with_models
+from subtitler.session import Catalog, CatalogEntry, probe_model, size_text, with_models
+from subtitler.session import model_files as dl
 from subtitler.ui.background import BackgroundJob, Report, show_progress
 from subtitler.ui.sizing import open_at
 
@@ -243,8 +242,6 @@ class ModelsDialog(QDialog):
                 more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
                 return f"{e.name}: {problems[0]}{more}. Click Remove, then Download."
             try:  # the engine itself loads it, in a worker process it may crash
-                from subtitler.pipeline.engines import probe_model
-
                 probe_model(dl.model_path(e, root), e.template or "auto")
             except Exception as err:
                 line = (str(err).strip().splitlines() or [type(err).__name__])[0]

@@ -2,10 +2,10 @@
 
 Which rows it draws is subtitler.ui.captions' rule (each language's last ``display.lines`` rows
 of at most ``display.line_chars`` columns, grouped by line) over the lines of
-subtitler.web.lines.ShownLines (finished lines in full, the open one with display-only mask-k),
-the same lines the browser page shows. The window fits those rows exactly. Events only store
-data and schedule a repaint; repaints are throttled to ~30 per second. An optional status line
-at the top shows the input level and the live delays.
+subtitler.display.lines.ShownLines (finished lines in full, the open one with display-only
+mask-k), the same lines the browser page shows. The window fits those rows exactly. Events only
+store data and schedule a repaint; repaints are throttled to ~30 per second. An optional status
+line at the top shows the input level and the live delays.
 
 The overlay's own texts are never cut off: the app's state (subtitler.ui.app_state) is drawn
 where there are no subtitles, wrapped, and its problem as one row above running subtitles; a
@@ -37,11 +37,11 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QWidget
 
 from subtitler.config import DisplayConfig
-from subtitler.pipeline.events import LevelEvent, SubtitleEvent
+from subtitler.display.lines import KEEP, ShownLines
+from subtitler.session import LevelEvent, SubtitleEvent
 from subtitler.ui import captions
 from subtitler.ui.app_state import Shown
 from subtitler.ui.captions import SOURCE, Row, caption_rows, columns, level_bars, status_text
-from subtitler.web.lines import KEEP, ShownLines
 
 log = logging.getLogger(__name__)
 
@@ -547,7 +547,7 @@ class SubtitleOverlay(QWidget):
         base = top + fms.ascent()
         bar_w = max(3.0, fms.height() * 0.16)
         tall = fms.ascent() * 0.85
-        lit = level_bars(self._level.rms, METER_BARS) if self._level is not None else 0
+        lit = level_bars(self._level.level_dbfs, METER_BARS) if self._level is not None else 0
         for i in range(METER_BARS):
             h = tall * (0.4 + 0.6 * i / (METER_BARS - 1))
             p.setBrush(METER_ON if i < lit else METER_OFF)

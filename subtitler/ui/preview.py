@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
-from subtitler.mt.masking import shown_by_k
-from subtitler.pipeline.events import SubtitleEvent
+from subtitler.display.masking import shown_by_k
+from subtitler.session import SubtitleEvent
 
 PREVIEW_ID = -1000  # segment ids at or below it are samples (a pipeline counts from 0)
 # Each a row at the default 42 characters, so that the default two rows show both lines.
@@ -27,12 +26,6 @@ def sample_events() -> list[SubtitleEvent]:
     out = []
     for i, (source, translation) in enumerate(SAMPLE):
         final = i == 0
-        pieces = _pieces(translation)
-
-        def detok(ids: Sequence[int], p: list[str] = pieces) -> bytes:
-            return "".join(p[j] for j in ids).encode()
-
-        ids = list(range(len(pieces)))
-        shown = shown_by_k(detok, ids, final)
+        shown = shown_by_k([p.encode() for p in _pieces(translation)], final)
         out.append(SubtitleEvent(PREVIEW_ID - i, source, translation, shown, final, 0.0, 0.0))
     return out

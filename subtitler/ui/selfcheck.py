@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication
 
 from subtitler.config import DisplayConfig
-from subtitler.pipeline.events import SubtitleEvent
+from subtitler.session import SubtitleEvent
 from subtitler.ui.overlay import SubtitleOverlay
 
 TEXT = "Self-test: subtitles render"

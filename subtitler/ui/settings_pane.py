@@ -56,10 +56,9 @@ from subtitler.config import (
     spec_of,
     with_settings,
 )
-from subtitler.mt.completions import address_problem
-from subtitler.mt.glossary import Glossary
-from subtitler.mt.languages import LANGUAGES
+from subtitler.session import LANGUAGES, Glossary, address_problem, check_server
 from subtitler.settings_store import validate
+from subtitler.types import SILENCE_DBFS
 from subtitler.ui.sizing import open_at
 from subtitler.ui.web_settings import WebSettings
 
@@ -104,12 +103,6 @@ SERVER_CHECK_TIP = (
     "Asks the server at the address above once what it can do, as the app does when it "
     "connects; the terms are in this line's tooltip after the check."
 )
-
-
-def _check_server(mt: MtConfig) -> tuple[str, str]:
-    from subtitler.mt.remote import check_server
-
-    return check_server(mt)
 
 
 # Settings shown and kept by their tab's own page: the Browser page (ui/web_settings.py).
@@ -216,7 +209,7 @@ class Choices:
     glossary: Callable[[], Glossary] = Glossary  # the glossary in use now
     # What a translation server can do, asked now: (plain words, the terms); runs off the
     # GUI thread.
-    check_server: Callable[[MtConfig], tuple[str, str]] = _check_server
+    check_server: Callable[[MtConfig], tuple[str, str]] = check_server
 
 
 @dataclass
@@ -674,7 +667,9 @@ class SettingsPane(QDialog):
         self.server_found.setToolTip(terms)
         self.server_check.setEnabled(self.rows["mt.backend"].value() == "server")
 
-    def set_level(self, rms: float) -> None:
+    def set_level(self, level_dbfs: float) -> None:
+        """The input level on a linear bar: full at a third of full scale (-9.5 dBFS)."""
+        rms = 10 ** (level_dbfs / 20) if level_dbfs > SILENCE_DBFS else 0.0
         self.level.setValue(min(100, round(rms * 300)))
 
     # -- helpers ---------------------------------------------------------------------------

@@ -26,9 +26,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from subtitler.config import DisplayConfig, WebConfig
+from subtitler.display.lines import ShownLines
 from subtitler.pipeline.events import Event, SubtitleEvent
 from subtitler.web.access import lan_address, loopback_host, token_ok
-from subtitler.web.lines import ShownLines
 
 log = logging.getLogger(__name__)
 

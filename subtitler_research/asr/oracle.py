@@ -89,6 +89,12 @@ class OracleBackend:
             out.append(Word(text, max(0.0, w.start - t0), end - t0))
         return Hypothesis(tuple(out), language or self.language)
 
+    def set_hotwords(self, hotwords: str) -> None:
+        """The oracle knows every word already: expected words change nothing it hears."""
+
+    def close(self) -> None:
+        """Nothing to release: the words are in this object."""
+
 
 class OracleVad:
     """Speech probabilities from the word times: 1 inside a word, 0 between words."""

@@ -75,8 +75,11 @@ class SteadyClock:
         clock = self
 
         class Timed:
-            def __getattr__(self, name: str) -> Any:
-                return getattr(backend, name)  # set_hotwords, close, ...
+            def set_hotwords(self, hotwords: str) -> None:
+                backend.set_hotwords(hotwords)
+
+            def close(self) -> None:
+                backend.close()
 
             def transcribe(
                 self,

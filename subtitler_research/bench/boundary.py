@@ -62,8 +62,8 @@ def summary(xs: list[float]) -> dict[str, float]:
 
 def run(model: Path, words: Path, step: int, limit: int, threads: int) -> dict[str, Any]:
     from subtitler.mt.engine import LocalEngine
-    from subtitler.pipeline.engines import WorkerEngine
-    from subtitler.pipeline.factories import load_translator
+    from subtitler.mt.isolated import WorkerEngine
+    from subtitler.mt.loading import load_translator
 
     mt = MtConfig(model_path=str(model), threads=threads, n_ubatch=512)
     local = LocalEngine(load_translator(mt), model.name)
@@ -113,8 +113,8 @@ def run_whisper(model_dir: Path, clip: Path, windows: list[float], repeats: int)
     import numpy as np
 
     from subtitler.asr.faster_whisper import WhisperSettings
+    from subtitler.asr.isolated import WorkerWhisper
     from subtitler.audio.sources import load_audio
-    from subtitler.pipeline.engines import WorkerWhisper
 
     speech = load_audio(clip)
     w = WorkerWhisper(WhisperSettings(str(model_dir), device="cpu", threads=1))

@@ -30,9 +30,10 @@ from subtitler.config import (
     specs,
     with_settings,
 )
+from subtitler.models.templates import TemplateError, resolve_template
 from subtitler.mt.drafting import VocabularyMismatchError, check_same_vocabulary
 from subtitler.mt.languages import UnknownLanguageError, language_name, normalize_code
-from subtitler.mt.prompts import PromptBuilder, TemplateError, resolve_template
+from subtitler.mt.prompts import PromptBuilder
 from subtitler_research.bench.report import cost_table, quality_table, score_runs
 from subtitler_research.bench.runner import (
     draft_model_specs,

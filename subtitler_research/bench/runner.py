@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from subtitler.config import MtConfig
+from subtitler.display.masking import display_text
 from subtitler.mt.completions import CompletionsClient
 from subtitler.mt.drafting import DraftModel
+from subtitler.mt.engine import token_pieces
 from subtitler.mt.lm import LanguageModel
-from subtitler.mt.masking import display_text
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.remote import RemoteTranslation, RemoteTranslator
 from subtitler.mt.ssbd import DecodeOptions, Method
@@ -169,7 +170,8 @@ def run_all(
 
     def shown(spec: RunSpec, t: Translation, final: bool) -> tuple[str, list[int]]:
         k_disp = spec.k if spec.mask == "display" else 0
-        return display_text(lm.detokenize, t.tokens, k_disp, final).strip(), list(t.tokens)
+        pieces = token_pieces(lm.detokenize, t.tokens)
+        return display_text(pieces, k_disp, final).strip(), list(t.tokens)
 
     # One untimed update first: the first llama_decode pays for graph allocation.
     translators[0].decode(sources[0] if sources else "Hello.", [])
@@ -199,7 +201,7 @@ def run_remote_all(
         translators.append(tr)
 
     def shown(spec: RunSpec, t: RemoteTranslation, final: bool) -> tuple[str, list[int]]:
-        return t.shown_by_k()[spec.k if spec.mask == "display" else 0], []
+        return display_text(t.utf8_pieces, spec.k if spec.mask == "display" else 0, t.final), []
 
     # One untimed update first: the connection, the server's first evaluation.
     translators[0].update(-1, sources[0] if sources else "Hello.", True)

@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from subtitler.models.templates import resolve_template
 from subtitler.mt.languages import normalize_code
 from subtitler.mt.lm import LanguageModel
-from subtitler.mt.prompts import PromptBuilder, resolve_template
+from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
 from subtitler_research.bench.streams import prefixes

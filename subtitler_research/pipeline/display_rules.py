@@ -19,7 +19,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from subtitler.mt.masking import MAX_K, complete_text, shown_by_k, steady
+from subtitler.display.masking import MAX_K, shown_by_k
+from subtitler.display.steadiness import steady
+from subtitler.mt.engine import token_pieces
+from subtitler.mt.masking import complete_text
 from subtitler.pipeline.events import SubtitleEvent
 from subtitler_research.pipeline.display import display_report
 
@@ -45,7 +48,7 @@ def shown_under(
         if rule == "token":
             text = token_mask(detok, toks, k, final)
         else:
-            by_k = shown_by_k(detok, toks, final)
+            by_k = shown_by_k(token_pieces(detok, toks), final)
             if rule == "steady" and not final:
                 full = complete_text(detok(toks)).strip()
                 by_k = steady(by_k, full, before.get(seg))

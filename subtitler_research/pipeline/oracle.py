@@ -4,13 +4,15 @@ the audio replaced by a word-timestamped transcript (the factories' seam, no kno
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from pathlib import Path
 
+from subtitler.asr.engine import Recognizer
+from subtitler.audio.paced import PacedFileSource
+from subtitler.audio.source import AudioSource, Clock
+from subtitler.audio.sources import RATE
 from subtitler.config import AsrConfig, AudioConfig
-from subtitler.pipeline.factories import RATE, PacedFileSource, RealParts, real_factories
+from subtitler.pipeline.factories import RealParts, real_factories
 from subtitler.pipeline.pipeline import Factories
-from subtitler.pipeline.stages import AudioSource, Recognizer
 from subtitler.types import Word
 from subtitler_research.asr.oracle import OracleBackend, OracleVad, read_words_tsv
 
@@ -33,7 +35,7 @@ def oracle_factories(words: list[Word], parts: RealParts | None = None) -> Facto
     oracle as recogniser; without a file the audio is silence as long as the talk."""
     real = real_factories(parts)
 
-    def audio(cfg: AudioConfig, clock: Callable[[], float]) -> AudioSource:
+    def audio(cfg: AudioConfig, clock: Clock) -> AudioSource:
         if cfg.source == "file":
             return real.audio(cfg, clock)
         from subtitler.audio.sources import silence

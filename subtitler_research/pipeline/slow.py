@@ -44,7 +44,7 @@ class SlowLM:
 def slowed(factories: Factories, step_s: float) -> Factories:
     """``factories`` with the translator loaded in this process and slowed to ``step_s`` per
     decoding step (a server translator is left as it is)."""
-    from subtitler.pipeline.factories import load_translator
+    from subtitler.mt.loading import load_translator
 
     def model(mt: MtConfig) -> LoadedModel | Engine:
         if mt.uses_server:

@@ -12,7 +12,7 @@ import numpy as np
 
 from subtitler.config import MtConfig
 from subtitler.pipeline.stages import LoadedModel
-from subtitler.types import AsrUpdate, AudioBlock, Word
+from subtitler.types import SILENCE_DBFS, AsrUpdate, AudioBlock, Word
 from tests.helpers.fake_lm import ScriptedLM, peaked
 
 
@@ -27,7 +27,7 @@ class FakeSource:
         self.block_s, self.speed = block_s, speed
         self.i = 0
         self.running = False
-        self.dropped, self.level = 0, 0.0
+        self.dropped, self.level = 0, SILENCE_DBFS
         self.starts = 0
         self.problem = ""  # set by a test: the input is away (being retried)
         self.refuse_start = ""  # set by a test: start() fails with this message
@@ -68,13 +68,24 @@ class Step:
 
 
 class ScriptedRecognizer:
-    """Emits the scripted updates as audio time passes; words end 0.3 s apart."""
+    """Emits the scripted updates as audio time passes; words end 0.3 s apart (a
+    ``subtitler.asr.engine.Recognizer``: every call that returns is a recognition)."""
 
-    def __init__(self, steps: Sequence[Step]) -> None:
+    def __init__(self, steps: Sequence[Step], notice: str = "") -> None:
         self.steps = list(steps)
         self.t = 0.0
         self.finished = 0
         self.last: Step | None = None  # the newest emitted step
+        self.notice = notice
+        self.recognitions = 0
+        self.hotwords: list[str] = []  # every set_hotwords, in order
+        self.closed = False
+
+    def set_hotwords(self, hotwords: str) -> None:
+        self.hotwords.append(hotwords)
+
+    def close(self) -> None:
+        self.closed = True
 
     def _update(self, s: Step) -> AsrUpdate:
         words = tuple(
@@ -101,6 +112,7 @@ class ScriptedRecognizer:
         while self.steps and self.steps[0].at <= self.t + 1e-9:
             self.last = self.steps.pop(0)
             out.append(self._update(self.last))
+        self.recognitions += 1
         return out
 
     def finish(self, now: float = 0.0) -> list[AsrUpdate]:
@@ -113,6 +125,7 @@ class ScriptedRecognizer:
             # End of input closes the open segment.
             self.last = dataclasses.replace(self.last, at=self.t, final=True)
             out.append(self._update(self.last))
+        self.recognitions += 1
         return out
 
 

@@ -8,7 +8,7 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
-from subtitler.mt.masking import shown_by_k
+from subtitler.display.masking import shown_by_k
 from subtitler.pipeline.events import SubtitleEvent
 
 
@@ -18,12 +18,8 @@ def subtitle(
     """An event as the translator makes it, with words as tokens and the real mask-k rule
     (``lang``, ``target``: which target language it is in, 0 the main one)."""
     words: Sequence[str] = translation.split(" ") if translation else []
-    ids = list(range(len(words)))
-
-    def detok(toks: Sequence[int]) -> bytes:
-        return " ".join(words[t] for t in toks).encode("utf-8")
-
-    shown = shown_by_k(detok, ids, final)
+    pieces = [(w if i == 0 else f" {w}").encode() for i, w in enumerate(words)]
+    shown = shown_by_k(pieces, final)
     return SubtitleEvent(seg, source, translation, shown, final, 0.0, 0.0, lang=lang, target=target)
 
 

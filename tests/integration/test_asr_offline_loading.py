@@ -18,11 +18,11 @@ import json
 from subtitler.asr.backend import AsrError
 from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings
 from subtitler.config import AsrConfig
-from subtitler.pipeline.factories import RealParts, make_recognizer
+from subtitler.asr.loading import load_recognizer
 
 out = {}
 for name, load in [
-    ("recognizer", lambda: make_recognizer(AsrConfig(model="tiny", vad=False), RealParts())),
+    ("recognizer", lambda: load_recognizer(AsrConfig(model="tiny", vad=False))),
     ("backend", lambda: FasterWhisperBackend(WhisperSettings(model="tiny", device="cpu"))),
 ]:
     try:

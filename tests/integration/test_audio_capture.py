@@ -15,9 +15,9 @@ from subtitler.audio.capture import (
     DropOldestQueue,
     MicrophoneCapture,
     find_input_device,
-    level_dbfs,
     list_input_devices,
 )
+from subtitler.audio.level import level_dbfs
 from subtitler.audio.resample import StreamResampler
 from subtitler.config import AudioConfig
 from tests.helpers.fake_sounddevice import WAIT, FakeSoundDevice, read_all
@@ -249,15 +249,16 @@ def test_what_was_captured_before_a_pause_is_not_thrown_away(clip: np.ndarray) -
 def test_the_microphone_runs_on_the_pipelines_stream_clock(clip: np.ndarray) -> None:
     """One stream clock: the input the real factories make times a re-opened device on the
     pipeline's clock, so the gap the recogniser sees is the pipeline's time away."""
+    from subtitler.audio.inputs import open_audio
     from subtitler.pipeline.clock import StreamClock
-    from subtitler.pipeline.factories import RealParts, make_audio
 
     sd = FakeSoundDevice(clip)
     sd.vanish_at_block = 5
     now = [100.0]
     clock = StreamClock(base=lambda: now[0])
-    source = make_audio(AudioConfig(device="USB Mic"), clock, RealParts(sounddevice=sd))
-    cap = source.capture  # type: ignore[attr-defined]
+    source = open_audio(AudioConfig(device="USB Mic"), clock, sounddevice=sd)
+    assert isinstance(source, MicrophoneCapture)
+    cap = source
     cap.reopen_s = 1.0
     clock.reset()
     source.start()

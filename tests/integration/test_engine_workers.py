@@ -18,9 +18,12 @@ import pytest
 
 from subtitler.asr.backend import AsrError
 from subtitler.asr.faster_whisper import WhisperSettings
+from subtitler.asr.isolated import WorkerWhisper
 from subtitler.config import AppConfig, AsrConfig, MtConfig
+from subtitler.display.masking import shown_by_k
+from subtitler.models.smoke_test import ModelCrashed
 from subtitler.mt.engine import EngineResult
-from subtitler.pipeline.engines import ModelCrashed, WorkerEngine, WorkerWhisper
+from subtitler.mt.isolated import WorkerEngine
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Pipeline, replace_mt
 from subtitler.pipeline.transcript import read_transcript
@@ -310,7 +313,8 @@ def test_a_slow_decode_in_the_worker_reports_its_prefix_as_it_goes(tiny_gguf: Pa
         assert sizes == sorted(sizes) and sizes[-1] <= len(out.tokens)
         for r in seen:
             assert out.tokens[: len(r.tokens)] == r.tokens
-            assert out.text.startswith(r.text) and r.shown_by_k[0] == r.text
+            assert out.text.startswith(r.text) and len(r.pieces) == len(r.tokens)
+            assert shown_by_k(r.pieces, final=False)[0] == r.text  # as a display masks it
         quiet = engine.translate(1, "another sentence", False, "en", mt)  # no progress asked
         assert quiet.tokens
         off = dataclasses.replace(mt, partial_every_s=0.0)

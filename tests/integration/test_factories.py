@@ -8,7 +8,7 @@ import pytest
 
 from subtitler import paths
 from subtitler.config import MtConfig
-from subtitler.pipeline.factories import load_translator
+from subtitler.mt.loading import load_translator
 
 
 def test_loads_a_gguf_and_resolves_its_template(tiny_gguf: Path) -> None:
@@ -47,9 +47,9 @@ def test_truncated_gguf_is_refused_before_llama_cpp(tiny_gguf: Path, tmp_path: P
 def test_models_that_do_not_fit_are_refused_before_loading(
     tiny_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from subtitler.asr.loading import load_recognizer
     from subtitler.config import AsrConfig
     from subtitler.models import hardware
-    from subtitler.pipeline.factories import RealParts, make_recognizer
     from subtitler_research.asr.tiny_model import build_tiny_whisper
 
     small = hardware.HardwareInfo("Linux", "x86_64", 2, 64 * 2**20, 16 * 2**20, False, False, 0)
@@ -59,7 +59,7 @@ def test_models_that_do_not_fit_are_refused_before_loading(
     assert "\n" not in str(e.value)
     whisper = build_tiny_whisper(tmp_path / "w")
     with pytest.raises(hardware.InsufficientMemoryError):
-        make_recognizer(AsrConfig(model=str(whisper)), RealParts())
+        load_recognizer(AsrConfig(model=str(whisper)))
 
 
 def test_loads_the_draft_model_next_to_the_translator(tiny_gguf: Path) -> None:
@@ -106,14 +106,14 @@ def test_speech_model_not_downloaded_says_how_to_get_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from subtitler.asr.backend import AsrError
+    from subtitler.asr.loading import load_recognizer
     from subtitler.config import AsrConfig
-    from subtitler.pipeline.factories import RealParts, make_recognizer
 
     monkeypatch.setenv(paths.MODELS_DIR_ENV, str(tmp_path / "models"))  # nothing downloaded
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # nor in the Hugging Face cache
     for value in ("whisper-small", "small"):  # the catalog id and the size name
         with pytest.raises(AsrError) as err:
-            make_recognizer(AsrConfig(model=value), RealParts())
+            load_recognizer(AsrConfig(model=value))
         # Not handed to faster-whisper (it would download it itself): the user is told what
         # to do (tests/integration/test_asr_offline_loading.py: no request is made).
         assert str(err.value) == (

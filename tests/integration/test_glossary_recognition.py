@@ -23,11 +23,11 @@ from subtitler.asr.faster_whisper import (
     decode_audio_file,
     silero_session,
 )
+from subtitler.asr.isolated import WorkerWhisper
 from subtitler.asr.sentences import join_words
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SileroStream
 from subtitler.mt.glossary import Glossary
-from subtitler.pipeline.engines import WorkerWhisper
 from subtitler.types import AsrUpdate
 from subtitler_research.asr.replay import blocks_of
 from subtitler_research.asr.wer import word_error_rate

@@ -17,12 +17,12 @@ import pytest
 from subtitler.config import AppConfig, MtConfig
 from subtitler.mt.engine import LocalEngine
 from subtitler.mt.glossary import Glossary
+from subtitler.mt.isolated import WorkerEngine
 from subtitler.mt.lm import common_prefix_len
+from subtitler.mt.loading import load_translator
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
-from subtitler.pipeline.engines import WorkerEngine
 from subtitler.pipeline.events import SubtitleEvent
-from subtitler.pipeline.factories import load_translator
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.types import AsrUpdate
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step
@@ -161,10 +161,6 @@ class _GatedRecognizer(ScriptedRecognizer):
     def __init__(self, steps: list[Step], gate: threading.Event) -> None:
         super().__init__(steps)
         self.gate = gate
-        self.hotwords: list[str] = []
-
-    def set_hotwords(self, hotwords: str) -> None:
-        self.hotwords.append(hotwords)
 
     def process(self, now: float = 0.0) -> list[AsrUpdate]:
         if self.steps and self.steps[0].segment_id > 0 and not self.gate.is_set():

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from subtitler.models.templates import resolve_template
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings, ModelLoadError
-from subtitler.mt.prompts import PromptBuilder, resolve_template
+from subtitler.mt.prompts import PromptBuilder
 
 # Expected ids from llama.cpp's GPT-2 tokenizer test vectors (models/ggml-vocab-gpt-2.gguf.inp/.out,
 # MIT, the ggml authors): the rebuilt tokenizer must reproduce them.

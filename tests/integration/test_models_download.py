@@ -249,7 +249,7 @@ files = [{{ path = "tiny.gguf" }}]
 
 
 def cli(tmp_path: Path, *args: str) -> int:
-    from subtitler.models.cli import main
+    from subtitler.models_cli import main
 
     cat = tmp_path / "catalog.toml"
     if not cat.exists():
@@ -307,7 +307,7 @@ def test_cli_verify_gives_a_downloaded_model_its_real_test(
 ) -> None:
     """Hashes say the bytes are those downloaded, not that they work: a catalog model that
     passes them is loaded and given its real test too (it was not), unless --no-load."""
-    from subtitler.models import cli as models_cli
+    from subtitler import models_cli
 
     assert cli(tmp_path, "download", "tiny-mt", "--no-progress") == 0
     tested: list[tuple[Path, str]] = []

@@ -113,7 +113,7 @@ def test_plain_ids_and_sub_paths_are_fine() -> None:
 def test_models_remove_dotdot_does_not_remove_the_models_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from subtitler.models.cli import main
+    from subtitler.models_cli import main
 
     models = tmp_path / "home" / "models"
     (models / "other").mkdir(parents=True)

@@ -14,15 +14,16 @@ from pathlib import Path
 import pytest
 
 from subtitler.config import MtConfig
+from subtitler.display.masking import shown_by_k
 from subtitler.models.validate import check_translator
 from subtitler.mt.engine import LocalEngine
 from subtitler.mt.fewshot import fewshot_prefix
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+from subtitler.mt.loading import load_translator
 from subtitler.mt.output_rules import MARKERS
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import StreamTranslator
-from subtitler.pipeline.factories import load_translator
 from tests.conftest import DATA
 
 
@@ -105,8 +106,9 @@ def test_a_wrong_template_shows_no_control_text(gemma: Path) -> None:
         mt = MtConfig(tgt_lang="ja", threads=2)
         words = "The committee will meet again next week to discuss the budget".split()
         for n in range(3, len(words) + 3, 3):
-            r = e.translate(0, " ".join(words[:n]), n >= len(words), "en", mt)
-            assert only_text(r.text) and all(only_text(s) for s in r.shown_by_k), r
+            final = n >= len(words)
+            r = e.translate(0, " ".join(words[:n]), final, "en", mt)
+            assert only_text(r.text) and all(only_text(s) for s in shown_by_k(r.pieces, final)), r
             assert r.problem or r.text.lower() != " ".join(words[:n]).lower()
     finally:
         e.close()

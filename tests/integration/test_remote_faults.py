@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from subtitler.config import AppConfig, MtConfig
+from subtitler.mt.loading import load_any_translator
 from subtitler.pipeline.events import ErrorEvent, Event, SubtitleEvent
-from subtitler.pipeline.factories import load_any_translator
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.transcript import read_transcript
 from subtitler.types import AudioBlock

@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from subtitler.config import MtConfig
+from subtitler.display.masking import shown_by_k
+from subtitler.models.templates import TemplateError
 from subtitler.mt.completions import CompletionsClient, ServerError, ServerSettings
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
-from subtitler.mt.prompts import PromptBuilder, TemplateError
+from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.remote import RemoteEngine, RemoteTranslator, ServerAbilities, ServerRoute
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
@@ -172,12 +174,14 @@ def test_engine_translates_with_the_display_masks(server: LlamaServer) -> None:
         # Found to verify drafts (prompt log-probabilities) with its own tokenizer.
         assert engine.abilities == ServerAbilities(ServerRoute.VERIFY, tokenizer=True)
         r = engine.translate(0, "A little girl climbing into", False, "en", mt)
-        assert r.text and r.shown_by_k[0] == r.text
-        assert len(r.shown_by_k[3]) < len(r.text)  # display-only mask-3 hides the tail
+        shown = shown_by_k(r.pieces, final=False)
+        assert r.text and shown[0] == r.text
+        assert len(shown[3]) < len(r.text)  # display-only mask-3 hides the tail
         done = engine.translate(
             0, "A little girl climbing into a wooden playhouse.", True, "en", mt
         )
-        assert done.stats.draft_len and done.shown_by_k[10] == done.text  # a final line: all
+        assert done.stats.draft_len and b"".join(done.pieces).decode().strip() == done.text
+        assert shown_by_k(done.pieces, final=True)[10] == done.text  # a final line: all
     finally:
         engine.close()
 

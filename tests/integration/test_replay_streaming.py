@@ -10,17 +10,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from subtitler.audio.inputs import open_audio
+from subtitler.audio.paced import PacedFileSource
 from subtitler.audio.sources import AudioFileError, AudioStream, load_audio
 from subtitler.config import AudioConfig
-from subtitler.pipeline.factories import RealParts, make_audio
+from subtitler.pipeline.clock import StreamClock
+from subtitler.types import SILENCE_DBFS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CLIP = DATA / "LJ001-0002.flac"  # 22.05 kHz FLAC: decoded and resampled to 16 kHz
 
 
-def play(cfg: AudioConfig, parts: RealParts) -> tuple[np.ndarray, list[float]]:
+def play(
+    cfg: AudioConfig, loop: int = 1, loop_gap_s: float = 1.0
+) -> tuple[np.ndarray, list[float]]:
     """Every block a file source releases (as fast as it can), and their start times."""
-    src = make_audio(cfg, lambda: 0.0, parts)
+    src = open_audio(cfg, StreamClock(base=lambda: 0.0), loop=loop, loop_gap_s=loop_gap_s)
     src.start()
     out, t0s = [], []
     while not src.exhausted:
@@ -45,7 +50,7 @@ def test_streamed_samples_are_the_decoded_file() -> None:
 def test_loop_plays_an_audio_file_n_times() -> None:
     whole = load_audio(CLIP)
     gap = np.zeros(16000, np.float32)
-    samples, t0s = play(file_cfg(CLIP), RealParts(loop=3, loop_gap_s=1.0))
+    samples, t0s = play(file_cfg(CLIP), loop=3, loop_gap_s=1.0)
     np.testing.assert_array_equal(samples, np.concatenate([whole, gap, whole, gap, whole]))
     assert t0s == pytest.approx([i * 0.1 for i in range(len(t0s))])  # one timeline
 
@@ -61,11 +66,11 @@ def write_wav(path: Path, seconds: int) -> None:
             w.writeframes(tone)
 
 
-def played_peak(cfg: AudioConfig, parts: RealParts) -> tuple[int, int]:
+def played_peak(cfg: AudioConfig, loop: int = 1) -> tuple[int, int]:
     """(samples played, peak bytes Python allocated while the source played them)."""
     tracemalloc.start()
     try:
-        src = make_audio(cfg, lambda: 0.0, parts)
+        src = open_audio(cfg, StreamClock(base=lambda: 0.0), loop=loop)
         src.start()
         n = 0
         while (block := src.read(0.0)) is not None:
@@ -80,19 +85,19 @@ def test_memory_stays_flat_in_the_file_length(tmp_path: Path) -> None:
     a few blocks and PyAV's frames are held, never the file (decoding it whole did)."""
     long = tmp_path / "long.wav"
     write_wav(long, 600)
-    n, peak = played_peak(file_cfg(long), RealParts())
+    n, peak = played_peak(file_cfg(long))
     assert n == 600 * 16000 and peak < 4_000_000, peak
-    n, peak = played_peak(file_cfg(long), RealParts(loop=2))
+    n, peak = played_peak(file_cfg(long), loop=2)
     assert n == 2 * 600 * 16000 + 16000 and peak < 4_000_000, peak
 
 
 def test_files_that_cannot_be_played_fail_at_open(tmp_path: Path) -> None:
     with pytest.raises(AudioFileError, match=r"^audio file not found: .*nope\.wav$"):
-        make_audio(file_cfg(tmp_path / "nope.wav"), lambda: 0.0, RealParts())
+        open_audio(file_cfg(tmp_path / "nope.wav"), StreamClock(base=lambda: 0.0))
     junk = tmp_path / "junk.wav"
     junk.write_bytes(b"RIFF not really a wave file")
     with pytest.raises(AudioFileError, match=r"^cannot decode audio file .*junk\.wav: "):
-        make_audio(file_cfg(junk), lambda: 0.0, RealParts())
+        open_audio(file_cfg(junk), StreamClock(base=lambda: 0.0))
 
 
 def test_a_file_cut_short_plays_what_it_has(tmp_path: Path) -> None:
@@ -100,5 +105,19 @@ def test_a_file_cut_short_plays_what_it_has(tmp_path: Path) -> None:
     write_wav(cut, 3)
     data = cut.read_bytes()
     cut.write_bytes(data[: len(data) // 2])  # the header still promises 3 s
-    samples, _ = play(file_cfg(cut), RealParts())
+    samples, _ = play(file_cfg(cut))
     assert 0 < len(samples) <= 3 * 16000
+
+
+def test_a_played_files_level_is_its_last_blocks_dbfs() -> None:
+    """The level goes in dBFS from the input to the meters, a file's as a device's."""
+    tone = 0.5 * np.sin(np.arange(1600) * 2 * np.pi * 440 / 16000).astype(np.float32)
+    src = PacedFileSource(
+        [tone, np.zeros(1600, np.float32)], StreamClock(base=lambda: 0.0), realtime=False
+    )
+    assert src.level == SILENCE_DBFS  # nothing played yet
+    src.start()
+    assert src.read(0.0) is not None
+    assert src.level == pytest.approx(-9.03, abs=0.01)  # a sine at half scale
+    assert src.read(0.0) is not None
+    assert src.level == SILENCE_DBFS

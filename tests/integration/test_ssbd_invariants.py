@@ -16,14 +16,15 @@ import numpy as np
 import pytest
 
 from subtitler.config import MtConfig
+from subtitler.display.masking import display_text, inside_word
 from subtitler.mt.drafting import (
     DraftModel,
     GuessGate,
     VocabularyMismatchError,
     check_same_vocabulary,
 )
+from subtitler.mt.engine import token_pieces
 from subtitler.mt.lm import common_prefix_len
-from subtitler.mt.masking import display_text, inside_word
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
 from subtitler.mt.translator import LengthCap, StreamTranslator
@@ -187,7 +188,7 @@ def test_display_mask_never_changes_what_the_decoder_sees(exact_lm: Any) -> None
     for stream_toks, stream_shown in zip(display.tokens, display.shown, strict=True):
         for n, (toks, shown) in enumerate(zip(stream_toks, stream_shown, strict=True)):
             final = n == len(stream_toks) - 1
-            assert shown == display_text(exact_lm.detokenize, toks, 3, final).strip()
+            assert shown == display_text(token_pieces(exact_lm.detokenize, toks), 3, final)
 
 
 def test_multibyte_text_is_never_split(exact_lm: Any) -> None:
@@ -200,7 +201,7 @@ def test_multibyte_text_is_never_split(exact_lm: Any) -> None:
     ), "the tokenizer should split some characters"
     for n in range(len(toks) + 1):
         for k in range(6):
-            shown = display_text(exact_lm.detokenize, toks[:n], k, final=False)
+            shown = display_text(pieces[:n], k, final=False)
             assert "\ufffd" not in shown
             assert text.strip().startswith(shown)
             kept = exact_lm.detokenize(toks[: max(0, n - k)]).decode("utf-8", errors="ignore")
@@ -210,7 +211,7 @@ def test_multibyte_text_is_never_split(exact_lm: Any) -> None:
             assert " " not in kept.strip()[len(shown) :].strip()
             full = exact_lm.detokenize(toks[:n]).decode("utf-8", errors="ignore").strip()
             assert not inside_word(full, len(shown))
-    assert display_text(exact_lm.detokenize, toks, 4, final=True) == text.strip()
+    assert display_text(pieces, 4, final=True) == text.strip()
 
 
 @pytest.mark.parametrize(("lookahead", "resync"), [(8, False), (0, True), (8, True)])

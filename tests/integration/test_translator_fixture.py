@@ -145,7 +145,7 @@ def fixture_lm() -> Iterator[Any]:
 
 
 def test_fixture_metadata_and_template(fixture_lm: Any) -> None:
-    from subtitler.mt.prompts import resolve_template
+    from subtitler.models.templates import resolve_template
 
     md = fixture_lm.metadata
     assert md["general.architecture"] == "llama"

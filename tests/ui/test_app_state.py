@@ -135,12 +135,12 @@ def test_the_apps_state_is_shown_until_it_changes(qtbot, tmp_path: Path) -> None
         assert [t.rows for t in o.own_texts if t.kind == "problem"] == [(off,)]  # above them
         assert o.drawn[0] == "Good morning, everyone."
         app.on_event(TranslatorEvent(True))
-        app.on_event(LevelEvent(0.1, lag_s=5.2, waiting_lines=2))
+        app.on_event(LevelEvent(-20.0, lag_s=5.2, waiting_lines=2))
         behind = "Translation 5 s behind the speech"
         assert said() == (f"Listening… · {behind}", behind, "Pause")
-        app.on_event(LevelEvent(0.1, lag_s=2.0))  # catching up: still said
+        app.on_event(LevelEvent(-20.0, lag_s=2.0))  # catching up: still said
         assert o.state.problem == "Translation 2 s behind the speech"
-        app.on_event(LevelEvent(0.1, lag_s=0.4))
+        app.on_event(LevelEvent(-20.0, lag_s=0.4))
         assert said() == ("Listening…", "", "Pause")
         app.on_event(StatusEvent("paused"))
         assert said() == ("Paused", "", "Resume")

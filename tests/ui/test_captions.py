@@ -8,7 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
+from subtitler.display.lines import ShownLine
 from subtitler.pipeline.events import LevelEvent
+from subtitler.types import SILENCE_DBFS
 from subtitler.ui.captions import (
     MAIN,
     SOURCE,
@@ -19,7 +21,6 @@ from subtitler.ui.captions import (
     status_text,
     wrap,
 )
-from subtitler.web.lines import ShownLine
 
 
 def cols(n: int) -> Callable[[str], bool]:
@@ -191,20 +192,19 @@ def test_extra_targets_have_their_own_rows_under_the_main_ones() -> None:
 
 
 def test_level_bars_follow_the_level_in_decibels() -> None:
-    assert [level_bars(r, 5) for r in (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)] == [
-        0, 0, 0, 2, 3, 4, 5, 5,
-    ]  # fmt: skip
+    levels = (SILENCE_DBFS, -60.0, -50.0, -40.0, -30.5, -20.0, -10.5, -10.0, 0.0)
+    assert [level_bars(db, 5) for db in levels] == [0, 0, 0, 2, 3, 4, 5, 5, 5]
 
 
 def test_status_words() -> None:
-    assert status_text(LevelEvent(0.1, 0, 1.84, 0.31)) == (
+    assert status_text(LevelEvent(-20.0, 0, 1.84, 0.31)) == (
         "1.8 s speech→screen · 0.3 s behind · no audio lost"
     )
-    assert status_text(LevelEvent(0.1, 12, None, 0.0)) == (
+    assert status_text(LevelEvent(-20.0, 12, None, 0.0)) == (
         "— speech→screen · keeping up · 12 blocks lost"
     )
-    assert status_text(LevelEvent(0.1, 1, 0.5, 4.0)).endswith("4.0 s behind · 1 block lost")
-    assert status_text(LevelEvent(0.1, 0, 0.5, 0.2, 3)).endswith(
+    assert status_text(LevelEvent(-20.0, 1, 0.5, 4.0)).endswith("4.0 s behind · 1 block lost")
+    assert status_text(LevelEvent(-20.0, 0, 0.5, 0.2, 3)).endswith(
         "0.2 s behind · 3 lines to translate · no audio lost"
     )
     assert status_text(None) == "not listening"

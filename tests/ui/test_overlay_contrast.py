@@ -77,7 +77,7 @@ def test_the_overlay_paints_those_colours_over_white_and_dark(qtbot, tmp_path: P
     o = shown_overlay(qtbot, DisplayConfig(mask_k=0, bilingual=True, status_line=True))
     o.on_subtitle(event(0, "Guten Morgen zusammen.", final=True, source="Good morning, all."))
     o.on_subtitle(event(1, "Das Budget ist gewachsen", source="The budget has grown"))
-    o.set_status(LevelEvent(0.05, 0, 1.6, 0.2))
+    o.set_status(LevelEvent(-26.0, 0, 1.6, 0.2))
     o.set_alert("audio input 'USB Mic' disappeared; retrying", sticky=True)
     img = over(o, WHITE)
     save(o, tmp_path, "contrast-dark", DARK)

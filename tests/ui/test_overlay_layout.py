@@ -289,7 +289,7 @@ def test_bilingual_rows_stay_paired_on_a_replay_of_real_speech(
     or change (its last)."""
     import re
 
-    from subtitler.web.lines import KEEP
+    from subtitler.display.lines import KEEP
 
     continued = "… "  # (captions.CONTINUED)
 

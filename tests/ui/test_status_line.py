@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QFontMetricsF, QImage
 
 from subtitler.config import DisplayConfig
 from subtitler.pipeline.events import LevelEvent, StatusEvent
+from subtitler.types import SILENCE_DBFS
 from subtitler.ui.overlay import METER_ON, PAD, SMALL, SubtitleOverlay
 from tests.ui.overlay_shots import DARK, WHITE, check_frame, event, over, save, shown_overlay
 
@@ -40,7 +41,7 @@ def test_the_status_line_shows_level_and_delays_in_one_more_row(qtbot, tmp_path:
     assert g.height() == math.ceil(2 * (small + row) + 2 * PAD)
     assert o.height() == math.ceil(small + 2 * (small + row) + 2 * PAD)  # one small row more
     assert o.geometry().bottom() == g.bottom()
-    o.set_status(LevelEvent(0.03, 0, 1.8, 0.3))
+    o.set_status(LevelEvent(-30.5, 0, 1.8, 0.3))
     img = over(o, DARK)
     check_frame(o)
     assert o.status_drawn == "1.8 s speech→screen · 0.3 s behind · no audio lost"
@@ -49,11 +50,11 @@ def test_the_status_line_shows_level_and_delays_in_one_more_row(qtbot, tmp_path:
     loud = lit_meter(img, o)
     save(o, tmp_path, "status-dark", DARK)
     save(o, tmp_path, "status-white", WHITE)
-    o.set_status(LevelEvent(0.0, 12, None, 0.0))
+    o.set_status(LevelEvent(SILENCE_DBFS, 12, None, 0.0))
     img = over(o, DARK)
     assert o.status_drawn == "— speech→screen · keeping up · 12 blocks lost"
     assert lit_meter(img, o) == 0 < loud  # no bars lit in silence
-    o.set_status(LevelEvent(1.0, 1, 0.46, 2.04))
+    o.set_status(LevelEvent(0.0, 1, 0.46, 2.04))
     img = over(o, DARK)
     assert o.status_drawn == "0.5 s speech→screen · 2.0 s behind · 1 block lost"
     assert lit_meter(img, o) > loud
@@ -65,7 +66,7 @@ def test_the_status_line_shows_level_and_delays_in_one_more_row(qtbot, tmp_path:
 def test_a_narrow_window_shortens_the_status_words(qtbot) -> None:  # type: ignore[no-untyped-def]
     o = shown_overlay(qtbot, DisplayConfig(status_line=True))
     o.resize(260, o.height())
-    o.set_status(LevelEvent(0.05, 1234, 12.5, 30.0))
+    o.set_status(LevelEvent(-26.0, 1234, 12.5, 30.0))
     o.grab()
     text = o.status_drawn
     assert text.endswith("…") and "12.5 s speech→screen".startswith(text[:-1][:20])
@@ -81,7 +82,7 @@ def test_the_app_feeds_the_status_line_from_level_events(qtbot, tmp_path: Path) 
     display = dataclasses.replace(app.config.display, status_line=True)
     app.apply_settings(dataclasses.replace(app.config, display=display))
     app.overlay.show()
-    app.on_event(LevelEvent(0.1, 3, 2.26, 0.5))
+    app.on_event(LevelEvent(-20.0, 3, 2.26, 0.5))
     app.overlay.grab()
     assert app.overlay.status_drawn == "2.3 s speech→screen · 0.5 s behind · 3 blocks lost"
     app.on_event(StatusEvent("paused"))

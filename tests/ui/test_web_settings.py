@@ -12,12 +12,12 @@ from PySide6.QtGui import QGuiApplication
 
 from subtitler import settings_store
 from subtitler.config import AppConfig, DisplayConfig, MtConfig, WebConfig, with_settings
+from subtitler.display.lines import ShownLines
 from subtitler.pipeline.events import SubtitleEvent
 from subtitler.pipeline.pipeline import Factories
 from subtitler.ui.app import SubtitlerApp
 from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.settings_pane import Choices, SettingsPane
-from subtitler.web.lines import ShownLines
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
 from tests.helpers.web import http_get, subtitle
 

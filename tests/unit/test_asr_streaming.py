@@ -33,6 +33,8 @@ class ScriptedBackend:
     script: list[list[tuple[str, float, float]]]
     languages: list[str] = field(default_factory=lambda: ["en"])
     calls: list[Call] = field(default_factory=list)
+    hotwords: list[str] = field(default_factory=list)  # every set_hotwords, in order
+    closed: bool = False
 
     def transcribe(
         self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
@@ -42,6 +44,12 @@ class ScriptedBackend:
         words = self.script[len(self.calls) - 1] if len(self.calls) <= len(self.script) else []
         lang = self.languages[min(len(self.calls), len(self.languages)) - 1]
         return Hypothesis(tuple(Word(" " + w, s - t0, e - t0) for w, s, e in words), lang)
+
+    def set_hotwords(self, hotwords: str) -> None:
+        self.hotwords.append(hotwords)
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def feed(
@@ -505,3 +513,40 @@ def test_the_last_committed_word_heard_again_after_the_prefix_is_dropped() -> No
     ups = feed(rec, 0.0, 4.0)
     assert [u.committed_text for u in ups if u.final] == ["fine typography."]
     assert ups[-1].committed_text == "the"
+
+
+def test_the_recogniser_hands_hotwords_to_its_backend_and_closes_it() -> None:
+    be = ScriptedBackend([])
+    rec = StreamingRecognizer(be, no_vad(), notice="speech model x: damaged")
+    rec.set_hotwords("Subiaco. Mozilla.")
+    assert be.hotwords == ["Subiaco. Mozilla."]
+    assert rec.notice == "speech model x: damaged"
+    assert not be.closed
+    rec.close()
+    assert be.closed
+
+
+def test_recognitions_count_the_backend_calls_that_worked() -> None:
+    """Most calls only buffer audio, and a failed recognition is no recognition: the failure
+    policy reads this count to know when a run of failures ended."""
+
+    class Failing(ScriptedBackend):
+        def transcribe(
+            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        ) -> Hypothesis:
+            if len(self.calls) == 1:
+                self.calls.append(Call(t0, t0, prompt, language, prefix))
+                raise IndexError("time_indices[jumps]")
+            return super().transcribe(audio, t0=t0, prompt=prompt, language=language, prefix=prefix)
+
+    be = Failing([[("one", 0.0, 0.3)]] * 5)
+    rec = StreamingRecognizer(be, no_vad(min_chunk_s=1.0, adaptive=False))
+    feed(rec, 0.0, 0.9)
+    assert rec.recognitions == 0 and be.calls == []  # buffering only
+    feed(rec, 0.9, 1.0)
+    assert rec.recognitions == 1
+    with pytest.raises(IndexError):
+        feed(rec, 1.0, 2.0)
+    assert rec.recognitions == 1 and len(be.calls) == 2
+    feed(rec, 2.0, 3.0)
+    assert rec.recognitions == 2

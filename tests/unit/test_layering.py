@@ -49,7 +49,7 @@ def test_engine_import_loads_no_qt_and_no_llama() -> None:
 ROOT = PKG.parent
 RESEARCH = ROOT / "subtitler_research"
 # Layers, lowest first: a module imports only from its own layer or lower ones, and the
-# modules of one layer import each other without a loop. The entry points (the command lines
+# packages of one layer import each other without a loop. The entry points (the command lines
 # and the self-test) sit on top with the UI.
 LAYERS: list[tuple[str, ...]] = [
     (
@@ -59,8 +59,11 @@ LAYERS: list[tuple[str, ...]] = [
         "subtitler.paths",
         "subtitler.resources",
         "subtitler.user_files",
+        "subtitler.repeats",
     ),
+    ("subtitler.isolation",),  # native engines in child processes (knows no engine)
     ("subtitler.audio", "subtitler.asr", "subtitler.mt", "subtitler.models"),
+    ("subtitler.display",),  # what the reader sees: the pipeline, the page and the overlay use it
     ("subtitler.settings_store",),
     ("subtitler.pipeline",),
     ("subtitler.session",),
@@ -69,11 +72,19 @@ LAYERS: list[tuple[str, ...]] = [
         "subtitler.ui",
         "subtitler.app",
         "subtitler.selftest",
-        "subtitler.models.cli",  # `subtitler models ...` (verify loads a file in a worker)
-        "subtitler.models.__main__",
+        "subtitler.models_cli",  # `subtitler models ...` (verify loads a file in its engine)
+        "subtitler.models.__main__",  # `python -m subtitler.models`: runs models_cli, no more
     ),
     ("subtitler_research",),
 ]
+# The engines: the UI reaches them only through subtitler.session.
+ENGINES = (
+    "subtitler.asr",
+    "subtitler.audio",
+    "subtitler.models",
+    "subtitler.mt",
+    "subtitler.pipeline",
+)
 
 
 def module_name(path: Path) -> str:
@@ -163,3 +174,58 @@ def test_no_import_loop_between_packages() -> None:
             visit(n, [n])
     assert loops == []
     assert {"subtitler.asr", "subtitler.audio", "subtitler.pipeline"} <= set(graph)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts of ``graph`` with more than one node (Tarjan's)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No chain of imports, function-local ones included, leads from a module back to it: a
+    loop hidden inside functions still ties the modules together."""
+    assert cycles(import_edges()) == []
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_ui_reaches_engines_only_through_the_session() -> None:
+    """The widgets import the engines (pipeline, models, translation, recognition, audio)
+    from subtitler.session alone, which names what the UI uses of them."""
+    edges = import_edges()
+    ui = [a for a in edges if a == "subtitler.ui" or a.startswith("subtitler.ui.")]
+    assert len(ui) > 10  # the scan saw the UI
+    past = [
+        f"{a} -> {b}"
+        for a in ui
+        for b in edges[a]
+        if any(b == e or b.startswith(e + ".") for e in ENGINES)
+    ]
+    assert past == []
+    assert "subtitler.session" in edges["subtitler.ui.app"]

@@ -92,7 +92,7 @@ class PushingEngine:
         if self.updates:
             self.mailbox.put(self.updates.pop(0))
         text = f"{mt.tgt_lang}:{source}"
-        return EngineResult(text, (), (text,) * 11, UpdateStats())
+        return EngineResult(text, (1,), (text.encode(),), UpdateStats())
 
     def set_glossary(self, glossary: Glossary) -> None:
         pass
@@ -111,15 +111,13 @@ def run_stage(mt: MtConfig, updates: list[AsrUpdate], tmp_path: Path) -> tuple[E
     translated (a translator slower than the recogniser)."""
     mailbox, ev = Mailbox(), Events()
     path = tmp_path / "t.jsonl"
-    stage = TranslationStage(
-        mailbox, ev, lambda: 0.0, LiveMetrics(), threading.Event(), mt, TranscriptWriter(path)
-    )
+    writer = TranscriptWriter(path)
+    stage = TranslationStage(mailbox, ev, lambda: 0.0, LiveMetrics(), threading.Event(), mt, writer)
     stage.set_model(PushingEngine(mailbox, updates[1:]))
     mailbox.put(updates[0])
     while (u := mailbox.get(timeout=0)) is not None:
         stage.translate(u)
-    assert stage.transcript is not None
-    stage.transcript.close()
+    writer.close()
     return ev, path
 
 

@@ -10,10 +10,8 @@ import pytest
 
 from subtitler.mt.output_rules import (
     ECHO,
-    LOOP,
     echoes,
     ends_line,
-    loops,
     marker_at,
     marker_cut,
     problem,
@@ -22,6 +20,7 @@ from subtitler.mt.output_rules import (
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Decoder, Method
 from subtitler.mt.translator import StreamTranslator
+from subtitler.repeats import LOOP, loops
 from tests.helpers.fake_lm import ScriptedLM, peaked
 
 V, EOS = 60, 0

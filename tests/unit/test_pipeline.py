@@ -131,6 +131,29 @@ def test_a_load_notice_is_shown_and_translation_goes_on(tmp_path: Path) -> None:
     assert any(e.final and e.translation for e in ev.of(SubtitleEvent))
 
 
+def test_a_speech_models_load_notice_is_shown_and_it_gets_the_glossary(tmp_path: Path) -> None:
+    """What the recogniser's load found (weights that may be damaged) is said once, not as a
+    fatal error; the recogniser is given the glossary's terms, and closed at stop."""
+    from subtitler.mt.glossary import Glossary
+
+    notice = "speech model x: damaged: it recognises no word of a clip of speech"
+    cfg = AppConfig(mt=MtConfig(model_path="fake.gguf", max_new_tokens=16))
+    ev = Events()
+    rec = ScriptedRecognizer(SCRIPT, notice=notice)
+    f = Factories(lambda a, c: FakeSource(3.5, speed=5.0), lambda a: rec, loader_for(echo_lm()))
+    p = Pipeline(cfg, ev, f, transcript_path=tmp_path / "transcript.jsonl")
+    p.set_glossary(Glossary().with_pair("en", "de", [("Subiaco", "Subiaco")]))
+    p.start()
+    assert p.finished.wait(10)
+    assert not rec.closed
+    p.stop()
+    assert rec.closed
+    told = [(e.where, e.message, e.fatal) for e in ev.of(ErrorEvent)]
+    assert told == [("asr", notice, False)]
+    assert rec.hotwords == [p.glossary.hotwords(cfg.asr.language)] and "Subiaco" in rec.hotwords[0]
+    assert any(e.final and e.translation for e in ev.of(SubtitleEvent))
+
+
 def test_stop_in_the_middle_of_a_decode_joins_within_2s(tmp_path: Path) -> None:
     lm = SlowLM(delay=0.2)
     p, _, _, _ = make(
@@ -489,7 +512,7 @@ def test_finals_still_queued_at_stop_reach_the_transcript(tmp_path: Path) -> Non
     for u in mailbox_updates:
         p.mailbox.put(u)
     writer = TranscriptWriter(tmp_path / "t.jsonl")
-    stage.transcript = writer
+    stage.lines.transcript = writer
     p._stop.set()  # stopped before the translator got to them
     p.mailbox.close()
     stage.run()

@@ -15,12 +15,13 @@ from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.config import AppConfig, MtConfig
 from subtitler.mt.completions import ServerError
 from subtitler.mt.engine import EngineResult
-from subtitler.mt.output_rules import ECHO, LOOP
+from subtitler.mt.output_rules import ECHO
 from subtitler.mt.remote import RemoteEngine
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.stages import ModelLoader
 from subtitler.pipeline.transcript import read_transcript
+from subtitler.repeats import LOOP
 from subtitler.types import AudioBlock, UpdateStats, Word
 from tests.helpers.fake_pipeline import (
     FakeSource,
@@ -137,6 +138,12 @@ class Backend:
             if 0.3 * i + 0.25 <= n
         ]
         return Hypothesis(tuple(words), "en")
+
+    def set_hotwords(self, hotwords: str) -> None:
+        """It hears the scripted words whatever is expected."""
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 def test_a_failed_final_run_closes_the_segment_with_what_was_committed() -> None:
@@ -286,8 +293,8 @@ class EchoingEngine:
     ) -> EngineResult:
         if len(source.split()) <= 2:
             text = source.upper()
-            return EngineResult(text, (1, 2), (text,) * 11, UpdateStats())
-        return EngineResult("", (), ("",) * 11, UpdateStats(), problem=ECHO)
+            return EngineResult(text, (1,), (text.encode(),), UpdateStats())
+        return EngineResult("", (), (), UpdateStats(), problem=ECHO)
 
     def set_glossary(self, glossary: object) -> None:
         pass
@@ -341,9 +348,9 @@ class NothingEngine:
         progress: object = None,
     ) -> EngineResult:
         if segment_id in self.good:
-            return EngineResult(source.upper(), (1,), (source.upper(),) * 11, UpdateStats())
+            return EngineResult(source.upper(), (1,), (source.upper().encode(),), UpdateStats())
         problem = LOOP if self.loops else ""
-        return EngineResult("", (), ("",) * 11, UpdateStats(), problem=problem)
+        return EngineResult("", (), (), UpdateStats(), problem=problem)
 
     def set_glossary(self, glossary: object) -> None:
         pass

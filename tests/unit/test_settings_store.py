@@ -189,7 +189,7 @@ def test_corrupt_file_in_a_read_only_folder(
     def refuse(*a: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(store.os, "replace", refuse)
+    monkeypatch.setattr(os, "replace", refuse)
     res = store.load(p)  # no exception: the app starts on defaults
     assert res.config == AppConfig() and res.backup is None
     assert res.notice.startswith("Your settings file could not be read (not valid TOML")
@@ -228,7 +228,7 @@ def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     def boom(*a: object, **k: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(store.os, "replace", boom)
+    monkeypatch.setattr(os, "replace", boom)
     cfg = with_settings(AppConfig(), {"mt.beta": 0.4})
     with pytest.raises(OSError):
         store.save(cfg, p)
@@ -298,3 +298,10 @@ def test_extra_target_languages_are_checked_like_the_main_one() -> None:
     assert mt.targets == ("de", "ja", "fr", "pt")
     ja = mt.for_target("ja")
     assert (ja.tgt_lang, ja.targets) == ("ja", ("ja", "de", "fr", "pt"))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_the_file_is_its_users_alone(tmp_path: Path) -> None:
+    """It may hold a translation server's API key."""
+    p = store.save(with_settings(AppConfig(), {"mt.server_api_key": "sk-1"}), tmp_path / "c.toml")
+    assert stat.S_IMODE(p.stat().st_mode) == 0o600

@@ -8,12 +8,12 @@ import time
 from pathlib import Path
 
 from subtitler.config import MtConfig
+from subtitler.display.lines import ShownLines
 from subtitler.mt.engine import EngineResult
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.stages import BEHIND
 from subtitler.pipeline.transcript import read_transcript
 from subtitler.types import UpdateStats
-from subtitler.web.lines import ShownLines
 from tests.helpers.fake_pipeline import FakeSource, Step
 from tests.unit.test_pipeline import make
 
@@ -52,7 +52,7 @@ class SlowEngine:
         with self.lock:
             self.calls.append((source, final))
         text = source.upper()
-        return EngineResult(text, (1,), (text,) * 11, UpdateStats(output_len=1))
+        return EngineResult(text, (1,), (text.encode(),), UpdateStats(output_len=1))
 
     def set_glossary(self, glossary: object) -> None:
         pass

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 import pytest
 
 from subtitler.config import AppConfig, DisplayConfig, WebConfig
+from subtitler.display.lines import ShownLines
 from subtitler.pipeline.events import StatusEvent
 from subtitler.pipeline.fanout import Fanout
 from subtitler.settings_store import validate
 from subtitler.web import server as web_server
 from subtitler.web.access import host_name, loopback_host, new_token, token_ok
-from subtitler.web.lines import ShownLines
 from subtitler.web.server import WebServerError, WebSubtitles
 from tests.helpers.web import EventStream, http_get, subtitle
 

@@ -4,19 +4,18 @@ without cause (issue 17): exact outputs on fixed inputs, and invariants over eve
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 import pytest
 
-from subtitler.mt.masking import (
+from subtitler.display.masking import (
     MAX_K,
     display_text,
     inside_word,
     shown_by_k,
-    steady,
     unspaced,
     word_safe,
 )
+from subtitler.display.steadiness import ELLIPSIS, OpenLines, steady
 from subtitler_research.mt.metrics import normalized_erasure
 
 
@@ -72,33 +71,25 @@ SENTENCES = [
 def test_every_cut_of_every_prefix_shows_whole_words(text: str) -> None:
     ps = pieces(text)
 
-    def detok(ids: Sequence[int]) -> bytes:
-        return b"".join(ps[i] for i in ids)
-
     for n in range(len(ps) + 1):
-        ids = list(range(n))
-        full = detok(ids).decode().strip()
-        by_k = shown_by_k(detok, ids, final=False)
+        full = b"".join(ps[:n]).decode().strip()
+        by_k = shown_by_k(ps[:n], final=False)
         assert len(by_k) == MAX_K + 1 and by_k[0] == full
         for k, shown in enumerate(by_k):
-            assert shown == display_text(detok, ids, k, final=False)
+            assert shown == display_text(ps[:n], k, final=False)
             assert full.startswith(shown)
             # Never more than the first n-k pieces, never a word cut in two.
-            assert len(shown.encode()) <= len(detok(ids[: max(0, n - k)]).strip())
+            assert len(shown.encode()) <= len(b"".join(ps[: max(0, n - k)]).strip())
             assert not inside_word(full, len(shown))
             rest = full[len(shown) :]
             if shown and rest and not unspaced(shown[-1]) and not unspaced(rest[0]):
                 assert not (shown[-1].isalnum() and rest[0].isalnum())  # no word fragment
-        assert shown_by_k(detok, ids, final=True) == (full,) * (MAX_K + 1)
+        assert shown_by_k(ps[:n], final=True) == (full,) * (MAX_K + 1)
 
 
 def test_a_cut_word_waits_and_then_appears_whole() -> None:
     ps = pieces("in der Dämmerung sahen wir")
-
-    def detok(ids: Sequence[int]) -> bytes:
-        return b"".join(ps[i] for i in ids)
-
-    seen = [display_text(detok, list(range(n)), 1, final=False) for n in range(len(ps) + 1)]
+    seen = [display_text(ps[:n], 1, final=False) for n in range(len(ps) + 1)]
     assert "in der D" not in seen and "in der Dä" not in seen and "in der Dämmer" not in seen
     assert "in der" in seen and "in der Dämmerung" in seen
 
@@ -154,3 +145,52 @@ def test_steady_lowers_erasure_on_a_growing_line() -> None:
     assert normalized_erasure([plain], "de") > normalized_erasure([kept], "de")
     assert plain == ["", "Ich habe", "Ich", "Ich habe ihn"]
     assert kept == ["", "Ich habe", "Ich habe", "Ich habe ihn"]
+
+
+class TestOpenLines:
+    """What the pipeline shows of each translation of an open line, per target language."""
+
+    def test_an_open_line_is_masked_and_kept_steady(self) -> None:
+        lines = OpenLines()
+        first = lines.show("de", 0, "Guten Morgen", pieces("Guten Morgen"), final=False)
+        assert first == shown_by_k(pieces("Guten Morgen"), final=False)
+        assert first[4] == ""  # mask-4 hides all four pieces ("Gut", "en", " Mor", "gen")
+        again = lines.show("de", 0, "Guten Morgen all", pieces("Guten Morgen all"), final=False)
+        assert shown_by_k(pieces("Guten Morgen all"), final=False)[4] == ""  # ("Gut")
+        assert again[4] == "Guten Morgen"  # the words the last two translations agree on
+        assert lines.segment("de") == 0 and lines.segment("fr") is None
+
+    def test_another_line_or_language_starts_afresh(self) -> None:
+        lines = OpenLines()
+        lines.show("de", 0, "Guten Morgen", pieces("Guten Morgen"), final=False)
+        assert lines.show("de", 1, "Guten Tag", pieces("Guten Tag"), final=False)[3] == ""
+        assert lines.show("fr", 1, "Bonjour", pieces("Bonjour"), final=False)[3] == ""
+        assert (lines.segment("de"), lines.segment("fr")) == (1, 1)
+
+    def test_a_final_line_is_shown_in_full_and_ends_the_history(self) -> None:
+        lines = OpenLines()
+        lines.show("de", 0, "Guten Morgen", pieces("Guten Morgen"), final=False)
+        done = lines.show("de", 0, "Guten Morgen.", pieces("Guten Morgen."), final=True)
+        assert done == ("Guten Morgen.",) * (MAX_K + 1) and lines.segment("de") is None
+
+    def test_a_final_line_cut_at_the_length_limit_ends_in_an_ellipsis(self) -> None:
+        lines = OpenLines()
+        got = lines.show("de", 0, "Guten Morgen", pieces("Guten Morgen"), True, cut=True)
+        assert got == (f"Guten Morgen{ELLIPSIS}",) * (MAX_K + 1)
+        # Only a finished line says so: an open one goes on.
+        assert lines.show("de", 1, "Guten", pieces("Guten"), False, cut=True)[0] == "Guten"
+
+    def test_a_prefix_is_shown_only_where_it_shows_something_new(self) -> None:
+        lines = OpenLines()
+        assert lines.show_prefix("de", 0, "", ()) is None
+        shown = lines.show_prefix("de", 0, "Guten", pieces("Guten"))
+        assert shown is not None and shown[0] == "Guten"
+        assert lines.show_prefix("de", 0, "Guten", pieces("Guten")) is None  # on screen now
+        assert lines.show_prefix("de", 1, "Guten", pieces("Guten")) is not None  # a new line
+
+    def test_a_closed_line_has_no_history(self) -> None:
+        lines = OpenLines()
+        lines.show("de", 0, "Guten Morgen", pieces("Guten Morgen"), final=False)
+        lines.close("de")
+        assert lines.segment("de") is None
+        assert lines.show("de", 0, "Guten Morgen all", pieces("Guten Morgen all"), False)[4] == ""

@@ -1,10 +1,10 @@
-"""The lines a subtitle display shows, kept without Qt: one rule for the overlay and the page.
+"""The lines a subtitle display shows: one rule for the overlay and the page.
 
 Finished lines in full, the open (unfinished) line with display-only mask-k (its source
 without its last word, which may be cut or still change); the overlay
-(``subtitler.ui.overlay``) and the browser page both show what :class:`ShownLines` gives.
-With several target languages (issue 19) each line also carries the extra targets' text,
-under the same rule.
+(``subtitler.ui.overlay``) and the browser page (``subtitler.web.server``) both show what
+:class:`ShownLines` gives. With several target languages (issue 19) each line also carries
+the extra targets' text, under the same rule.
 """
 
 from __future__ import annotations
@@ -12,10 +12,46 @@ from __future__ import annotations
 import unicodedata
 from collections import deque
 from dataclasses import dataclass
-
-from subtitler.pipeline.events import SubtitleEvent
+from typing import Protocol
 
 KEEP = 12  # finished lines remembered (the overlay keeps as many)
+
+
+class Subtitle(Protocol):
+    """What a display reads of one translation of a line (the pipeline's SubtitleEvent)."""
+
+    @property
+    def segment_id(self) -> int: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def translation(self) -> str:
+        """The full translation."""
+        ...
+
+    @property
+    def final(self) -> bool: ...
+
+    @property
+    def lang(self) -> str:
+        """The language of ``translation``."""
+        ...
+
+    @property
+    def extra(self) -> bool:
+        """A translation into one of the extra target languages (shown under the main one)."""
+        ...
+
+    @property
+    def target(self) -> int:
+        """Which target: 0 the main one, 1.. the extra ones."""
+        ...
+
+    def shown(self, k: int) -> str:
+        """The text shown with mask-k."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -44,7 +80,7 @@ def open_source(text: str, k: int) -> str:
     return ""  # one word, perhaps cut
 
 
-def shown_text(ev: SubtitleEvent, k: int) -> str:
+def shown_text(ev: Subtitle, k: int) -> str:
     """What a display shows of one target's event: all of a final one, the open one masked."""
     return ev.translation if ev.final else ev.shown(k)
 
@@ -53,10 +89,10 @@ class ExtraTargets:
     """The extra target languages' newest event per line (segment), for the displays."""
 
     def __init__(self, keep: int = 4 * KEEP) -> None:
-        self._events: dict[int, dict[int, SubtitleEvent]] = {}
+        self._events: dict[int, dict[int, Subtitle]] = {}
         self.keep = keep
 
-    def add(self, ev: SubtitleEvent) -> None:
+    def add(self, ev: Subtitle) -> None:
         self._events.setdefault(ev.segment_id, {})[ev.target] = ev
         while len(self._events) > self.keep:  # the oldest lines are long gone from view
             del self._events[min(self._events)]
@@ -72,14 +108,14 @@ class ExtraTargets:
 
 
 class ShownLines:
-    """Feed it SubtitleEvents in order; ``lines(k, n)`` is what a display with mask-k shows."""
+    """Feed it Subtitles in order; ``lines(k, n)`` is what a display with mask-k shows."""
 
     def __init__(self, keep: int = KEEP) -> None:
         self._done: deque[ShownLine] = deque(maxlen=keep)
-        self._open: SubtitleEvent | None = None
+        self._open: Subtitle | None = None
         self._extra = ExtraTargets()
 
-    def add(self, ev: SubtitleEvent) -> None:
+    def add(self, ev: Subtitle) -> None:
         if ev.extra:
             self._extra.add(ev)
         elif ev.final:

@@ -1,5 +1,8 @@
 """``subtitler models list|download|verify|remove|hardware`` (also ``python -m subtitler.models``).
 
+An entry point like ``subtitler.app``, above the engines: ``verify`` loads a model in its
+engine's worker process (the models package it drives sits below the engines).
+
 User errors print one line ``error: ...`` on stderr and exit 2; a failed verification exits 1.
 """
 
@@ -257,8 +260,8 @@ def _load_once(path: Path, template: str) -> None:
     fixed sentence, a fixed clip of speech): a header that parses can still make llama.cpp or
     CTranslate2 abort (a duplicate token, an absurd layer count), and weights damaged where
     no check looks load and write nothing, or one token over and over."""
-    # The command line is an entry point: it may start the pipeline's engine workers.
-    from subtitler.pipeline.engines import probe_model
+    # The command line is an entry point: it may start the engines' worker processes.
+    from subtitler.session import probe_model
 
     try:
         probe_model(path, template)

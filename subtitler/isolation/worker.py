@@ -38,7 +38,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from subtitler.mt.engine import EngineGone
+from subtitler.types import EngineGone
 
 log = logging.getLogger(__name__)
 native_log = logging.getLogger("subtitler.engine")
@@ -48,12 +48,6 @@ ABORT_POLL_S = 0.005  # how often a waiting call asks its abort callback
 IDLE_POLL_S = 0.1  # how often a call without one checks that the child is alive
 ABORT_GRACE_S = 1.0  # an aborted call that does not answer by then is left behind
 _MARK, _SEP, _NL = "\x1e", "\x1f", "\x1d"  # a forwarded log record: MARK level SEP name SEP text
-
-# Services the child can host: name -> "module:Class" (imported in the child only).
-SERVICES = {
-    "translator": "subtitler.pipeline.engines:TranslatorService",
-    "whisper": "subtitler.pipeline.engines:WhisperService",
-}
 
 
 class WorkerCrashed(EngineGone):
@@ -199,8 +193,11 @@ class WorkerProcess:
     """One child process hosting one service (a loaded model); calls are made one at a time."""
 
     def __init__(self, service: str) -> None:
-        if service not in SERVICES:
-            raise ValueError(f"unknown engine service {service!r}")
+        """``service``: "package.module:Class", the host the child imports and runs (with
+        ``OPS``, the calls it answers; ``init`` first)."""
+        module, sep, cls = service.partition(":")
+        if not (module and sep and cls):
+            raise ValueError(f"an engine service is 'module:Class', not {service!r}")
         self.service = service
         self._lock = threading.Lock()  # one call at a time
         self._abort = SPAWN.RawValue("q", 0)
@@ -411,7 +408,7 @@ def child_main(conn: Any, abort: Any, service: str, log_path: str, level: int) -
     os.environ.setdefault("GGML_NO_BACKTRACE", "1")
     _redirect_output(log_path, level)
     clog = logging.getLogger("subtitler.engine.worker")
-    module, cls = SERVICES[service].split(":")
+    module, cls = service.split(":")
     host = getattr(importlib.import_module(module), cls)()
     current = 0
     host.should_abort = lambda: abort.value >= current

@@ -1,0 +1,57 @@
+"""Recognisers made from the settings: the one place a speech model is found and loaded."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from subtitler.asr.backend import AsrBackend, AsrError
+from subtitler.asr.engine import Recognizer
+from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
+from subtitler.asr.isolated import WorkerWhisper, whisper_first_load_test
+from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
+from subtitler.asr.vad import SileroStream
+from subtitler.config import AsrConfig
+from subtitler.models import hardware
+from subtitler.models.catalog import load_catalog
+from subtitler.models.resolve import asr_state
+
+
+def load_recognizer(
+    cfg: AsrConfig, *, isolate: bool = True, max_new_tokens: int | None = None
+) -> Recognizer:
+    """The streaming recogniser the settings ask for, its model found (a catalog id, a size
+    name or a folder) and checked (present, fits in memory) with one-line reasons.
+
+    ``isolate``: faster-whisper runs in a worker process, where a crash of CTranslate2 is a
+    message rather than the end of the app, and the loaded weights get their real test.
+    ``max_new_tokens``: a cap on the tokens of one recognition (None: Whisper's own; the
+    self-test's model has random weights, which may never write an end).
+    """
+    opts = StreamingOptions.from_config(cfg)
+    st = asr_state(cfg.model, load_catalog())
+    if st.state == "invalid":
+        raise RuntimeError(f"speech model: {st.reason}")
+    if st.state == "missing":
+        # Not fetched here: downloads go through the verified downloader, when asked for.
+        # Said for the app's users (what to click); the command line's is `models download`.
+        how = "click Download in Models (tray menu), or " if st.entry else ""
+        raise AsrError(f"speech model {st.reason}: {how}choose a model folder in Settings")
+    model = str(st.path) if st.path is not None else cfg.model
+    if st.state == "ready" and st.path is not None and st.path.is_dir():
+        need = hardware.whisper_memory_needed(st.path, cfg.compute_type)
+        hardware.check_fits([(st.path.name, need)], hardware.detect(probe_backends=False))
+    settings = dataclasses.replace(
+        WhisperSettings.from_config(dataclasses.replace(cfg, model=model)),
+        max_new_tokens=max_new_tokens,
+    )
+    backend: AsrBackend
+    notice = ""
+    if isolate:
+        whisper = WorkerWhisper(settings)
+        # Weights damaged where no check looks load and run: a clip of speech shows it.
+        notice = whisper_first_load_test(whisper)
+        backend = whisper
+    else:
+        backend = FasterWhisperBackend(settings)
+    vad = SileroStream(silero_session()) if cfg.vad else None
+    return StreamingRecognizer(backend, opts, vad=vad, notice=notice)

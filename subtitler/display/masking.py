@@ -1,0 +1,100 @@
+"""Display-only mask-k: what an unfinished line shows of its translation.
+
+*Display-only* mask-k hides the last k tokens of an open line from the reader; the draft the
+translator continues from keeps every token (*output* mask-k, which shortens the output itself,
+is the translator's: :func:`subtitler.mt.masking.output_mask`). The engine reports a
+translation as its pieces, the bytes each output token adds (``EngineResult.pieces``); what
+each k shows is decided here.
+
+Text is cut on whole characters: pieces may end inside a UTF-8 sequence (a CJK character split
+over byte-fallback or byte-level BPE tokens), and such a partial character is never shown.
+In scripts written with spaces the cut also snaps back to a word boundary, so a word is shown
+whole or not at all ("in der D" of "in der Dämmerung" shows as "in der"); Chinese, Japanese
+and Thai are cut by character.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+from subtitler.mt.masking import complete_text
+
+MAX_K = 10  # display-only mask-k is chosen in 0..MAX_K
+
+# Scripts written without spaces between words: a cut between two of their characters is a
+# word boundary (Han, kana, CJK punctuation and full-width forms, Thai, Lao, Khmer, Myanmar).
+_UNSPACED = (
+    (0x0E00, 0x0EFF),
+    (0x1000, 0x109F),
+    (0x1780, 0x17FF),
+    (0x2E80, 0x2FDF),
+    (0x3000, 0x30FF),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0xFF00, 0xFFEF),
+    (0x20000, 0x3FFFF),
+)
+_IN_WORD = "'’-‐_"  # inside a word between letters: don't, E-Mail
+
+
+def unspaced(ch: str) -> bool:
+    """Whether ``ch`` belongs to a script written without spaces between words."""
+    o = ord(ch)
+    return any(lo <= o <= hi for lo, hi in _UNSPACED)
+
+
+def _mark(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("M")
+
+
+def _wordish(ch: str) -> bool:
+    return ch.isalnum() or ch in _IN_WORD or _mark(ch)
+
+
+def inside_word(text: str, cut: int) -> bool:
+    """Whether cutting ``text`` at ``cut`` would split a word (or a character from its
+    combining marks)."""
+    if cut <= 0 or cut >= len(text):
+        return False
+    a, b = text[cut - 1], text[cut]
+    if _mark(b):
+        return True  # an accent or a Thai vowel belongs to the character before it
+    if unspaced(a) or unspaced(b):
+        return False
+    return _wordish(a) and _wordish(b)
+
+
+def word_safe(text: str, cut: int) -> str:
+    """``text[:cut]`` without a word it would cut in two, trailing spaces removed."""
+    cut = max(0, min(cut, len(text)))
+    while inside_word(text, cut):
+        cut -= 1
+    return text[:cut].rstrip()
+
+
+def display_text(pieces: Sequence[bytes], k: int, final: bool) -> str:
+    """What the overlay shows of a translation given as its token ``pieces``: all of it when
+    final, else minus the last k pieces and any word that cut would split (trailing spaces
+    removed)."""
+    return shown_by_k(pieces, final, ks=(k,))[0]
+
+
+def shown_by_k(
+    pieces: Sequence[bytes], final: bool, ks: Sequence[int] = range(MAX_K + 1)
+) -> tuple[str, ...]:
+    """:func:`display_text` for each k in ``ks`` (the whole text decoded once)."""
+    # Final or not, a character the output stopped in the middle of (a length limit) is left out.
+    full = complete_text(b"".join(pieces))
+    out = []
+    for k in ks:
+        if final or k <= 0:
+            out.append(full.strip())
+            continue
+        # The pieces join and UTF-8 decoding only ever adds to what it gave: the text of the
+        # kept pieces is a start of the full text.
+        cut = complete_text(b"".join(pieces[: max(0, len(pieces) - k)]))
+        out.append(word_safe(full, len(cut)).strip())
+    return tuple(out)

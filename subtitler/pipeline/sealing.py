@@ -1,0 +1,117 @@
+"""Finished lines reach the transcript exactly once, even when the app stops mid-decode."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from subtitler.config import MtConfig
+from subtitler.pipeline.events import ErrorEvent, Event
+from subtitler.pipeline.mailbox import Mailbox
+from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
+from subtitler.types import AsrUpdate
+
+
+class FinishedLines:
+    """The translation thread's hand-over of finished lines to the transcript.
+
+    A finished line is written by the translation thread once it is translated, or at stop by
+    ``seal()`` from the stopping thread (its source text): the update being translated and the
+    queue are handed over under one lock, so that a slow decode cannot hold the transcript open
+    and no line is written twice or lost.
+    """
+
+    def __init__(
+        self,
+        transcript: TranscriptWriter | None,
+        mailbox: Mailbox,
+        emit: Callable[[Event], None],
+        settings: Callable[[], MtConfig],
+    ) -> None:
+        self.transcript = transcript
+        self.mailbox, self.emit, self.settings = mailbox, emit, settings
+        self._lock = threading.Lock()
+        self._inflight: AsrUpdate | None = None
+        self._sealed = False
+
+    def next_update(self, timeout: float) -> AsrUpdate | None:
+        """The next update to translate (None: none came, or the transcript is sealed)."""
+        # Taken under the lock: seal() then finds an update either queued or in flight.
+        with self._lock:
+            if self._sealed:
+                return None
+            self._inflight = u = self.mailbox.get(timeout=timeout)
+            return u
+
+    def done(self) -> None:
+        """The update taken last is finished with (translated, put back or failed)."""
+        with self._lock:
+            self._inflight = None
+
+    def finish(self, u: AsrUpdate, translations: dict[str, str], targets: tuple[str, ...]) -> None:
+        """A finished line is translated: to the transcript, unless seal() wrote it already."""
+        with self._lock:
+            if self._inflight is u:
+                self._inflight = None
+            if not self._sealed:
+                self._write(u, translations, targets)
+
+    def keep_queued(self) -> None:
+        """At stop: lines that finished but were not translated yet go to the transcript."""
+        while True:
+            with self._lock:
+                if self._sealed or (u := self.mailbox.get(timeout=0)) is None:
+                    return
+                if u.final:
+                    self._write(u, {})
+
+    def seal(self) -> None:
+        """At stop, from the stopping thread: write every finished line not written yet (the
+        one being translated and those queued: their source text) and nothing after, so the
+        transcript can be closed while a slow decode still runs."""
+        with self._lock:
+            if self._sealed:
+                return
+            pending = [self._inflight] if self._inflight is not None else []
+            while (u := self.mailbox.get(timeout=0)) is not None:
+                pending.append(u)
+            for u in sorted(pending, key=lambda u: u.segment_id):
+                if u.final:
+                    self._write(u, {})
+            self._inflight = None
+            self._sealed = True
+
+    def _write(
+        self, u: AsrUpdate, translations: dict[str, str], targets: tuple[str, ...] = ()
+    ) -> None:
+        """The transcript line of a finished update (under the lock): its translation into
+        each of ``targets`` (the languages it was translated into; (): those chosen now) ({} or
+        "": none)."""
+        if self.transcript is None or not u.text:
+            return
+        mt = self.settings()
+        main, *extra = targets or mt.targets
+        try:
+            self.transcript.append(
+                SegmentRecord(
+                    u.segment_id,
+                    u.audio_t0,
+                    u.audio_t1,
+                    u.text,
+                    translations.get(main, ""),
+                    u.language or mt.src_lang,
+                    main,
+                    time.time(),
+                    tuple((lang, translations.get(lang, "")) for lang in extra),
+                )
+            )
+        except OSError as e:
+            waiting = self.transcript.waiting
+            self.emit(
+                ErrorEvent(
+                    "transcript",
+                    f"could not write the transcript ({e}); {waiting} finished line(s) "
+                    "kept in memory and written once that is fixed",
+                )
+            )

@@ -1,0 +1,97 @@
+"""What a display shows of a translation from the pieces an engine reports (issue 29) is, byte
+for byte and for every k, what the engine showed before it reported pieces: its tokens'
+prefixes detokenized one by one. Real tokenizers that cut characters across tokens: GPT-2's
+byte-level BPE (the tiny test model's) and Gemma 3's SentencePiece with byte fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from subtitler.config import MtConfig
+from subtitler.display.masking import MAX_K, shown_by_k, word_safe
+from subtitler.mt.engine import LoadedModel, LocalEngine, token_pieces
+from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
+from subtitler.mt.lm import common_prefix_len
+from subtitler.mt.masking import complete_text
+
+Detok = Callable[[Sequence[int]], bytes]
+
+TEXTS = [
+    " 日本語のテキストと中文字幕、Grüße 🦙",
+    " 会議は午後三時に始まりますが、資料はまだ届いていません。",
+    " 我们明天在上海开会，请大家准时到达。鱇鱇𠮷野家",
+    " in der Dämmerung sahen wir den Leuchtturm über der Bucht",
+]
+
+
+def shown_before(detokenize: Detok, tokens: Sequence[int], final: bool) -> tuple[str, ...]:
+    """The rule as the engine ran it before issue 29 (mt/masking.py at ef1507f): the text of
+    each kept prefix detokenized anew, cut where it parts from the full text."""
+    full = complete_text(detokenize(tokens))
+    out = []
+    for k in range(MAX_K + 1):
+        if final or k <= 0:
+            out.append(full.strip())
+            continue
+        cut = complete_text(detokenize(tokens[: max(0, len(tokens) - k)]))
+        out.append(word_safe(full, common_prefix_len(cut, full)).strip())
+    return tuple(out)
+
+
+@pytest.fixture(scope="module")
+def gemma_lm(gemma: Path) -> Iterator[LlamaLM]:
+    lm = LlamaLM(LlamaSettings(str(gemma), n_ctx=256, n_threads=1))
+    yield lm
+    lm.close()
+
+
+def splits_characters(lm: Any, tokens: Sequence[int]) -> bool:
+    """Whether some token of ``tokens`` ends inside a character."""
+    for t in tokens:
+        piece = lm.detokenize([t])
+        if piece and piece.decode("utf-8", "replace") != piece.decode("utf-8", "ignore"):
+            return True
+    return False
+
+
+def check_every_prefix(lm: Any) -> None:
+    split = False
+    for text in TEXTS:
+        tokens = lm.tokenize(text, special=False)
+        split = split or splits_characters(lm, tokens)
+        for n in range(len(tokens) + 1):
+            pieces = token_pieces(lm.detokenize, tokens[:n])
+            assert b"".join(pieces) == lm.detokenize(tokens[:n])
+            for final in (False, True):
+                got = shown_by_k(pieces, final)
+                assert got == shown_before(lm.detokenize, tokens[:n], final), (text, n, final)
+                assert all("\ufffd" not in s for s in got)
+    assert split, "the texts should make the tokenizer cut a character across tokens"
+
+
+def test_gpt2_byte_level_bpe(exact_lm: Any) -> None:
+    check_every_prefix(exact_lm)
+
+
+def test_gemma_sentencepiece_with_byte_fallback(gemma_lm: LlamaLM) -> None:
+    check_every_prefix(gemma_lm)
+
+
+def test_the_engine_reports_the_pieces_of_what_it_wrote(tiny_gguf: Path) -> None:
+    """An engine's result: as many pieces as tokens, joined the translation's text; a display
+    masks them as the engine did before (both the final and the open line)."""
+    lm = LlamaLM(LlamaSettings(str(tiny_gguf), n_ctx=512, n_threads=1))
+    engine = LocalEngine(LoadedModel(lm, "chatml"))
+    try:
+        mt = MtConfig(model_path=str(tiny_gguf), tgt_lang="ja", max_new_tokens=24, len_ratio=100.0)
+        for final in (False, True):
+            r = engine.translate(0, "Good morning, everyone", final, "en", mt)
+            assert r.tokens and len(r.pieces) == len(r.tokens)
+            assert complete_text(b"".join(r.pieces)).strip() == r.text
+            assert shown_by_k(r.pieces, final) == shown_before(lm.detokenize, r.tokens, final)
+    finally:
+        engine.close()
