@@ -388,9 +388,11 @@ class RemoteTranslator:
         (its requests all end by ``deadline``; None: the timeout from now)."""
         if segment_id != self._segment:
             self._segment, self._draft = segment_id, []
+        decoded = True
         try:
             pieces, st = self.decode(source, self._draft, should_abort, deadline)
-        except Aborted:
+        except Aborted:  # before anything was verified or written: the draft stays
+            decoded = False
             pieces, st = [], UpdateStats(method=str(self.options.method), aborted=True)
         # As locally: one line of text, without a chat template's markers.
         cut = text_cut(pieces)
@@ -405,7 +407,8 @@ class RemoteTranslator:
         k = self.output_mask_k
         if not st.aborted and not final and k > 0:
             pieces = pieces[: max(0, len(pieces) - k)]  # the paper's output mask-k
-        if not st.aborted:
+        if decoded:
+            # As locally: an aborted decode's verified and written part is the next draft.
             self._draft = list(pieces)
         if final and not st.aborted:
             self._history = [*self._history, source][-max(1, self.context_sentences) :]
