@@ -299,39 +299,16 @@ class CompletionsClient:
     ) -> Generated:
         """Continue ``text`` greedily for at most ``max_tokens`` tokens (streamed; the stream
         is left at that many, whether or not the server stops there)."""
-        out = Generated()
-        if max_tokens <= 0:
-            out.finish = "length"
-            return out
-        body = {**self._greedy(max_tokens), "prompt": text, "stream": True}
 
-        path = f"{self._api}/completions"
-
-        def on_line(line: bytes) -> None:
-            chunk = _event(line, self.where, path)
-            if chunk is None:
-                return
-            choice = _first_choice(chunk, self.where)
+        def text_of(choice: dict[str, Any]) -> str:
             piece = choice.get("text")
             if not isinstance(piece, str):
                 raise ServerError(f"{self.where} streamed a completion without text")
-            finish = choice.get("finish_reason")
-            if piece or not finish:
-                out.pieces.append(piece)
-            if isinstance(finish, str) and finish:
-                out.finish = finish
-            elif len(out.pieces) >= max_tokens:
-                out.finish = "length"  # the budget: read no further (the server may go on)
-                raise _Enough
+            return piece
 
-        status, raw = self._exchange("POST", path, body, should_abort, deadline, on_line=on_line)
-        if status != 200:
-            raise self._http_error(status, raw, path)
-        if not out.finish:
-            raise ServerError(
-                f"{self.where} ended the stream before the completion finished", transient=True
-            )
-        return out
+        body = {"prompt": text}
+        # An empty piece without a finish is a token too (a part of a character).
+        return self._stream("completions", body, max_tokens, text_of, True, should_abort, deadline)
 
     def chat(
         self,
@@ -344,43 +321,61 @@ class CompletionsClient:
         """The assistant's answer to ``messages`` (greedy, streamed, at most ``max_tokens``
         tokens): each chunk's ``delta.content``; a thinking model's ``delta.reasoning`` (Ollama)
         or ``reasoning_content`` (vLLM, SGLang) is not part of it."""
+
+        def content_of(choice: dict[str, Any]) -> str | None:
+            delta = choice.get("delta")
+            piece = delta.get("content") if isinstance(delta, dict) else None
+            if piece is not None and not isinstance(piece, str):
+                raise ServerError(f"{self.where} streamed a chat answer without text")
+            return piece
+
+        body = {"messages": list(messages), **(extra or {})}
+        return self._stream(
+            "chat/completions", body, max_tokens, content_of, False, should_abort, deadline
+        )
+
+    def _stream(
+        self,
+        route: str,
+        fields: dict[str, Any],
+        max_tokens: int,
+        piece_of: Callable[[dict[str, Any]], str | None],
+        empty_counts: bool,
+        should_abort: Callable[[], bool] | None,
+        deadline: float | None,
+    ) -> Generated:
+        """One streamed greedy request: the pieces ``piece_of`` reads off each chunk's first
+        choice (``empty_counts``: an empty piece without a finish is a token), read up to
+        ``max_tokens`` of them."""
         out = Generated()
         if max_tokens <= 0:
             out.finish = "length"
             return out
-        body = {
-            **self._greedy(max_tokens),
-            "messages": list(messages),
-            "stream": True,
-            **(extra or {}),
-        }
-
-        path = f"{self._api}/chat/completions"
+        body = {**self._greedy(max_tokens), **fields, "stream": True}
+        path = f"{self._api}/{route}"
 
         def on_line(line: bytes) -> None:
             chunk = _event(line, self.where, path)
             if chunk is None:
                 return
             choice = _first_choice(chunk, self.where)
-            delta = choice.get("delta")
-            piece = delta.get("content") if isinstance(delta, dict) else None
+            piece = piece_of(choice)
             finish = choice.get("finish_reason")
-            if isinstance(piece, str) and piece:
+            if piece or (empty_counts and piece is not None and not finish):
                 out.pieces.append(piece)
-            elif piece is not None and not isinstance(piece, str):
-                raise ServerError(f"{self.where} streamed a chat answer without text")
             if isinstance(finish, str) and finish:
                 out.finish = finish
             elif len(out.pieces) >= max_tokens:
-                out.finish = "length"
+                out.finish = "length"  # the budget: read no further (the server may go on)
                 raise _Enough
 
         status, raw = self._exchange("POST", path, body, should_abort, deadline, on_line=on_line)
         if status != 200:
             raise self._http_error(status, raw, path)
         if not out.finish:
+            what = "completion" if route == "completions" else "answer"
             raise ServerError(
-                f"{self.where} ended the stream before the answer finished", transient=True
+                f"{self.where} ended the stream before the {what} finished", transient=True
             )
         return out
 
