@@ -199,7 +199,10 @@ def check_llama() -> str:
         if not last.tokens:
             raise RuntimeError("llama.cpp produced no tokens")
         stats = last.stats
-        accel = "GPU offload" if getattr(_lm(engine), "gpu_offload", False) else "CPU"
+        from subtitler.mt.llama_backend import LlamaLM
+
+        lm = _lm(engine)
+        accel = "GPU offload" if isinstance(lm, LlamaLM) and lm.gpu_offload else "CPU"
         return (
             f"tiny GGUF on {accel}: {len(first.tokens)} then {len(last.tokens)} token(s), "
             f"draft {stats.draft_len} accepted {stats.accepted}"

@@ -161,8 +161,8 @@ class DraftModel:
 
     def propose(self, out: Sequence[int], k: int) -> list[int]:
         ctx = self._prompt + list(out)
-        n_ctx = getattr(self.lm, "n_ctx", None)
-        if k <= 0 or not ctx or (isinstance(n_ctx, int) and len(ctx) + k > n_ctx):
+        n_ctx = self.lm.n_ctx
+        if k <= 0 or not ctx or (n_ctx is not None and len(ctx) + k > n_ctx):
             return []
         keep = min(common_prefix_len(self.lm.cached, ctx), len(ctx) - 1)
         self.lm.truncate(keep)

@@ -160,14 +160,14 @@ class LocalEngine:
         if self._free:
             return self._free.pop(0)
         m = self.model
-        views = getattr(m.lm, "views", None)
-        if views is None:
+        lm = m.lm.new_stream()
+        if lm is None:
             return m.lm, m.draft
         draft = m.draft
-        dviews = getattr(draft.lm, "views", None) if draft is not None else None
-        if dviews is not None:
-            draft = DraftModel(dviews(1, "contexts")[0])
-        return views(1, "contexts")[0], draft
+        dlm = draft.lm.new_stream() if draft is not None else None
+        if dlm is not None:
+            draft = DraftModel(dlm)
+        return lm, draft
 
     def _configure(self, src_lang: str, mt: MtConfig) -> StreamTranslator:
         """The target's translator, told the settings when they changed (it owns the

@@ -320,6 +320,10 @@ class LlamaLM:
         del self._cached[n:]
 
     # -- several streams on one loaded model (issue 19: several target languages) ----------
+    def new_stream(self) -> LlamaView:
+        """One more llama.cpp context on these weights (closed with this model)."""
+        return self.views(1, "contexts")[0]
+
     def views(self, n: int, layout: str = "sequences") -> list[LlamaView]:
         """``n`` independent streams on this model's weights, each a LanguageModel with its
         own KV cache of ``n_ctx`` tokens: "sequences" = sequences 0..n-1 of one new llama.cpp
@@ -405,6 +409,9 @@ class LlamaView:
     @property
     def n_ctx(self) -> int:
         return self.parent.n_ctx
+
+    def new_stream(self) -> LlamaView:
+        return self.parent.new_stream()
 
     @property
     def cached(self) -> Sequence[int]:

@@ -33,6 +33,17 @@ class LanguageModel(Protocol):
         """Tokens whose keys and values are in the cache, in order."""
         ...
 
+    @property
+    def n_ctx(self) -> int | None:
+        """Tokens the cache can hold (None: no limit, as for the tests' scripted models)."""
+        ...
+
+    def new_stream(self) -> LanguageModel | None:
+        """Another sequence with a cache of its own on the same weights (one more target
+        language); None where the model has one only: callers then share it, which is
+        correct but evaluates more again."""
+        ...
+
     def tokenize(self, text: str, *, add_bos: bool = False, special: bool = True) -> list[int]: ...
 
     def detokenize(self, tokens: Sequence[int]) -> bytes:

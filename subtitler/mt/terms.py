@@ -95,6 +95,13 @@ class TermBiasedLM:
         return self.lm.n_vocab
 
     @property
+    def n_ctx(self) -> int | None:
+        return self.lm.n_ctx
+
+    def new_stream(self) -> LanguageModel | None:
+        return None  # (one translator's view of the model: its streams are the model's)
+
+    @property
     def eos_ids(self) -> frozenset[int]:
         return self.lm.eos_ids
 

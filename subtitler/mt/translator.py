@@ -130,8 +130,8 @@ class StreamTranslator:
         n_src = len(self.lm.tokenize(" ".join(source.split()), add_bos=False, special=False))
         prompt = self.prompt_tokens(source)
         cap = min(self.options.max_new_tokens, self.cap.for_source(n_src))
-        n_ctx = getattr(self.lm, "n_ctx", None)
-        if isinstance(n_ctx, int):
+        n_ctx = self.lm.n_ctx
+        if n_ctx is not None:
             if self.context and len(prompt) + cap >= n_ctx:
                 # The previous sentence is a courtesy: this one's translation comes first.
                 prompt = self.lm.tokenize(self.prompts.build(source), add_bos=True, special=True)

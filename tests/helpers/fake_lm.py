@@ -42,6 +42,13 @@ class ScriptedLM:
     def cached(self) -> Sequence[int]:
         return self._cached
 
+    @property
+    def n_ctx(self) -> int | None:
+        return None  # no limit
+
+    def new_stream(self) -> ScriptedLM | None:
+        return None  # one cache: the targets share it
+
     def tokenize(self, text: str, *, add_bos: bool = False, special: bool = True) -> list[int]:
         return [3 + (ord(c) % (self._n_vocab - 3)) for c in text]
 
