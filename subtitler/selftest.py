@@ -194,8 +194,8 @@ def check_llama() -> str:
     mt = s.config.mt
     engine = s.translator()
     try:
-        first = engine.translate(0, "in being comparatively", False, mt.src_lang, mt)
-        last = engine.translate(0, "in being comparatively modern.", True, mt.src_lang, mt)
+        first = engine.translate(0, "in being comparatively", False, mt.tgt_lang, mt.src_lang)
+        last = engine.translate(0, "in being comparatively modern.", True, mt.tgt_lang, mt.src_lang)
         if not last.tokens:
             raise RuntimeError("llama.cpp produced no tokens")
         stats = last.stats
@@ -231,7 +231,7 @@ def check_worker() -> str:
     try:
         if not isinstance(engine, WorkerEngine):
             raise TypeError(f"the translator is a {type(engine).__name__}, not in a worker")
-        out = engine.translate(0, "in being comparatively modern.", True, mt.src_lang, mt)
+        out = engine.translate(0, "in being comparatively modern.", True, mt.tgt_lang, mt.src_lang)
         pids = [engine.pid]
     finally:
         engine.close()

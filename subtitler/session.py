@@ -299,7 +299,7 @@ class Session:
     def translator(self) -> Engine:
         """A translation engine for the current settings, loaded as the pipeline loads it."""
         mt = self.config.mt
-        return as_engine(self.factories.model(mt), Path(mt.model_path).name)
+        return as_engine(self.factories.model(mt), mt, Path(mt.model_path).name)
 
 
 # The model files on disk: status, download, verify, remove (the Models window's).

@@ -81,18 +81,24 @@ class Engine(Protocol):
         """The model's file name, for messages."""
         ...
 
+    def configure(self, mt: MtConfig) -> None:
+        """The translation settings from the next update on; called once when they change
+        (the engine keeps them: they do not travel with each update)."""
+        ...
+
     def translate(
         self,
         segment_id: int,
         source: str,
         final: bool,
+        target: str,
         src_lang: str,
-        mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
         progress: Progress | None = None,
     ) -> EngineResult:
-        """One update. ``progress`` (where the engine can) gets the prefix decoded so far
-        every ``mt.partial_every_s`` while a decode goes on for longer than that."""
+        """One update into ``target`` (one of the configured targets, or the main one) from
+        ``src_lang``. ``progress`` (where the engine can) gets the prefix decoded so far every
+        ``partial_every_s`` while a decode goes on for longer than that."""
         ...
 
     def set_glossary(self, glossary: Glossary) -> None:
@@ -102,9 +108,13 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
-def as_engine(model: LoadedModel | Engine, name: str = "") -> Engine:
-    """An engine for what a model loader returned (tests' loaders return a LoadedModel)."""
-    return LocalEngine(model, name) if isinstance(model, LoadedModel) else model
+def as_engine(model: LoadedModel | Engine, mt: MtConfig, name: str = "") -> Engine:
+    """An engine for what a model loader returned (tests' loaders return a LoadedModel),
+    configured with ``mt``."""
+    if isinstance(model, LoadedModel):
+        return LocalEngine(model, mt, name)
+    model.configure(mt)
+    return model
 
 
 class LocalEngine:
@@ -118,11 +128,14 @@ class LocalEngine:
     target no longer chosen hands its stream to the next new one, so the streams never
     outnumber the targets chosen at once."""
 
-    def __init__(self, model: LoadedModel, name: str = "") -> None:
+    def __init__(self, model: LoadedModel, mt: MtConfig, name: str = "") -> None:
         self.model = model
         self.name = name
+        self.mt = mt
+        self._for: dict[str, MtConfig] = {}  # target -> mt.for_target(target), made once
         self._trs: dict[str, StreamTranslator] = {}  # target language -> its translator
-        self._settings: dict[str, tuple[str, MtConfig]] = {}  # what each translator has
+        # What each target's translator was told: (source language, settings).
+        self._told: dict[str, tuple[str, MtConfig]] = {}
         # Streams (and the draft model's) not used by any translator.
         self._free: list[tuple[LanguageModel, DraftModel | None]] = [(model.lm, model.draft)]
         self.glossary = Glossary()
@@ -155,7 +168,7 @@ class LocalEngine:
         """A language model stream (and a draft model's) for a new target's translator."""
         for gone in [t for t in self._trs if t not in mt.targets]:
             tr = self._trs.pop(gone)
-            self._settings.pop(gone, None)
+            self._told.pop(gone, None)
             self._free.append((tr.lm, tr.draft_model))
         if self._free:
             return self._free.pop(0)
@@ -184,26 +197,41 @@ class LocalEngine:
                 draft_model=draft,
             )
             tr._glued = self._glued
-        if self._settings.get(tgt) != (src_lang, mt):
+        told = self._told.get(tgt)
+        # (The settings are the same object until configure() gives new ones.)
+        if told is None or told[0] != src_lang or told[1] is not mt:
             tr.reconfigure(mt, src_lang)
-            self._settings[tgt] = (src_lang, mt)
+            self._told[tgt] = (src_lang, mt)
         terms = self.glossary.translations(src_lang, tgt)
         if tr.prompts.terms != terms:  # the glossary changed, or the language pair did
             tr.prompts = dataclasses.replace(tr.prompts, terms=terms)
         return tr
+
+    def configure(self, mt: MtConfig) -> None:
+        if mt != self.mt:  # each target's translator is told at its next update
+            self.mt, self._for = mt, {}
+
+    def for_target(self, target: str) -> MtConfig:
+        """The settings as ``target``'s translator sees them (the same object until the
+        settings change: a translator is told them once)."""
+        mt = self._for.get(target)
+        if mt is None:
+            mt = self._for[target] = self.mt.for_target(target)
+        return mt
 
     def translate(
         self,
         segment_id: int,
         source: str,
         final: bool,
+        target: str,
         src_lang: str,
-        mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
         progress: Progress | None = None,
     ) -> EngineResult:
-        """One update into ``mt.tgt_lang`` (a target's settings: ``MtConfig.for_target``).
-        Aborted, it returns the prefix decoded so far (an open line shows it)."""
+        """One update into ``target``. Aborted, it returns the prefix decoded so far (an open
+        line shows it)."""
+        mt = self.for_target(target)
         tr = self._configure(src_lang, mt)
         detok = tr.lm.detokenize
         on_step = None

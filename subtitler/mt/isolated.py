@@ -44,19 +44,17 @@ class WorkerEngine:
     def __init__(self, mt: MtConfig, path: Path) -> None:
         self.name = path.name
         self.crashes = 0
-        # The settings the process has, per target language (a target's settings travel
-        # only when they change: several targets take turns without sending them each time).
-        self._sent: dict[str, MtConfig] = {}
+        self.mt = mt
+        self._mt_sent = False  # whether the process has self.mt (it gets new ones with an update)
         self._glossary = Glossary()
         self._glossary_sent: Glossary | None = None  # what the process has (None: a new one)
-        self._proc = self._load(mt)
+        self._proc = self._load()
 
-    def _load(self, mt: MtConfig) -> WorkerProcess:
+    def _load(self) -> WorkerProcess:
         proc = WorkerProcess(SERVICE)
         self._glossary_sent = None
-        self._sent = {}
         try:
-            info = proc.start(mt)
+            info = proc.start(self.mt)
         except WorkerCrashed as e:
             proc.close()
             raise ModelCrashed(f"{self.name}: llama.cpp crashed loading it ({e.reason})") from None
@@ -64,7 +62,7 @@ class WorkerEngine:
             proc.close()
             raise RuntimeError(naming(self.name, str(e))) from None
         self.notice: str = info["notice"]
-        self._sent = {mt.tgt_lang: mt}
+        self._mt_sent = True
         return proc
 
     @property
@@ -79,18 +77,21 @@ class WorkerEngine:
     def set_glossary(self, glossary: Glossary) -> None:
         self._glossary = glossary  # sent with the next translation
 
+    def configure(self, mt: MtConfig) -> None:
+        if mt != self.mt:  # sent with the next translation
+            self.mt, self._mt_sent = mt, False
+
     def translate(
         self,
         segment_id: int,
         source: str,
         final: bool,
+        target: str,
         src_lang: str,
-        mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
         progress: Progress | None = None,
     ) -> EngineResult:
-        target = mt.tgt_lang
-        changed = mt if mt != self._sent.get(target) else None
+        new_mt = None if self._mt_sent else self.mt
         glossary = self._glossary
         new_glossary = glossary if glossary is not self._glossary_sent else None
         try:
@@ -99,10 +100,10 @@ class WorkerEngine:
                 segment_id,
                 source,
                 final,
-                src_lang,
-                changed,
-                new_glossary,
                 target,
+                src_lang,
+                new_mt,
+                new_glossary,
                 progress is not None,
                 abort=should_abort,
                 progress=progress,
@@ -116,10 +117,9 @@ class WorkerEngine:
             crashed = f"{self.name}: llama.cpp crashed translating ({e.reason})"
             if self.crashes > self.RESTARTS:
                 raise ModelCrashed(f"{crashed}, {self.crashes} times") from None
-            self._proc = self._load(mt)  # (a load that crashes now gives the model up)
+            self._proc = self._load()  # (a load that crashes now gives the model up)
             raise RuntimeError(f"{crashed}; loaded it again") from None
-        finally:
-            self._sent[target] = mt  # (after a crash: what the new process was started with)
+        self._mt_sent = True
         self._glossary_sent = glossary  # (not after a crash: the new process gets it next time)
         return result
 
@@ -142,7 +142,7 @@ def probe_translator(path: Path, template: str = "auto") -> None:
     )
     engine = WorkerEngine(mt, path)
     try:
-        r = engine.translate(0, smoke_test.SENTENCE, True, mt.src_lang, mt)
+        r = engine.translate(0, smoke_test.SENTENCE, True, mt.tgt_lang, mt.src_lang)
     except RemoteError as e:
         raise RuntimeError(f"{path.name}: cannot translate with it ({e.kind}: {e})") from None
     finally:
@@ -163,11 +163,16 @@ def first_load_test(engine: WorkerEngine, mt: MtConfig) -> str:
     test_mt = dataclasses.replace(
         mt, src_lang=smoke_test.SENTENCE_SRC, max_new_tokens=smoke_test.MAX_TOKENS
     )
+    engine.configure(test_mt)
     try:
-        r = engine.translate(-1, smoke_test.SENTENCE, False, smoke_test.SENTENCE_SRC, test_mt)
+        r = engine.translate(
+            -1, smoke_test.SENTENCE, False, test_mt.tgt_lang, smoke_test.SENTENCE_SRC
+        )
     except RemoteError as e:  # the first line will meet it too, and say it then
         log.info("%s: the first-load test failed: %s", engine.name, e)
         return ""
+    finally:
+        engine.configure(mt)  # the lines' settings from the first line on
     damage = smoke_test.translation_damage(r.text, r.problem, r.stats.looped)
     if not damage:
         return ""

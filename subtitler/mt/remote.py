@@ -574,6 +574,7 @@ class RemoteEngine:
         self, mt: MtConfig, client: CompletionsClient | None = None, *, connect_later: bool = False
     ) -> None:
         self.client = client or CompletionsClient(server_settings(mt))
+        self.mt = mt
         self.name = f"translation server {self.client.where}"
         self.notice = ""
         self.template = ""
@@ -690,17 +691,21 @@ class RemoteEngine:
             tr.options = dataclasses.replace(tr.options, method=Method.RT)
         return tr
 
+    def configure(self, mt: MtConfig) -> None:
+        self.mt = mt  # each target's translator takes what it needs at its next update
+
     def translate(
         self,
         segment_id: int,
         source: str,
         final: bool,
+        target: str,
         src_lang: str,
-        mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
         progress: Progress | None = None,
     ) -> EngineResult:
         """One update (``progress`` is not called: a server answers a decode as a whole)."""
+        mt = self.mt.for_target(target)
         wait = self._retry_at - time.monotonic()
         if wait > 0:
             raise EngineUnavailable(

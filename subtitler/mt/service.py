@@ -22,14 +22,13 @@ class TranslatorService:
 
     def __init__(self) -> None:
         self.engine: LocalEngine | None = None
-        self.mts: dict[str, MtConfig] = {}  # each target language's settings
 
     def init(self, mt: MtConfig) -> dict[str, Any]:
         from subtitler.mt.llama_backend import route_native_log  # (llama.cpp: in the child)
 
         route_native_log()
         model = load_translator(mt)
-        self.engine, self.mts = LocalEngine(model, Path(mt.model_path).name), {mt.tgt_lang: mt}
+        self.engine = LocalEngine(model, mt, Path(mt.model_path).name)
         return {"notice": model.notice}
 
     def translate(
@@ -37,26 +36,25 @@ class TranslatorService:
         segment_id: int,
         source: str,
         final: bool,
+        target: str,
         src_lang: str,
-        mt: MtConfig | None,
+        mt: MtConfig | None = None,
         glossary: Glossary | None = None,
-        target: str = "",
         progress: bool = False,
     ) -> EngineResult:
-        """One update into ``target`` with its settings (None: those it had last time);
-        ``progress``: report a slow decode's prefix as it goes."""
-        assert self.engine is not None and self.mts
-        key = target or (mt.tgt_lang if mt is not None else next(iter(self.mts)))
+        """One update into ``target`` (``mt``, ``glossary``: new settings or terms, sent
+        when they changed); ``progress``: report a slow decode's prefix as it goes."""
+        assert self.engine is not None
         if mt is not None:
-            self.mts[key] = mt
+            self.engine.configure(mt)
         if glossary is not None:
             self.engine.set_glossary(glossary)
         return self.engine.translate(
             segment_id,
             source,
             final,
+            target,
             src_lang,
-            self.mts[key],
             should_abort=self.should_abort,
             progress=self.report if progress else None,
         )

@@ -223,7 +223,7 @@ class Pipeline:
     def _load_model(self, mt: MtConfig, seq: int) -> bool:
         """Load in this thread; only the newest of several overlapping loads is used."""
         try:
-            model = as_engine(self.factories.model(mt), Path(mt.model_path).name)
+            model = as_engine(self.factories.model(mt), mt, Path(mt.model_path).name)
         except Exception as e:
             log.info("translation model failed to load: %s", e)
             if seq == self._load_seq:

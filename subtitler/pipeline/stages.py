@@ -293,6 +293,7 @@ class TranslationStage(threading.Thread):
         self._turns = TargetTurns()
         self._glossary = Glossary()
         self._glossary_given: Glossary | None = None  # what the current model was given
+        self._mt_given: MtConfig | None = None  # the settings the current model has
         self._nothing = 0  # finished lines in a row the model translated as nothing
         self._nothing_said = False  # the reader was told (once per model)
 
@@ -310,7 +311,7 @@ class TranslationStage(threading.Thread):
     def set_model(self, model: LoadedModel | Engine) -> None:
         """A freshly loaded model: swapped in between two updates; the old one is closed."""
         with self._lock:
-            displaced, self._next_model = self._next_model, as_engine(model)
+            displaced, self._next_model = self._next_model, as_engine(model, self._mt)
             self.model_lost = False
         if displaced is not None:  # loaded but never used (no speech since): close it now
             displaced.close()
@@ -323,6 +324,7 @@ class TranslationStage(threading.Thread):
         if nxt is not None:
             old, self._model = self._model, nxt
             self._glossary_given = None
+            self._mt_given = None
             self._failures.reset()
             self._nothing, self._nothing_said = 0, False
             self._notice = nxt.notice  # said by the pipeline when it loaded
@@ -331,6 +333,9 @@ class TranslationStage(threading.Thread):
         if self._model is not None and self._glossary_given is not glossary:
             self._model.set_glossary(glossary)
             self._glossary_given = glossary
+        if self._model is not None and self._mt_given is not mt:  # new settings: said once
+            self._model.configure(mt)
+            self._mt_given = mt
         return self._model, mt
 
     def _drop_model(self, message: str) -> None:
@@ -556,7 +561,7 @@ class TranslationStage(threading.Thread):
             self._show_partial(u, lang, target, r)
 
         t = engine.translate(
-            u.segment_id, u.text, u.final, src, mt, should_abort=abort, progress=progress
+            u.segment_id, u.text, u.final, lang, src, should_abort=abort, progress=progress
         )
         if engine.notice != self._notice:  # e.g. a server stopped returning log-probabilities
             self._notice = engine.notice

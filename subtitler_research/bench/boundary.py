@@ -66,7 +66,7 @@ def run(model: Path, words: Path, step: int, limit: int, threads: int) -> dict[s
     from subtitler.mt.loading import load_translator
 
     mt = MtConfig(model_path=str(model), threads=threads, n_ubatch=512)
-    local = LocalEngine(load_translator(mt), model.name)
+    local = LocalEngine(load_translator(mt), mt, model.name)
     worker = WorkerEngine(mt, model)
     updates = [
         (seg, text, i == len(ps) - 1)
@@ -84,9 +84,9 @@ def run(model: Path, words: Path, step: int, limit: int, threads: int) -> dict[s
     try:
         for seg, text, final in updates:
             t0 = time.perf_counter()
-            a = local.translate(seg, text, final, "en", mt, should_abort=never)
+            a = local.translate(seg, text, final, mt.tgt_lang, "en", should_abort=never)
             t1, c1 = time.perf_counter(), time.process_time()
-            b = worker.translate(seg, text, final, "en", mt, should_abort=never)
+            b = worker.translate(seg, text, final, mt.tgt_lang, "en", should_abort=never)
             t2, c2 = time.perf_counter(), time.process_time()
             wall_local.append(t1 - t0)
             wall_worker.append(t2 - t1)

@@ -285,13 +285,18 @@ def test_a_newer_update_aborts_a_decode_running_in_the_worker(tiny_gguf: Path) -
     mt = MtConfig(model_path=str(tiny_gguf), max_new_tokens=200, len_ratio=100.0, n_ctx=512)
     engine = WorkerEngine(mt, tiny_gguf)
     try:
-        engine.translate(0, "warm up", False, "en", mt)
+        engine.translate(0, "warm up", False, mt.tgt_lang, "en")
         t0 = time.monotonic()
         out = engine.translate(
-            0, "a long source sentence", False, "en", mt, lambda: time.monotonic() - t0 > 0.03
+            0,
+            "a long source sentence",
+            False,
+            mt.tgt_lang,
+            "en",
+            lambda: time.monotonic() - t0 > 0.03,
         )
         assert out.stats.aborted and 0 < out.stats.output_len < 200
-        again = engine.translate(0, "a long source sentence", False, "en", mt)
+        again = engine.translate(0, "a long source sentence", False, mt.tgt_lang, "en")
         assert not again.stats.aborted  # the engine took the next call normally
     finally:
         engine.close()
@@ -307,7 +312,9 @@ def test_a_slow_decode_in_the_worker_reports_its_prefix_as_it_goes(tiny_gguf: Pa
     engine = WorkerEngine(mt, tiny_gguf)
     try:
         seen: list[EngineResult] = []
-        out = engine.translate(0, "a long source sentence", False, "en", mt, progress=seen.append)
+        out = engine.translate(
+            0, "a long source sentence", False, mt.tgt_lang, "en", progress=seen.append
+        )
         assert len(seen) >= 10 and not out.stats.aborted
         sizes = [len(r.tokens) for r in seen]
         assert sizes == sorted(sizes) and sizes[-1] <= len(out.tokens)
@@ -315,11 +322,14 @@ def test_a_slow_decode_in_the_worker_reports_its_prefix_as_it_goes(tiny_gguf: Pa
             assert out.tokens[: len(r.tokens)] == r.tokens
             assert out.text.startswith(r.text) and len(r.pieces) == len(r.tokens)
             assert shown_by_k(r.pieces, final=False)[0] == r.text  # as a display masks it
-        quiet = engine.translate(1, "another sentence", False, "en", mt)  # no progress asked
+        quiet = engine.translate(
+            1, "another sentence", False, mt.tgt_lang, "en"
+        )  # no progress asked
         assert quiet.tokens
         off = dataclasses.replace(mt, partial_every_s=0.0)
         seen.clear()
-        engine.translate(2, "a third one", False, "en", off, progress=seen.append)
+        engine.configure(off)
+        engine.translate(2, "a third one", False, off.tgt_lang, "en", progress=seen.append)
         assert seen == []
     finally:
         engine.close()

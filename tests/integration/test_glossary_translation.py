@@ -48,14 +48,15 @@ def _stream(engine: LocalEngine | WorkerEngine, seg: int, text: str, mt: MtConfi
     """Word by word, as speech arrives; the final translation."""
     words = text.split()
     out = ""
+    engine.configure(mt)
     for n in range(1, len(words) + 1):
-        out = engine.translate(seg, " ".join(words[:n]), n == len(words), "en", mt).text
+        out = engine.translate(seg, " ".join(words[:n]), n == len(words), mt.tgt_lang, "en").text
     return out
 
 
 @pytest.fixture(scope="module")
 def engine() -> LocalEngine:
-    return LocalEngine(load_translator(_mt()), FIXTURE.name)
+    return LocalEngine(load_translator(_mt()), _mt(), FIXTURE.name)
 
 
 def test_a_term_comes_out_as_given_only_with_the_glossary(engine: LocalEngine) -> None:
@@ -86,11 +87,13 @@ def test_the_worker_engine_takes_the_glossary_live() -> None:
     try:
         pid = w.pid
         source = CASES[0][0]
-        assert "Subiaco" not in w.translate(1, source, True, "en", mt).text
+        assert "Subiaco" not in w.translate(1, source, True, mt.tgt_lang, "en").text
         w.set_glossary(GLOSSARY)
-        assert w.translate(2, source, True, "en", mt).text == "Tom ging gestern in Subiaco."
+        assert (
+            w.translate(2, source, True, mt.tgt_lang, "en").text == "Tom ging gestern in Subiaco."
+        )
         w.set_glossary(Glossary())
-        assert "Subiaco" not in w.translate(3, source, True, "en", mt).text
+        assert "Subiaco" not in w.translate(3, source, True, mt.tgt_lang, "en").text
         assert w.pid == pid  # the same process: no model loaded again
     finally:
         w.close()
@@ -101,9 +104,9 @@ def test_ssbd_accepts_a_draft_holding_the_term(engine: LocalEngine) -> None:
     (holding the fixed translation) is accepted again as the draft of the next update."""
     mt = _mt()
     engine.set_glossary(GLOSSARY)
-    first = engine.translate(400, CASES[0][0], False, "en", mt)
+    first = engine.translate(400, CASES[0][0], False, mt.tgt_lang, "en")
     assert "Subiaco" in first.text
-    again = engine.translate(400, CASES[0][0], False, "en", mt)
+    again = engine.translate(400, CASES[0][0], False, mt.tgt_lang, "en")
     assert again.stats.accepted == len(first.tokens) == len(again.tokens)
 
 
@@ -231,13 +234,17 @@ def test_a_translator_loaded_again_after_a_crash_keeps_the_glossary() -> None:
     try:
         w.set_glossary(GLOSSARY)
         source = CASES[0][0]
-        assert w.translate(1, source, True, "en", mt).text == "Tom ging gestern in Subiaco."
+        assert (
+            w.translate(1, source, True, mt.tgt_lang, "en").text == "Tom ging gestern in Subiaco."
+        )
         first = w.pid
         assert first is not None
         os.kill(first, signal.SIGKILL)  # as a native abort would
         with pytest.raises(RuntimeError, match="loaded it again"):
-            w.translate(2, source, True, "en", mt)
+            w.translate(2, source, True, mt.tgt_lang, "en")
         assert w.pid != first
-        assert w.translate(3, source, True, "en", mt).text == "Tom ging gestern in Subiaco."
+        assert (
+            w.translate(3, source, True, mt.tgt_lang, "en").text == "Tom ging gestern in Subiaco."
+        )
     finally:
         w.close()

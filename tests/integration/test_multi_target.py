@@ -95,21 +95,21 @@ def test_a_local_engine_gives_each_target_a_stream_of_its_own(lm: LlamaLM) -> No
     from subtitler.mt.engine import LoadedModel, LocalEngine
 
     mt = MtConfig(max_new_tokens=40, len_ratio=1.5, extra_targets="ja", adaptive_guessing=False)
-    engine = LocalEngine(LoadedModel(lm, "chatml"))
+    engine = LocalEngine(LoadedModel(lm, "chatml"), mt)
     both: dict[str, list[str]] = {"de": [], "ja": []}
     for i, s in enumerate(sources()):
         stream = prefixes(s, 2)
         for j, p in enumerate(stream):
             for t in ("de", "ja"):
-                r = engine.translate(i, p, j == len(stream) - 1, "en", mt.for_target(t))
+                r = engine.translate(i, p, j == len(stream) - 1, t, "en")
                 both[t].append(r.text)
     de, ja = (engine._trs[t].lm for t in ("de", "ja"))
     assert de is lm and isinstance(ja, LlamaView) and ja.parent is lm
     for t in ("de", "ja"):
-        alone = LocalEngine(LoadedModel(lm, "chatml"))
         one = dataclasses.replace(mt, tgt_lang=t, extra_targets="")
+        alone = LocalEngine(LoadedModel(lm, "chatml"), one)
         got = [
-            alone.translate(i, p, j == len(st) - 1, "en", one).text
+            alone.translate(i, p, j == len(st) - 1, t, "en").text
             for i, s in enumerate(sources())
             for st in [prefixes(s, 2)]
             for j, p in enumerate(st)

@@ -45,8 +45,8 @@ def only_text(text: str) -> bool:
 @pytest.fixture(scope="module")
 def engine(gemma: Path) -> LocalEngine:
     """Gemma loaded as the app loads a translator (auto template, the app's settings)."""
-    model = load_translator(MtConfig(model_path=str(gemma), threads=2))
-    e = LocalEngine(model, gemma.name)
+    mt = MtConfig(model_path=str(gemma), threads=2)
+    e = LocalEngine(load_translator(mt), mt, gemma.name)
     yield e
     e.close()
 
@@ -67,7 +67,7 @@ def test_it_translates_held_out_sentences(engine: LocalEngine, pair: str) -> Non
     src, tgt = pair.split("-")
     mt = MtConfig(tgt_lang=tgt, threads=2)
     pairs = held_out(pair)
-    outs = [engine.translate(i, en, True, src, mt) for i, (en, _) in enumerate(pairs)]
+    outs = [engine.translate(i, en, True, mt.tgt_lang, src) for i, (en, _) in enumerate(pairs)]
     texts = [r.text for r in outs]
     assert sum(bool(r.problem) for r in outs) <= 1, [r.problem for r in outs]
     for (en, _), text in zip(pairs, texts, strict=True):
@@ -89,9 +89,9 @@ def test_updates_and_lines_share_the_examples_prefix(engine: LocalEngine) -> Non
     prefix = len(lm.tokenize(fewshot_prefix("en", "de"), add_bos=True))
     assert prefix > 100
     mt = MtConfig(tgt_lang="de", threads=2)
-    first = engine.translate(100, "The train leaves", False, "en", mt)
-    grown = engine.translate(100, "The train leaves at nine", False, "en", mt)
-    other = engine.translate(101, "Where is the station?", True, "en", mt)
+    first = engine.translate(100, "The train leaves", False, mt.tgt_lang, "en")
+    grown = engine.translate(100, "The train leaves at nine", False, mt.tgt_lang, "en")
+    other = engine.translate(101, "Where is the station?", True, mt.tgt_lang, "en")
     assert grown.stats.prompt_reused >= prefix and grown.stats.prompt_tokens < 10
     assert other.stats.prompt_reused >= prefix and other.stats.prompt_tokens < 15
     assert first.stats.prompt_reused + first.stats.prompt_tokens > prefix
@@ -100,14 +100,14 @@ def test_updates_and_lines_share_the_examples_prefix(engine: LocalEngine) -> Non
 def test_a_wrong_template_shows_no_control_text(gemma: Path) -> None:
     """Forced onto ChatML (which this model never learnt), it writes the markers as text:
     they are cut off, and an output that copies the source is rejected, never shown."""
-    model = load_translator(MtConfig(model_path=str(gemma), template="chatml", threads=2))
-    e = LocalEngine(model, gemma.name)
+    forced = MtConfig(model_path=str(gemma), template="chatml", threads=2)
+    e = LocalEngine(load_translator(forced), forced, gemma.name)
     try:
         mt = MtConfig(tgt_lang="ja", threads=2)
         words = "The committee will meet again next week to discuss the budget".split()
         for n in range(3, len(words) + 3, 3):
             final = n >= len(words)
-            r = e.translate(0, " ".join(words[:n]), final, "en", mt)
+            r = e.translate(0, " ".join(words[:n]), final, mt.tgt_lang, "en")
             assert only_text(r.text) and all(only_text(s) for s in shown_by_k(r.pieces, final)), r
             assert r.problem or r.text.lower() != " ".join(words[:n]).lower()
     finally:

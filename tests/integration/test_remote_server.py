@@ -173,12 +173,12 @@ def test_engine_translates_with_the_display_masks(server: LlamaServer) -> None:
         assert engine.notice == "" and "model.gguf" in engine.name
         # Found to verify drafts (prompt log-probabilities) with its own tokenizer.
         assert engine.abilities == ServerAbilities(ServerRoute.VERIFY, tokenizer=True)
-        r = engine.translate(0, "A little girl climbing into", False, "en", mt)
+        r = engine.translate(0, "A little girl climbing into", False, mt.tgt_lang, "en")
         shown = shown_by_k(r.pieces, final=False)
         assert r.text and shown[0] == r.text
         assert len(shown[3]) < len(r.text)  # display-only mask-3 hides the tail
         done = engine.translate(
-            0, "A little girl climbing into a wooden playhouse.", True, "en", mt
+            0, "A little girl climbing into a wooden playhouse.", True, mt.tgt_lang, "en"
         )
         assert done.stats.draft_len and b"".join(done.pieces).decode().strip() == done.text
         assert shown_by_k(done.pieces, final=True)[10] == done.text  # a final line: all
@@ -240,7 +240,7 @@ def test_a_server_without_prompt_logprobs_translates_with_rt_and_says_so(
         ref = local(local_lm, Method.RT)
         for j, src in enumerate(STREAMS[0]):
             final = j == len(STREAMS[0]) - 1
-            got = engine.translate(0, src, final, "en", mt)
+            got = engine.translate(0, src, final, mt.tgt_lang, "en")
             assert got.text == ref.update(0, src, final).text and got.stats.method == "RT"
     finally:
         engine.close()

@@ -126,6 +126,9 @@ def test_a_line_with_stable_words_is_never_blank() -> None:
         def set_glossary(self, glossary: Glossary) -> None:
             pass
 
+        def configure(self, mt: object) -> None:
+            pass
+
         def close(self) -> None:
             pass
 

@@ -78,20 +78,23 @@ class PushingEngine:
         self.mailbox, self.updates = mailbox, list(updates)
         self.calls: list[tuple[str, str]] = []
 
+    def configure(self, mt: MtConfig) -> None:
+        pass  # (the settings change nothing this fake does)
+
     def translate(
         self,
         segment_id: int,
         source: str,
         final: bool,
+        target: str,
         src_lang: str,
-        mt: MtConfig,
         should_abort: Callable[[], bool] | None = None,
         progress: Progress | None = None,
     ) -> EngineResult:
-        self.calls.append((mt.tgt_lang, source))
+        self.calls.append((target, source))
         if self.updates:
             self.mailbox.put(self.updates.pop(0))
-        text = f"{mt.tgt_lang}:{source}"
+        text = f"{target}:{source}"
         return EngineResult(text, (1,), (text.encode(),), UpdateStats())
 
     def set_glossary(self, glossary: Glossary) -> None:
@@ -169,27 +172,39 @@ def test_an_extra_target_spoken_already_is_shown_as_said(tmp_path: Path) -> None
     assert to_srt([rec], "both", "ja").count("konnichiwa") == 1
 
 
-def test_settings_are_given_to_each_target_as_its_own(tmp_path: Path) -> None:
+def test_settings_are_given_once_and_each_target_sees_them_as_its_own(tmp_path: Path) -> None:
     mailbox = Mailbox()
     engine = PushingEngine(mailbox, [])
-    got: list[MtConfig] = []
-    real = engine.translate
+    configured: list[MtConfig] = []
+    targets: list[str] = []
+    real_translate, real_configure = engine.translate, engine.configure
 
     def spy(*a, **k):  # type: ignore[no-untyped-def]
-        got.append(a[4])
-        return real(*a, **k)
+        targets.append(a[3])
+        return real_translate(*a, **k)
+
+    def spy_configure(mt: MtConfig) -> None:
+        configured.append(mt)
+        real_configure(mt)
 
     engine.translate = spy  # type: ignore[method-assign]
+    engine.configure = spy_configure  # type: ignore[method-assign]
     stage = TranslationStage(
         mailbox, Events(), lambda: 0.0, LiveMetrics(), threading.Event(), TWO, None
     )
     stage.set_model(engine)
     stage.translate(update(0, final=True))
-    assert [(m.tgt_lang, m.targets) for m in got] == [
+    stage.translate(update(1, final=True))
+    assert targets == ["de", "ja", "de", "ja"]  # (the least recently served first)
+    assert configured and all(m is TWO for m in configured)  # the settings, not per call
+    stage.set_mt(dataclasses.replace(TWO, beta=0.4))
+    stage.translate(update(2, final=True))
+    assert [m.beta for m in configured][-1] == 0.4 and len(targets) == 6
+    # Each target's translator sees the settings as its own (main target first).
+    assert [(m.tgt_lang, m.targets) for m in map(TWO.for_target, ("de", "ja"))] == [
         ("de", ("de", "ja")),
         ("ja", ("ja", "de")),
     ]
-    assert all(m.beta == TWO.beta and m.model_path == TWO.model_path for m in got)
     cfg = AppConfig(mt=TWO)
     assert cfg.mt.targets == ("de", "ja")
 

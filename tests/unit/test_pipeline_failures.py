@@ -281,13 +281,16 @@ class EchoingEngine:
     notice = ""
     name = "echoing"
 
+    def configure(self, mt: MtConfig) -> None:
+        pass  # (the settings change nothing this fake does)
+
     def translate(
         self,
         segment_id: int,
         source: str,
         final: bool,
+        target: str,
         src_lang: str,
-        mt: MtConfig,
         should_abort: object = None,
         progress: object = None,
     ) -> EngineResult:
@@ -337,13 +340,16 @@ class NothingEngine:
     def __init__(self, loops: bool = False, good: tuple[int, ...] = ()) -> None:
         self.loops, self.good = loops, good
 
+    def configure(self, mt: MtConfig) -> None:
+        pass  # (the settings change nothing this fake does)
+
     def translate(
         self,
         segment_id: int,
         source: str,
         final: bool,
+        target: str,
         src_lang: str,
-        mt: MtConfig,
         should_abort: object = None,
         progress: object = None,
     ) -> EngineResult:

@@ -80,19 +80,19 @@ def test_a_stalled_update_is_said_within_the_timeout_and_the_next_update_asks_ag
     mt = mt_for(server, method="RT")
     engine = RemoteEngine(mt)
     try:
-        first = engine.translate(0, "Hello world.", False, "en", mt)
+        first = engine.translate(0, "Hello world.", False, mt.tgt_lang, "en")
         assert first.text == "Hallo Welt."
         server.script.every_s, server.script.output = 0.3, "x" * 100  # now it drips
         t0 = time.monotonic()
         with pytest.raises(EngineUnavailable) as e:
-            run_bounded(lambda: engine.translate(0, "Hello world again.", False, "en", mt))
+            run_bounded(lambda: engine.translate(0, "Hello world again.", False, mt.tgt_lang, "en"))
         assert time.monotonic() - t0 < 2 * TIMEOUT_S + 1.0  # (one update: one request here)
         assert "did not finish within 1 s" in str(e.value) and "\n" not in str(e.value)
         server.script.every_s, server.script.output = 0.0, "Hallo Welt, wieder."
         streams = server.streams()
         # The server answers again: the very next update asks it (no pause for a server that
         # is up but slow: a pause is for one that cannot be reached).
-        again = engine.translate(0, "Hello world again.", False, "en", mt)
+        again = engine.translate(0, "Hello world again.", False, mt.tgt_lang, "en")
         assert again.text == "Hallo Welt, wieder." and server.streams() == streams + 1
     finally:
         engine.close()
@@ -104,14 +104,16 @@ def test_verify_and_continuation_share_one_deadline_per_update(server: ScriptedS
     mt = mt_for(server)
     engine = RemoteEngine(mt)
     try:
-        engine.translate(0, "Hello world.", False, "en", mt)  # a draft for the next update
+        engine.translate(0, "Hello world.", False, mt.tgt_lang, "en")  # a draft for the next update
         # A verify that takes 0.8 s, then a continuation that drips: with a timeout per
         # request the update would take 1.8 s or more.
         server.script.verify_s, server.script.verify_ends = 0.8, False
         server.script.every_s, server.script.output = 0.15, "y" * 100
         t0 = time.monotonic()
         with pytest.raises(EngineUnavailable, match="did not finish within 1 s"):
-            run_bounded(lambda: engine.translate(0, "Hello world, friends.", False, "en", mt))
+            run_bounded(
+                lambda: engine.translate(0, "Hello world, friends.", False, mt.tgt_lang, "en")
+            )
         assert time.monotonic() - t0 < TIMEOUT_S + 0.6
         kinds = ["echo" if r.get("echo") else "stream" for r in server.script.requests[-2:]]
         assert kinds == ["echo", "stream"]  # it verified, then continued
@@ -129,7 +131,7 @@ def test_a_context_too_small_for_one_update_is_said_not_an_empty_translation(
     engine = RemoteEngine(mt)
     try:
         with pytest.raises(EngineUnavailable) as e:
-            engine.translate(0, "Hello world.", False, "en", mt)
+            engine.translate(0, "Hello world.", False, mt.tgt_lang, "en")
         msg = str(e.value)
         assert "context of 3 tokens" in msg and "too small" in msg and "\n" not in msg
         assert not e.value.announced  # the stage says it (once, until a line translates)
@@ -144,11 +146,11 @@ def test_unusable_logprobs_cost_ssbd_for_that_update_only(server: ScriptedServer
     mt = mt_for(server)
     engine = RemoteEngine(mt)
     try:
-        engine.translate(0, "Hello.", False, "en", mt)
+        engine.translate(0, "Hello.", False, mt.tgt_lang, "en")
         server.script.nan_verifies = 3
         methods = []
         for i, text in enumerate(("Hello w.", "Hello wo.", "Hello wor.", "Hello worl.")):
-            r = engine.translate(0, text, i == 3, "en", mt)
+            r = engine.translate(0, text, i == 3, mt.tgt_lang, "en")
             assert r.text == "Hallo Welt." and r.problem == ""
             methods.append(r.stats.method)
         assert methods == ["RT", "RT", "RT", "SSBD"]

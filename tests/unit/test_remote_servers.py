@@ -75,7 +75,7 @@ def test_each_server_is_found_once_for_what_it_can_do_and_translates(
         assert engine.describe() == ROUTE_WORDS[route][0]
         probes = len(server.script.requests)
         for i, text in enumerate(("Hello", "Hello world.")):
-            r = engine.translate(0, text, i == 1, "en", mt)
+            r = engine.translate(0, text, i == 1, mt.tgt_lang, "en")
             assert r.text == "Hallo Welt." and r.problem == ""
             assert r.stats.method == ("SSBD" if route is ServerRoute.VERIFY else "RT")
         # Found once: updates ask only the route found (and the tokenize route it has).
@@ -97,8 +97,8 @@ def test_ssbd_without_a_tokenize_route_reads_the_drafts_tokens_off_the_echo(
     mt = mt_for(server)
     engine = RemoteEngine(mt)
     try:
-        engine.translate(0, "Hello", False, "en", mt)
-        r = engine.translate(0, "Hello world", False, "en", mt)
+        engine.translate(0, "Hello", False, mt.tgt_lang, "en")
+        r = engine.translate(0, "Hello world", False, mt.tgt_lang, "en")
         assert r.stats.method == "SSBD" and r.text == "Hallo Welt."
         assert r.stats.verified_tokens == len("Hallo Welt.") == r.stats.accepted
         verify = [q for q in server.script.requests if q.get("echo")][-1]
@@ -120,8 +120,8 @@ def test_llama_server_is_asked_without_echo_and_with_its_own_token_counts(
     try:
         assert engine.notice == ""  # CD is what was asked for: nothing to say
         source = "The quick brown fox jumps over the lazy dog."
-        engine.translate(0, source[:20], False, "en", mt)
-        engine.translate(0, source, False, "en", mt)
+        engine.translate(0, source[:20], False, mt.tgt_lang, "en")
+        engine.translate(0, source, False, mt.tgt_lang, "en")
         streams = [q for q in server.script.requests if q.get("stream")]
         # The caps from the server's own count: one token a character, no BOS by default.
         first = math.ceil(3.0 * len(source[:20].strip())) + 8
@@ -146,11 +146,12 @@ def test_ssbd_on_a_server_without_prompt_logprobs_is_rt_and_said_once(
     try:
         assert "Only no echo is supported" in engine.notice
         assert "RT instead of SSBD" in engine.notice and "\n" not in engine.notice
-        r = engine.translate(0, "Hello", False, "en", mt)
+        r = engine.translate(0, "Hello", False, mt.tgt_lang, "en")
         assert r.stats.method == "RT"
         # From beta 0.5 on SSBD checks nothing anyway: it keeps the draft, as CD does.
         mt_half = mt_for(server, beta=0.5)
-        r = engine.translate(0, "Hello world", False, "en", mt_half)
+        engine.configure(mt_half)
+        r = engine.translate(0, "Hello world", False, mt_half.tgt_lang, "en")
         assert r.stats.method == "SSBD" and r.stats.accepted == len("Hallo Welt.")
     finally:
         engine.close()
@@ -183,7 +184,7 @@ def test_without_a_tokenize_route_the_cap_is_counted_by_length(
     engine = RemoteEngine(mt)
     try:
         source = "Translation quality matters, 翻訳の質"
-        engine.translate(0, source, False, "en", mt)
+        engine.translate(0, source, False, mt.tgt_lang, "en")
         stream = [q for q in server.script.requests if q.get("stream")][-1]
         assert stream["max_tokens"] == math.ceil(2.0 * estimate_tokens(source)) + 8
     finally:
@@ -202,7 +203,7 @@ def test_ollama_is_asked_through_chat_without_template_markers_and_not_to_think(
     engine = RemoteEngine(mt)
     try:
         assert "chat requests only" in engine.notice and "(RT)" in engine.notice
-        r = engine.translate(0, "Hello world.", True, "en", mt)
+        r = engine.translate(0, "Hello world.", True, mt.tgt_lang, "en")
         assert r.text == "Hallo Welt." and r.stats.method == "RT"
         chats = server.requests_to("/v1/chat/completions")
         assert chats and all(q["reasoning_effort"] == "none" for q in chats)
@@ -222,7 +223,7 @@ def test_a_chat_answer_that_starts_with_the_target_label_loses_it(
     engine = RemoteEngine(mt)
     try:
         assert engine.notice == ""  # RT was asked for
-        r = engine.translate(0, "Hello world.", True, "en", mt)
+        r = engine.translate(0, "Hello world.", True, mt.tgt_lang, "en")
         assert r.text == "Hallo Welt."
     finally:
         engine.close()

@@ -34,13 +34,16 @@ class SlowEngine:
         self.calls: list[tuple[str, bool]] = []  # (source, finished) of translations done
         self.lock = threading.Lock()
 
+    def configure(self, mt: MtConfig) -> None:
+        pass  # (the settings change nothing this fake does)
+
     def translate(
         self,
         segment_id: int,
         source: str,
         final: bool,
+        target: str,
         src_lang: str,
-        mt: MtConfig,
         should_abort: object = None,
         progress: object = None,
     ) -> EngineResult:

@@ -69,20 +69,25 @@ def test_reconfigure_takes_pair_decoding_cap_guessing_and_context() -> None:
 
 
 def test_the_engine_reconfigures_only_when_the_settings_change() -> None:
-    engine = LocalEngine(LoadedModel(echo_lm(), "chatml"))
     mt = MtConfig(tgt_lang="de")
+    engine = LocalEngine(LoadedModel(echo_lm(), "chatml"), mt)
     calls: list[MtConfig] = []
-    engine.translate(0, "Good morning.", False, "en", mt)
+    engine.translate(0, "Good morning.", False, mt.tgt_lang, "en")
     tr = engine._trs["de"]
     real = tr.reconfigure
     tr.reconfigure = lambda m, s: (calls.append(m), real(m, s))[-1]  # type: ignore[method-assign]
-    engine.translate(0, "Good morning everyone.", True, "en", mt)
+    engine.translate(0, "Good morning everyone.", True, mt.tgt_lang, "en")
+    engine.configure(dataclasses.replace(mt))  # equal settings (a new object)
+    engine.translate(0, "Good morning everyone.", True, mt.tgt_lang, "en")
     assert calls == []  # same settings: nothing to do
-    engine.translate(1, "Thanks.", True, "en", dataclasses.replace(mt, beta=0.4))
-    assert [m.beta for m in calls] == [0.4] and tr.options.beta == 0.4
+    engine.configure(dataclasses.replace(mt, beta=0.4))
+    engine.translate(1, "Thanks.", True, mt.tgt_lang, "en")
+    engine.translate(1, "Thanks again.", True, mt.tgt_lang, "en")
+    assert [m.beta for m in calls] == [0.4] and tr.options.beta == 0.4  # told once
     # Another target language: a translator of its own (its own draft) on the stream the
     # target no longer chosen leaves.
-    engine.translate(2, "Thanks.", True, "en", dataclasses.replace(mt, tgt_lang="ja"))
+    engine.configure(dataclasses.replace(mt, tgt_lang="ja"))
+    engine.translate(2, "Thanks.", True, "ja", "en")
     ja = engine._trs["ja"]
     assert engine.targets == ("ja",) and ja is not tr and ja.lm is tr.lm
     assert ja.prompts.tgt_lang == "ja"
