@@ -80,8 +80,8 @@ def cmd_mt(a: argparse.Namespace) -> int:
 
     from subtitler.config import MtConfig
     from subtitler.mt.engine import LocalEngine
+    from subtitler.mt.loading import load_translator
     from subtitler.mt.terms import present
-    from subtitler.pipeline.factories import load_translator
 
     if a.bias is not None:
         from subtitler.mt import terms as term_module
@@ -97,8 +97,8 @@ def cmd_mt(a: argparse.Namespace) -> int:
         tgt_lang=a.tgt_lang,
     )  # fmt: skip
     engines = {
-        "without": LocalEngine(load_translator(mt)),
-        "with": LocalEngine(load_translator(mt)),
+        "without": LocalEngine(load_translator(mt), mt),
+        "with": LocalEngine(load_translator(mt), mt),
     }
     engines["with"].set_glossary(glossary)
     out: dict[str, list[str]] = {k: [] for k in engines}
@@ -110,7 +110,9 @@ def cmd_mt(a: argparse.Namespace) -> int:
             text = ""
             for n in range(1, len(words) + 1):
                 t0 = time.perf_counter()
-                r = engine.translate(i, " ".join(words[:n]), n == len(words), a.src_lang, mt)
+                r = engine.translate(
+                    i, " ".join(words[:n]), n == len(words), mt.tgt_lang, a.src_lang
+                )
                 times[name][kind].append(time.perf_counter() - t0)
                 text = r.text
             out[name].append(text)
