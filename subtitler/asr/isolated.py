@@ -38,7 +38,6 @@ class WorkerWhisper:
         self.settings = settings
         self.name = Path(settings.model).name or settings.model
         self.crashes = 0
-        self.notice = ""  # for the user about this load (whisper_first_load_test), not fatal
         self.hotwords = settings.hotwords
         self._proc: WorkerProcess | None = None
         self._start()
