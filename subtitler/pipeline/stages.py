@@ -349,8 +349,7 @@ class TranslationStage(threading.Thread):
         self.emit(ErrorEvent("mt", message))
 
     def _what_to_do(self) -> str:
-        with self._lock:
-            return what_to_do(self._mt)
+        return what_to_do(self._settings())
 
     def _settings(self) -> MtConfig:
         with self._lock:
@@ -475,9 +474,7 @@ class TranslationStage(threading.Thread):
             self._behind_said = False
 
     def _what_to_do_when_behind(self) -> str:
-        with self._lock:
-            server = self._mt.uses_server
-        if server:
+        if self._settings().uses_server:
             return "a faster translation server or a smaller model on it would keep up"
         return (
             "a smaller translation model or a translation server would keep up: "
@@ -488,8 +485,7 @@ class TranslationStage(threading.Thread):
         """Translate one update into every target language (fewer when it is superseded
         meanwhile); a final one also reaches the transcript, with each target's text. A
         finished line that newer ones overtook gives way to them mid-decode and is put back."""
-        with self._lock:
-            mt = self._mt
+        mt = self._settings()
         targets = mt.targets
         late = self._late(u)
         if not late:
