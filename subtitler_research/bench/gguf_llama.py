@@ -27,6 +27,11 @@ class Shape:
     n_head_kv: int
     n_ff: int
     n_ctx: int = 4096
+    head_dim: int = 0  # 0: n_embd // n_head (Gemma and Qwen3 use wider heads than that)
+
+    @property
+    def n_head_dim(self) -> int:
+        return self.head_dim or self.n_embd // self.n_head
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,10 @@ def llama_writer(
     w.add_head_count(shape.n_head)
     w.add_head_count_kv(shape.n_head_kv)
     w.add_layer_norm_rms_eps(eps)
-    w.add_rope_dimension_count(shape.n_embd // shape.n_head)
+    w.add_rope_dimension_count(shape.n_head_dim)
+    if shape.head_dim:
+        w.add_key_length(shape.head_dim)
+        w.add_value_length(shape.head_dim)
     w.add_rope_freq_base(rope_base)
     w.add_vocab_size(len(vocab.tokens))
     w.add_file_type(QTYPES[qtype][1])

@@ -5,6 +5,8 @@ in GPT-2's byte-to-unicode alphabet and merges recovered from the ranks (each mu
 is the merge of the two pieces that BPE with lower ranks produces). Weights are random normal,
 quantized with ``gguf.quants`` (Q8_0 by default: with flash attention and n_ubatch < 64 its
 batched logits are bit-identical to token-by-token ones, which the beta=0 tests rely on).
+K-quants (``q4_k_m``), which gguf.quants cannot write, are made by llama.cpp's own quantizer from
+an F16 copy, as a user's model is.
 
     python -m subtitler_research.bench.random_model --preset tiny --out tiny.gguf
     python -m subtitler_research.bench.random_model --preset qwen3-0.6b --out q06.gguf
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import ctypes
 import logging
 import sys
 from collections.abc import Sequence
@@ -50,6 +53,19 @@ CATALOG_SHAPES: dict[str, tuple[Shape, int, str]] = {
     "qwen3-8b": (Shape(36, 4096, 32, 8, 12288), 151936, "q4_0"),
     "tower-plus-9b": (Shape(42, 3584, 16, 8, 14336), 256000, "q4_0"),
 }  # (layers, hidden, heads, kv heads, FFN)
+
+# Real translators' exact layer shapes (head width included) for timing on other hardware
+# (docs/benchmarks/gpu.md): each is built in every quantization asked for. From config.json.
+TRANSLATOR_SHAPES: dict[str, tuple[Shape, int]] = {
+    "gemma3-270m": (Shape(18, 640, 4, 1, 2048, head_dim=256), 262144),
+    "gemma3-1b": (Shape(26, 1152, 4, 1, 6912, head_dim=256), 262144),
+    "qwen3-0.6b": (Shape(28, 1024, 16, 8, 3072, head_dim=128), 151936),
+    "qwen3-1.7b": (Shape(28, 2048, 16, 8, 6144, head_dim=128), 151936),
+    "gemma2-2b": (Shape(26, 2304, 8, 4, 9216, head_dim=256), 256000),  # Tower+ 2B's base
+    "qwen3-4b": (Shape(36, 2560, 32, 8, 9728, head_dim=128), 151936),
+}
+# llama.cpp's file types for the quantizations made by llama_model_quantize.
+LLAMA_FTYPES: dict[str, int] = {"q4_k_m": 15, "q8_0": 7}
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -126,10 +142,25 @@ def build_random_llama(
     logit_std: float = 10.0,
     extra_tokens: Sequence[str] = (),
     vocab_size: int = 0,
+    tiled: bool = False,
 ) -> Path:
     """Write a random llama GGUF; returns ``out``. ``extra_tokens`` are appended to the
     vocabulary (after EOS) as normal tokens, e.g. to test long pieces; ``vocab_size`` pads it
-    with unused tokens to that size (a real model's output layer, for timing)."""
+    with unused tokens to that size (a real model's output layer, for timing). ``tiled`` fills
+    each matrix from one pool of 2^22 random numbers at a random offset instead of drawing every
+    weight (billions of draws take minutes; timing does not need them independent). A
+    ``qtype`` of LLAMA_FTYPES is written as F16, then quantized by llama.cpp."""
+    if qtype in LLAMA_FTYPES:
+        f16 = out.with_name(out.name + ".f16.tmp")
+        try:
+            build_random_llama(
+                f16, shape, tiktoken=tiktoken, qtype="f16", seed=seed, name=name,
+                chat_template=chat_template, logit_std=logit_std, extra_tokens=extra_tokens,
+                vocab_size=vocab_size, tiled=tiled,
+            )  # fmt: skip
+            return llama_quantize(f16, out, qtype)
+        finally:
+            f16.unlink(missing_ok=True)
     tokens, types, merges, eos = gpt2_vocab(tiktoken)
     b2u = bytes_to_unicode()
     for t in extra_tokens:
@@ -139,15 +170,23 @@ def build_random_llama(
         tokens.append(f"<unused{i}>")
         types.append(5)  # UNUSED: never produced by the tokenizer
     n_vocab = len(tokens)
-    hd = shape.n_embd // shape.n_head
+    hd = shape.n_head_dim
     rng = np.random.default_rng(seed)
     vocab = BpeVocab(tokens, types, merges, bos=eos, eos=eos)
     w = llama_writer(out, shape, vocab, name=name, qtype=qtype)
     if chat_template:
         w.add_chat_template(chat_template)
 
+    pool = rng.standard_normal(1 << 22, dtype=np.float32) if tiled else None
+
     def mat(name: str, rows: int, cols: int, std: float) -> None:
-        add_weight(w, name, rng.standard_normal((rows, cols), dtype=np.float32) * std, qtype)
+        if pool is None:
+            a = rng.standard_normal((rows, cols), dtype=np.float32)
+        else:
+            start = int(rng.integers(len(pool)))
+            turned = np.concatenate([pool[start:], pool[:start]])
+            a = np.tile(turned, -(-rows * cols // len(pool)))[: rows * cols].reshape(rows, cols)
+        add_weight(w, name, a * np.float32(std), qtype)
 
     def norm(name: str) -> None:
         w.add_tensor(name, np.ones(shape.n_embd, dtype=np.float32))
@@ -173,6 +212,19 @@ def build_random_llama(
     return out
 
 
+def llama_quantize(src: Path, out: Path, qtype: str, threads: int = 0) -> Path:
+    """Quantize the GGUF ``src`` into ``out`` with llama.cpp (``qtype`` in LLAMA_FTYPES)."""
+    import llama_cpp
+
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = LLAMA_FTYPES[qtype]
+    params.nthread = threads
+    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(out).encode(), ctypes.byref(params))
+    if rc != 0:
+        raise RuntimeError(f"llama.cpp could not quantize {src} to {qtype} (code {rc})")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m subtitler_research.bench.random_model",
@@ -187,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--tiktoken", type=Path, default=DEFAULT_TIKTOKEN)
-    ap.add_argument("--qtype", choices=["q8_0", "q4_0", "f16", "f32"], default="q8_0")
+    ap.add_argument("--qtype", choices=["q8_0", "q4_0", "q4_k_m", "f16", "f32"], default="q8_0")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--logit-std", type=float, default=10.0, help="spread of the output logits")
     a = ap.parse_args(argv)
