@@ -2,10 +2,13 @@
 
     python -m subtitler_research.bench.mt_cost --model gemma3-270m=PATH.gguf \\
         --shapes qwen3-0.6b,tower-plus-2b,qwen3-4b --threads 1,2,4 --cache DIR --json OUT.json
+    python -m subtitler_research.bench.mt_cost --translators gemma3-1b,qwen3-4b \\
+        --qtypes q8_0,q4_k_m --gpu-layers -1 --threads 4 --json gpu.json
 
 For each model (a real GGUF given as NAME=PATH, or a catalog shape built with random weights
-by subtitler_research.bench.random_model into ``--cache``) and thread count, in llama.cpp
-through the app's own LlamaLM (default settings: flash attention, n_ubatch 512):
+by subtitler_research.bench.random_model into ``--cache``; ``--translators``: real translators'
+exact shapes in each of ``--qtypes``) and thread count, in llama.cpp through the app's own
+LlamaLM (default settings: flash attention, n_ubatch 512; ``--gpu-layers`` as the app's):
 
 - **decode step**: one token evaluated with its logits (greedy decoding's cost per token);
 - **verified token**: a batch of 24 draft tokens with logits at every row, per token (SSBD's
@@ -30,13 +33,19 @@ from typing import Any
 import numpy as np
 
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
-from subtitler_research.bench.random_model import CATALOG_SHAPES, build_random_llama
+from subtitler_research.bench.random_model import (
+    CATALOG_SHAPES,
+    TRANSLATOR_SHAPES,
+    build_random_llama,
+)
 
 CONTEXT, DRAFT, PROMPT = 48, 24, 64
 
 
-def measure(path: Path, threads: int, repeat: int) -> dict[str, float]:
-    lm = LlamaLM(LlamaSettings(str(path), n_ctx=512, n_threads=threads))
+def measure(
+    path: Path, threads: int, repeat: int, gpu_layers: int | None = None
+) -> dict[str, float]:
+    lm = LlamaLM(LlamaSettings(str(path), n_ctx=512, n_threads=threads, n_gpu_layers=gpu_layers))
     try:
         rng = np.random.default_rng(0)
         ids = [int(t) for t in rng.integers(3, min(lm.n_vocab, 30000), CONTEXT + PROMPT)]
@@ -62,6 +71,7 @@ def measure(path: Path, threads: int, repeat: int) -> dict[str, float]:
             "verified_token_ms": 1e3 * statistics.median(verified),
             "prompt_token_ms": 1e3 * statistics.median(prompt),
             "n_vocab": float(lm.n_vocab),
+            "gpu_offload": float(lm.gpu_offload),
         }
     finally:
         lm.close()
@@ -79,6 +89,16 @@ def models(a: argparse.Namespace) -> list[tuple[str, Path]]:
             print(f"building {path} ...", file=sys.stderr, flush=True)
             build_random_llama(path, shape, qtype=qtype, name=f"random-{name}", vocab_size=vocab)
         out.append((f"{name} (random)", path))
+    for name in [s for s in a.translators.split(",") if s]:
+        shape, vocab = TRANSLATOR_SHAPES[name]
+        for qtype in [q for q in a.qtypes.split(",") if q]:
+            path = a.cache / f"random-{name}-{qtype}.gguf"
+            if not path.is_file():
+                print(f"building {path} ...", file=sys.stderr, flush=True)
+                build_random_llama(
+                    path, shape, qtype=qtype, name=f"random-{name}", vocab_size=vocab, tiled=True
+                )
+            out.append((f"{name} {qtype} (random)", path))
     return out
 
 
@@ -86,25 +106,35 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m subtitler_research.bench.mt_cost")
     ap.add_argument("--model", action="append", default=[], help="NAME=PATH of a real GGUF")
     ap.add_argument("--shapes", default="", help=f"comma-separated: {', '.join(CATALOG_SHAPES)}")
+    ap.add_argument(
+        "--translators", default="", help=f"comma-separated: {', '.join(TRANSLATOR_SHAPES)}"
+    )
+    ap.add_argument("--qtypes", default="q8_0,q4_k_m", help="quantizations of --translators")
+    ap.add_argument("--gpu-layers", type=int, default=None, help="as the app's (-1: all)")
+    ap.add_argument("--build-only", action="store_true", help="build the random models, no timing")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "subtitler-bench")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
     rows: list[dict[str, Any]] = []
+    if a.build_only:
+        for _, path in models(a):
+            print(path)
+        return 0
     print("| model | threads | decode step ms | verified token ms | prompt token ms |")
     print("|---|---:|---:|---:|---:|")
     for name, path in models(a):
         for th in (int(x) for x in a.threads.split(",")):
-            m = measure(path, th, a.repeat)
+            m = measure(path, th, a.repeat, a.gpu_layers)
             rows.append({"model": name, "threads": th, **m})
             print(
                 f"| {name} | {th} | {m['decode_step_ms']:.1f} | {m['verified_token_ms']:.1f} "
                 f"| {m['prompt_token_ms']:.1f} |",
                 flush=True,
             )
-    if a.json:
-        a.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+            if a.json:  # after every row: a run stopped at its time limit keeps what it measured
+                a.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return 0
 
 
