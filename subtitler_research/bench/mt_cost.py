@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             m = measure(path, th, a.repeat, a.gpu_layers)
             rows.append({"model": name, "threads": th, **m})
             print(
-                f"| {name} | {th} | {m['decode_step_ms']:.1f} | {m['verified_token_ms']:.1f} "
-                f"| {m['prompt_token_ms']:.1f} |",
+                f"| {name} | {th} | {m['decode_step_ms']:.2f} | {m['verified_token_ms']:.2f} "
+                f"| {m['prompt_token_ms']:.2f} |",
                 flush=True,
             )
             if a.json:  # after every row: a run stopped at its time limit keeps what it measured
