@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
-def output_mask(tokens: Sequence[int], k: int, final: bool) -> list[int]:
-    """The paper's output mask-k: drop the last k tokens of a non-final output."""
+def output_mask(tokens: Sequence[T], k: int, final: bool) -> list[T]:
+    """The paper's output mask-k: drop the last k tokens of a non-final output (token ids,
+    or a server's token texts)."""
     if final or k <= 0:
         return list(tokens)
     return list(tokens[: max(0, len(tokens) - k)])

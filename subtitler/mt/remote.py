@@ -71,7 +71,8 @@ from subtitler.mt.glossary import Glossary
 from subtitler.mt.output_rules import problem, text_cut
 from subtitler.mt.prompts import BUILTIN, PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
-from subtitler.mt.translator import CONTEXT_WORDS, LengthCap, apply_settings
+from subtitler.mt.streaming import Decoded, LengthCap, Retranslator
+from subtitler.mt.translator import apply_settings
 from subtitler.types import UpdateStats
 
 log = logging.getLogger(__name__)
@@ -175,8 +176,10 @@ class RemoteTranslation:
         return tuple(p.encode("utf-8") for p in self.pieces)
 
 
-class RemoteTranslator:
-    """Translates growing source text on a server; the previous output is the next draft."""
+class RemoteTranslator(Retranslator[str]):
+    """Translates growing source text on a server (the shared part:
+    :class:`~subtitler.mt.streaming.Retranslator`): a verify request over the draft, then a
+    streamed continuation; its tokens are their texts."""
 
     def __init__(
         self,
@@ -191,22 +194,14 @@ class RemoteTranslator:
         route: ServerRoute = ServerRoute.VERIFY,
         chat_extra: dict[str, str] | None = None,
     ) -> None:
+        super().__init__(prompts, options, output_mask_k=output_mask_k, cap=cap)
         self.client = client
         self.route = route  # how the server is asked (probe_server)
         self.chat_extra = dict(chat_extra or {})  # fields every chat request carries
-        self.prompts = prompts
-        self.options = options
-        self.output_mask_k = output_mask_k
-        self.cap = cap or LengthCap()
         self.n_ctx = n_ctx  # the server's context length, where it says (vLLM)
         self._clock = clock
-        self._segment: int | None = None
-        self._draft: list[str] = []
         self._tokens: OrderedDict[str, list[int]] = OrderedDict()
         self._bos: int | None = None  # tokens the server adds to any text (a BOS token)
-        self.context = ""
-        self.context_sentences = 0
-        self._history: list[str] = []
 
     def tokenize(self, text: str, deadline: float | None = None) -> list[int]:
         got = self._tokens.get(text)
@@ -249,24 +244,24 @@ class RemoteTranslator:
         clock = self._clock
         st = UpdateStats(method=str(opts.method))
         t0 = clock()
-        cap = min(opts.max_new_tokens, self.cap.for_source(self._source_tokens(source, deadline)))
+        cap = self.output_cap(self._source_tokens(source, deadline))
         if self.route is ServerRoute.CHAT:
             st.method = str(Method.RT)  # a chat answer cannot continue a draft
             st.prompt_s = clock() - t0
             return self._chat(source, cap, st, should_abort, deadline)
-        prompt = self.prompts.build(source, self.context)
-        if self.n_ctx is not None:
-            n_prompt = self.count_tokens(prompt, deadline)
-            if self.context and n_prompt + cap >= self.n_ctx:
-                prompt = self.prompts.build(source)  # as locally: the context gives way
-                n_prompt = self.count_tokens(prompt, deadline)
-            if n_prompt + 1 >= self.n_ctx:
+        prompt, room = self.prompt_within(
+            source, cap, self.n_ctx, str, lambda text: self.count_tokens(text, deadline)
+        )
+        if room is not None:
+            if room <= 0:
+                assert self.n_ctx is not None
                 raise ContextTooSmall(
                     f"{self.client.where}: the server's context of {self.n_ctx} tokens is too "
-                    f"small for one update (its prompt alone is {n_prompt} tokens); lines are "
-                    "shown as said until the server has a longer one (vLLM: --max-model-len)"
+                    f"small for one update (its prompt alone is {self.n_ctx - 1 - room} "
+                    "tokens); lines are shown as said until the server has a longer one "
+                    "(vLLM: --max-model-len)"
                 )
-            cap = min(cap, self.n_ctx - n_prompt - 1)
+            cap = min(cap, room)
         text = "".join(draft)
         if opts.method is Method.RT or not text.strip() or cap == 0:
             st.prompt_s = clock() - t0
@@ -386,39 +381,25 @@ class RemoteTranslator:
     ) -> RemoteTranslation:
         """Translate the newest source text of a segment, drafting from its last translation
         (its requests all end by ``deadline``; None: the timeout from now)."""
-        if segment_id != self._segment:
-            self._segment, self._draft = segment_id, []
-        decoded = True
-        try:
-            pieces, st = self.decode(source, self._draft, should_abort, deadline)
-        except Aborted:  # before anything was verified or written: the draft stays
-            decoded = False
-            pieces, st = [], UpdateStats(method=str(self.options.method), aborted=True)
-        # As locally: one line of text, without a chat template's markers.
-        cut = text_cut(pieces)
-        if cut != pieces:
-            pieces = cut
-            st.ended_by_eos, st.hit_cap = True, False
-        if not st.aborted:
+
+        def decode(draft: list[str]) -> Decoded[str]:
+            try:
+                pieces, st = self.decode(source, draft, should_abort, deadline)
+            except Aborted:
+                pieces, st = [], UpdateStats(method=str(self.options.method), aborted=True)
+            # As locally: one line of text, without a chat template's markers.
+            cut = text_cut(pieces)
+            if cut != pieces:
+                pieces = cut
+                st.ended_by_eos, st.hit_cap = True, False
+            if st.aborted:
+                return Decoded(pieces, st)
             p = self.prompts
             why = problem(source, "".join(pieces), pieces, p.src_lang, p.tgt_lang)
-            if why:  # not a translation: nothing of it is shown or becomes the draft
-                return RemoteTranslation(segment_id, source, (), final, st, problem=why)
-        k = self.output_mask_k
-        if not st.aborted and not final and k > 0:
-            pieces = pieces[: max(0, len(pieces) - k)]  # the paper's output mask-k
-        if decoded:
-            # As locally: an aborted decode's verified and written part is the next draft.
-            self._draft = list(pieces)
-        if final and not st.aborted:
-            self._history = [*self._history, source][-max(1, self.context_sentences) :]
-            if self.context_sentences > 0:
-                words = " ".join(self._history[-self.context_sentences :]).split()
-                self.context = " ".join(words[-CONTEXT_WORDS:])
-        return RemoteTranslation(segment_id, source, tuple(pieces), final, st)
+            return Decoded(pieces, st, why)
 
-    def reset(self) -> None:
-        self._segment, self._draft = None, []
+        got = self._next(segment_id, source, final, decode)
+        return RemoteTranslation(segment_id, source, tuple(got.out), final, got.stats, got.problem)
 
 
 def _without_prefix(pieces: Sequence[str], label: str) -> list[str]:

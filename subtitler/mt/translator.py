@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -14,26 +12,13 @@ import numpy.typing as npt
 from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel, GuessGate, NgramTable, Proposer
 from subtitler.mt.lm import LanguageModel
-from subtitler.mt.masking import complete_text, output_mask
+from subtitler.mt.masking import complete_text
 from subtitler.mt.output_rules import problem
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Decoder, DecodeResult, Method
+from subtitler.mt.streaming import Decoded, LengthCap, Retranslator
 from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
 from subtitler.types import Translation, UpdateStats
-
-CONTEXT_WORDS = 60  # the previous sentence(s) shown as context: at most their last words
-
-
-@dataclass(frozen=True)
-class LengthCap:
-    """Output length cap: ``ratio`` tokens per source token plus ``slack``, at most ``hard``."""
-
-    ratio: float = 3.0
-    slack: int = 8
-    hard: int = 256
-
-    def for_source(self, n_source_tokens: int) -> int:
-        return min(self.hard, math.ceil(self.ratio * n_source_tokens) + self.slack)
 
 
 def decode_options(mt: MtConfig, *, draft_model: bool, fuse_prompt: bool = True) -> DecodeOptions:
@@ -53,16 +38,7 @@ def decode_options(mt: MtConfig, *, draft_model: bool, fuse_prompt: bool = True)
     )
 
 
-class Configurable(Protocol):
-    """What the translation settings set on a translator, local or on a server."""
-
-    options: DecodeOptions
-    cap: LengthCap
-    context: str
-    context_sentences: int
-
-
-def apply_settings(tr: Configurable, mt: MtConfig, *, draft_model: bool) -> None:
+def apply_settings(tr: Retranslator[Any], mt: MtConfig, *, draft_model: bool) -> None:
     """Hand the translation settings to a translator, from its next update on: decoding
     (:func:`decode_options`), the length cap and the previous sentences given as context. The
     one mapping from MtConfig, for the local translator and the one on a server alike."""
@@ -73,8 +49,10 @@ def apply_settings(tr: Configurable, mt: MtConfig, *, draft_model: bool) -> None
         tr.context = ""
 
 
-class StreamTranslator:
-    """Translates growing source text; the previous output of a segment is the next draft."""
+class StreamTranslator(Retranslator[int]):
+    """Translates growing source text with a model in this process (the shared part:
+    :class:`~subtitler.mt.streaming.Retranslator`); its decoder verifies the draft and decodes
+    after it in one pass over the logits."""
 
     def __init__(
         self,
@@ -86,23 +64,15 @@ class StreamTranslator:
         cap: LengthCap | None = None,
         draft_model: DraftModel | None = None,
     ) -> None:
+        super().__init__(prompts, options, output_mask_k=output_mask_k, cap=cap)
         self.lm = lm
-        self.prompts = prompts
-        self.options = options
-        self.output_mask_k = output_mask_k
-        self.cap = cap or LengthCap()
         self.decoder = Decoder(lm)
-        self._segment: int | None = None
-        self._draft: list[int] = []
         # This meeting's finished translations, for n-gram lookahead past the draft.
         self.ngrams = NgramTable(n=3)
         # When set, a smaller model guesses past the draft instead of the n-gram table.
         self.draft_model = draft_model
         # When set, guessing is used only while it measurably speeds up decoding.
         self.gate: GuessGate | None = None
-        self.context = ""  # previous sentence(s), shown to the model as context
-        self.context_sentences = 0  # how many finished sources become the next context
-        self._history: list[str] = []
         self._glued: npt.NDArray[np.bool_] | None = None  # (mt/terms.py), made when needed
 
     def reconfigure(self, mt: MtConfig, src_lang: str) -> None:
@@ -116,8 +86,11 @@ class StreamTranslator:
             self.gate = GuessGate()
 
     def prompt_tokens(self, source: str) -> list[int]:
-        text = self.prompts.build(source, self.context)
-        return self.lm.tokenize(text, add_bos=True, special=True)
+        """The prompt for ``source`` with the context, as tokens."""
+        return self.tokenize_prompt(self.prompts.build(source, self.context))
+
+    def tokenize_prompt(self, prompt: str) -> list[int]:
+        return self.lm.tokenize(prompt, add_bos=True, special=True)
 
     def decode(
         self,
@@ -128,15 +101,10 @@ class StreamTranslator:
     ) -> DecodeResult:
         """Translate ``source`` once with ``draft`` (stateless but for the guess gate)."""
         n_src = len(self.lm.tokenize(" ".join(source.split()), add_bos=False, special=False))
-        prompt = self.prompt_tokens(source)
-        cap = min(self.options.max_new_tokens, self.cap.for_source(n_src))
-        n_ctx = self.lm.n_ctx
-        if n_ctx is not None:
-            if self.context and len(prompt) + cap >= n_ctx:
-                # The previous sentence is a courtesy: this one's translation comes first.
-                prompt = self.lm.tokenize(self.prompts.build(source), add_bos=True, special=True)
-            # Prompt and output share the context: never ask for more than fits.
-            cap = max(0, min(cap, n_ctx - len(prompt) - 1))
+        cap = self.output_cap(n_src)
+        prompt, room = self.prompt_within(source, cap, self.lm.n_ctx, self.tokenize_prompt, len)
+        if room is not None:
+            cap = max(0, min(cap, room))  # prompt and output share the context
         opts = dataclasses.replace(self.options, max_new_tokens=cap)
         gate = self.gate if opts.lookahead > 0 or opts.resync else None
         if gate is not None and not gate.use_guesses():
@@ -198,41 +166,31 @@ class StreamTranslator:
     ) -> Translation:
         """Translate the newest source text of a segment, drafting from its last translation
         (``on_step``: see :meth:`Decoder.decode`)."""
-        if segment_id != self._segment:
-            self._segment, self._draft = segment_id, []
-        res = self.decode(source, self._draft, should_abort, on_step)
-        text = complete_text(self.lm.detokenize(res.tokens)).strip()
-        if not res.stats.aborted:
-            p = self.prompts
-            why = problem(source, text, res.tokens, p.src_lang, p.tgt_lang)
+
+        def decode(draft: list[int]) -> Decoded[int]:
+            res = self.decode(source, draft, should_abort, on_step)
+            if res.stats.aborted:
+                return Decoded(res.tokens, res.stats)
+            why = self._problem(source, res.tokens)
             if why:
                 # A base model may copy the source rather than translate it (long lines full
                 # of names and quotes), or loop: once more, from scratch, without copying more
                 # than a name's worth of the source's tokens in a row or repeating itself.
                 res = self._decode_without_copying(source, should_abort, on_step, res.stats)
-                text = complete_text(self.lm.detokenize(res.tokens)).strip()
-                why = (
-                    ""
-                    if res.stats.aborted
-                    else problem(source, text, res.tokens, p.src_lang, p.tgt_lang)
-                )
-            if why:
-                # Not a translation: the draft stays the last good one (a draft of the echo
-                # would bias the next update towards it), and nothing of it is shown or kept.
-                return Translation(segment_id, source, "", (), final, res.stats, problem=why)
-        tokens = (
-            res.tokens if res.stats.aborted else output_mask(res.tokens, self.output_mask_k, final)
-        )
-        self._draft = list(tokens)
-        if final:
-            self.ngrams.add(tokens)
-            self._history = [*self._history, source][-max(1, self.context_sentences) :]
-            if self.context_sentences > 0:
-                words = " ".join(self._history[-self.context_sentences :]).split()
-                self.context = " ".join(words[-CONTEXT_WORDS:])
-        if tokens != res.tokens:
-            text = complete_text(self.lm.detokenize(tokens)).strip()
-        return Translation(segment_id, source, text, tuple(tokens), final, res.stats)
+                why = "" if res.stats.aborted else self._problem(source, res.tokens)
+            return Decoded(res.tokens, res.stats, why)
 
-    def reset(self) -> None:
-        self._segment, self._draft = None, []
+        got = self._next(segment_id, source, final, decode)
+        if got.problem:
+            return Translation(segment_id, source, "", (), final, got.stats, problem=got.problem)
+        text = complete_text(self.lm.detokenize(got.out)).strip()
+        return Translation(segment_id, source, text, tuple(got.out), final, got.stats)
+
+    def _problem(self, source: str, tokens: Sequence[int]) -> str:
+        """Why ``tokens`` are no translation of ``source`` ("" when they are one)."""
+        text = complete_text(self.lm.detokenize(tokens)).strip()
+        p = self.prompts
+        return problem(source, text, tokens, p.src_lang, p.tgt_lang)
+
+    def _finished(self, out: Sequence[int]) -> None:
+        self.ngrams.add(out)

@@ -23,7 +23,8 @@ from subtitler.mt.languages import normalize_code
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.mt.streaming import LengthCap
+from subtitler.mt.translator import StreamTranslator
 from subtitler_research.bench.streams import prefixes
 
 log = logging.getLogger("subtitler_research.bench.targets")

@@ -98,7 +98,8 @@ def test_truncated_gguf_is_refused(tiny_gguf: Path, tmp_path: Path) -> None:
 def test_output_never_overflows_the_context(tiny_gguf: Path) -> None:
     from subtitler.mt.prompts import PromptBuilder
     from subtitler.mt.ssbd import DecodeOptions, Method
-    from subtitler.mt.translator import LengthCap, StreamTranslator
+    from subtitler.mt.streaming import LengthCap
+    from subtitler.mt.translator import StreamTranslator
 
     with LlamaLM(LlamaSettings(str(tiny_gguf), n_ctx=96, n_threads=1)) as lm:
         tr = StreamTranslator(

@@ -14,7 +14,8 @@ from subtitler.mt.llama_backend import LlamaLM, LlamaSettings, LlamaView
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.mt.streaming import LengthCap
+from subtitler.mt.translator import StreamTranslator
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Pipeline
 from subtitler.pipeline.transcript import export, read_transcript

@@ -20,7 +20,8 @@ from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.remote import RemoteEngine, RemoteTranslator, ServerAbilities, ServerRoute
 from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.mt.streaming import LengthCap
+from subtitler.mt.translator import StreamTranslator
 from subtitler_research.bench.streams import prefixes
 from tests.helpers.completion_server import API_KEY, FIXTURE, FaultyProxy, LlamaServer, free_port
 

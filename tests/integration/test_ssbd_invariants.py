@@ -27,7 +27,8 @@ from subtitler.mt.engine import token_pieces
 from subtitler.mt.lm import common_prefix_len
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator
+from subtitler.mt.streaming import LengthCap
+from subtitler.mt.translator import StreamTranslator
 from subtitler_research.bench.runner import RunSpec, run_all
 from subtitler_research.bench.streams import prefixes
 

@@ -191,7 +191,8 @@ def test_context_never_crowds_out_the_sentence(fixture_lm: Any) -> None:
     256-token context: the context gives way, the line is translated to its end."""
     from subtitler.mt.prompts import PromptBuilder
     from subtitler.mt.ssbd import DecodeOptions, Method
-    from subtitler.mt.translator import CONTEXT_WORDS, StreamTranslator
+    from subtitler.mt.streaming import CONTEXT_WORDS
+    from subtitler.mt.translator import StreamTranslator
 
     tr = StreamTranslator(fixture_lm, PromptBuilder("chatml", "en", "de"), DecodeOptions(Method.RT))
     tr.context_sentences = 3

@@ -165,7 +165,7 @@ def test_an_echo_is_a_failed_update_and_the_draft_stays_the_last_good_one() -> N
 
     lm = Model(V, EOS, fn)
     tr = StreamTranslator(lm, PromptBuilder("chatml", "en", "de"), DecodeOptions(Method.SSBD))
-    tr.prompt_tokens = lambda source: [40, 41, 99]  # type: ignore[method-assign]
+    tr.tokenize_prompt = lambda prompt: [40, 41, 99]  # type: ignore[method-assign]
     first = tr.update(0, "one two", False)
     assert first.problem == "" and list(first.tokens) == good
     state["echo"] = True
@@ -205,7 +205,7 @@ def test_an_echo_is_decoded_once_more_without_copying_the_source() -> None:
 
     lm = WordLM(V, EOS, fn)
     tr = StreamTranslator(lm, PromptBuilder("chatml", "en", "de"), DecodeOptions(Method.SSBD))
-    tr.prompt_tokens = lambda source: [40, 41, 99]  # type: ignore[method-assign]
+    tr.tokenize_prompt = lambda prompt: [40, 41, 99]  # type: ignore[method-assign]
     t = tr.update(0, " ".join(f"w{x}" for x in source), True)
     assert t.stats.retried and t.problem == ""
     # A name's worth copied, then its own word, then the source again for at most three.
@@ -221,7 +221,7 @@ def test_a_loop_is_decoded_once_more_without_repeating_itself() -> None:
 
     lm = WordLM(V, EOS, fn)
     tr = StreamTranslator(lm, PromptBuilder("chatml", "en", "de"), DecodeOptions(Method.RT))
-    tr.prompt_tokens = lambda source: [40, 41, 99]  # type: ignore[method-assign]
+    tr.tokenize_prompt = lambda prompt: [40, 41, 99]  # type: ignore[method-assign]
     t = tr.update(0, "w1 w2 w3", True)
     assert t.stats.retried and t.problem == "" and not loops(t.tokens)
     assert list(t.tokens[:4]) == [7, 8, 7, 8]  # "a b a b" once, then no 4-token run again

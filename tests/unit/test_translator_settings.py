@@ -10,7 +10,8 @@ from subtitler.mt.drafting import GuessGate
 from subtitler.mt.engine import LoadedModel, LocalEngine
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Method
-from subtitler.mt.translator import LengthCap, StreamTranslator, decode_options
+from subtitler.mt.streaming import LengthCap
+from subtitler.mt.translator import StreamTranslator, decode_options
 from subtitler_research.bench.runner import RunSpec
 from tests.helpers.fake_pipeline import echo_lm
 
