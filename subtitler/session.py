@@ -10,7 +10,6 @@ end, and tests/unit/test_layering.py keeps the UI from importing them on its own
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from subtitler.models.validate import check_translator as check_translator
 from subtitler.models.validate import check_whisper_dir as check_whisper_dir
 from subtitler.mt import glossary as glossary_store
 from subtitler.mt.completions import address_problem as address_problem
-from subtitler.mt.engine import Engine, as_engine
+from subtitler.mt.engine import Engine
 from subtitler.mt.glossary import Glossary as Glossary
 from subtitler.mt.glossary import GlossaryError as GlossaryError
 from subtitler.mt.glossary import read_import as read_import
@@ -250,7 +249,7 @@ class Session:
         self.config = cfg
         problem = self.save()
         if self.pipeline is not None and self.pipeline.state in ("running", "paused", "loading"):
-            self.pipeline.apply_config(copy.deepcopy(cfg))
+            self.pipeline.apply_config(cfg)
         return problem
 
     def set_glossary(self, glossary: Glossary) -> str:
@@ -277,7 +276,7 @@ class Session:
         if self.pipeline is not None:
             self.pipeline.stop()
         self.pipeline = Pipeline(
-            copy.deepcopy(self.config),
+            self.config,
             self.on_event,
             self.factories,
             speed=self.speed,
@@ -298,8 +297,7 @@ class Session:
 
     def translator(self) -> Engine:
         """A translation engine for the current settings, loaded as the pipeline loads it."""
-        mt = self.config.mt
-        return as_engine(self.factories.model(mt), mt, Path(mt.model_path).name)
+        return self.factories.model(self.config.mt)
 
 
 # The model files on disk: status, download, verify, remove (the Models window's).

@@ -108,15 +108,6 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
-def as_engine(model: LoadedModel | Engine, mt: MtConfig, name: str = "") -> Engine:
-    """An engine for what a model loader returned (tests' loaders return a LoadedModel),
-    configured with ``mt``."""
-    if isinstance(model, LoadedModel):
-        return LocalEngine(model, mt, name)
-    model.configure(mt)
-    return model
-
-
 class LocalEngine:
     """A :class:`LoadedModel` with a :class:`StreamTranslator` per target language, in this
     process.

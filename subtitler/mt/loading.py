@@ -19,7 +19,7 @@ from subtitler.models.resolve import mt_state
 from subtitler.models.templates import resolve_template
 from subtitler.models.validate import InvalidModelError, read_gguf
 from subtitler.mt.drafting import DraftModel, VocabularyMismatchError, check_same_vocabulary
-from subtitler.mt.engine import Engine, LoadedModel
+from subtitler.mt.engine import Engine, LoadedModel, LocalEngine
 from subtitler.mt.isolated import WorkerEngine, first_load_test
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.remote import RemoteEngine
@@ -138,7 +138,11 @@ def connect_translator(mt: MtConfig) -> Engine:
     return RemoteEngine(mt, connect_later=True)  # the app may start before the server
 
 
-def load_any_translator(mt: MtConfig, isolate: bool) -> LoadedModel | Engine:
+def load_any_translator(mt: MtConfig, isolate: bool) -> Engine:
+    """The translator the settings ask for, configured with them: on a server, in a worker
+    process (``isolate``) or in this process."""
     if mt.uses_server:
         return connect_translator(mt)
-    return load_translator_isolated(mt) if isolate else load_translator(mt)
+    if isolate:
+        return load_translator_isolated(mt)
+    return LocalEngine(load_translator(mt), mt, Path(mt.model_path).name)

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 from subtitler.asr.engine import Recognizer
 from subtitler.audio.source import AudioSource, Clock
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
-from subtitler.mt.engine import as_engine
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.clock import StreamClock
 from subtitler.pipeline.events import (
@@ -223,7 +222,7 @@ class Pipeline:
     def _load_model(self, mt: MtConfig, seq: int) -> bool:
         """Load in this thread; only the newest of several overlapping loads is used."""
         try:
-            model = as_engine(self.factories.model(mt), mt, Path(mt.model_path).name)
+            model = self.factories.model(mt)
         except Exception as e:
             log.info("translation model failed to load: %s", e)
             if seq == self._load_seq:

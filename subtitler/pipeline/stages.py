@@ -12,8 +12,7 @@ from subtitler.asr.engine import Recognizer
 from subtitler.audio.source import AudioSource
 from subtitler.config import MtConfig
 from subtitler.display.steadiness import OpenLines
-from subtitler.mt.engine import Engine, EngineResult, EngineUnavailable, as_engine
-from subtitler.mt.engine import LoadedModel as LoadedModel  # what model loaders may return
+from subtitler.mt.engine import Engine, EngineResult, EngineUnavailable
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.pipeline.events import (
@@ -61,7 +60,7 @@ class RecognitionStopped(RuntimeError):
     """Every recogniser call failed (failures.MAX_FAILED_CALLS in a row)."""
 
 
-ModelLoader = Callable[[MtConfig], LoadedModel | Engine]
+ModelLoader = Callable[[MtConfig], Engine]  # configured with the settings it was given
 
 
 class AsrStage(threading.Thread):
@@ -308,10 +307,11 @@ class TranslationStage(threading.Thread):
         with self._lock:
             self._glossary = glossary
 
-    def set_model(self, model: LoadedModel | Engine) -> None:
-        """A freshly loaded model: swapped in between two updates; the old one is closed."""
+    def set_model(self, model: Engine) -> None:
+        """A freshly loaded model: swapped in between two updates (and given the settings of
+        then); the old one is closed."""
         with self._lock:
-            displaced, self._next_model = self._next_model, as_engine(model, self._mt)
+            displaced, self._next_model = self._next_model, model
             self.model_lost = False
         if displaced is not None:  # loaded but never used (no speech since): close it now
             displaced.close()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from subtitler.config import MtConfig
-from subtitler.pipeline.stages import LoadedModel
+from subtitler.mt.engine import LoadedModel, LocalEngine
 from subtitler.types import SILENCE_DBFS, AsrUpdate, AudioBlock, Word
 from tests.helpers.fake_lm import ScriptedLM, peaked
 
@@ -160,9 +160,9 @@ def echo_lm() -> ScriptedLM:
 
 
 def loader_for(lm: ScriptedLM, calls: list[MtConfig] | None = None):  # type: ignore[no-untyped-def]
-    def load(mt: MtConfig) -> LoadedModel:
+    def load(mt: MtConfig) -> LocalEngine:
         if calls is not None:
             calls.append(mt)
-        return LoadedModel(lm, "chatml")
+        return LocalEngine(LoadedModel(lm, "chatml"), mt)
 
     return load

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from subtitler.config import MtConfig
-from subtitler.mt.engine import EngineResult, LoadedModel
+from subtitler.mt.engine import EngineResult, LoadedModel, LocalEngine
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.events import SubtitleEvent
 from subtitler.pipeline.mailbox import Mailbox
@@ -34,7 +34,7 @@ def update(i: int, final: bool = False) -> AsrUpdate:
 def stage_with(lm: object, mt: MtConfig, mailbox: Mailbox) -> tuple[TranslationStage, Events]:
     ev = Events()
     stage = TranslationStage(mailbox, ev, lambda: 0.0, LiveMetrics(), threading.Event(), mt, None)
-    stage.set_model(LoadedModel(lm, "chatml"))  # type: ignore[arg-type]
+    stage.set_model(LocalEngine(LoadedModel(lm, "chatml"), mt))  # type: ignore[arg-type]
     return stage, ev
 
 

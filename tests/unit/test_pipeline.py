@@ -101,12 +101,14 @@ def test_second_update_drafts_from_the_first(tmp_path: Path) -> None:
 
 def test_a_loaded_draft_model_guesses_with_the_configured_token_count(tmp_path: Path) -> None:
     from subtitler.mt.drafting import DraftModel
-    from subtitler.pipeline.stages import LoadedModel
+    from subtitler.mt.engine import LoadedModel, LocalEngine
 
     draft = DraftModel(echo_lm())  # the target's twin: every guess is right
     mt = MtConfig(model_path="fake.gguf", max_new_tokens=16, draft_tokens=3)
     p, ev, _, _ = make(
-        tmp_path, mt=mt, loader=lambda m: LoadedModel(echo_lm(), "chatml", draft=draft)
+        tmp_path,
+        mt=mt,
+        loader=lambda m: LocalEngine(LoadedModel(echo_lm(), "chatml", draft=draft), m),
     )
     p.start()
     assert p.finished.wait(10)
@@ -119,10 +121,12 @@ def test_a_loaded_draft_model_guesses_with_the_configured_token_count(tmp_path: 
 
 
 def test_a_load_notice_is_shown_and_translation_goes_on(tmp_path: Path) -> None:
-    from subtitler.pipeline.stages import LoadedModel
+    from subtitler.mt.engine import LoadedModel, LocalEngine
 
     notice = "draft model small.gguf not used: it has 9 tokens; translating without it"
-    p, ev, _, _ = make(tmp_path, loader=lambda m: LoadedModel(echo_lm(), "chatml", notice=notice))
+    p, ev, _, _ = make(
+        tmp_path, loader=lambda m: LocalEngine(LoadedModel(echo_lm(), "chatml", notice=notice), m)
+    )
     p.start()
     assert p.finished.wait(10)
     p.stop()

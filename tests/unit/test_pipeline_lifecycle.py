@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from subtitler.config import AppConfig, MtConfig
+from subtitler.mt.engine import LoadedModel, LocalEngine
 from subtitler.pipeline.events import PipelineState, StatusEvent
 from subtitler.pipeline.pipeline import Factories, Pipeline, replace_mt
-from subtitler.pipeline.stages import LoadedModel
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm
 from tests.unit.test_pipeline import Events, wait_for
 
@@ -28,7 +28,7 @@ class Models:
         self.by_lm: dict[int, str] = {}
         self.lock = threading.Lock()
 
-    def __call__(self, mt: MtConfig) -> LoadedModel:
+    def __call__(self, mt: MtConfig) -> LocalEngine:
         time.sleep(self.delays.get(mt.model_path, 0.0))
         lm, name = echo_lm(), mt.model_path
         with self.lock:
@@ -39,7 +39,7 @@ class Models:
             with self.lock:
                 self.closed.append(name)
 
-        return LoadedModel(lm, "chatml", close=close)
+        return LocalEngine(LoadedModel(lm, "chatml", close=close), mt)
 
     def in_use(self, p: Pipeline) -> str | None:
         stage = p._mt
