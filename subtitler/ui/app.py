@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import logging
 import sys
@@ -491,7 +490,7 @@ class SubtitlerApp(QObject):
             web = dataclasses.replace(web, token=new_token())
             self.config = dataclasses.replace(self.config, web=web)
             self._save()
-        server = WebSubtitles(copy.deepcopy(web), self.config.display)
+        server = WebSubtitles(web, self.config.display)
         try:
             server.start()
         except WebServerError as e:

@@ -13,7 +13,6 @@ plain setting needs its declaration only. Values are validated by the same
 from __future__ import annotations
 
 import contextlib
-import copy
 import sys
 import threading
 import types
@@ -278,7 +277,7 @@ class SettingsPane(QDialog):
         super().__init__(parent)
         self.setWindowTitle("subtitler settings")
         self.choices = choices or Choices()
-        self._cfg = copy.deepcopy(config)
+        self._cfg = config
         self._color = config.display.text_color
         self.rows: dict[str, Row] = {}  # "section.field" -> its row
         self.key_problems: dict[str, QLabel] = {}  # hotkey -> why the OS refused it
@@ -600,7 +599,7 @@ class SettingsPane(QDialog):
     def rebase(self, cfg: AppConfig) -> None:
         """The settings in use, changed elsewhere (the overlay's place, say): what the pane
         has no row for is taken from them when it is applied."""
-        self._cfg = copy.deepcopy(cfg)
+        self._cfg = cfg
 
     def load(self, cfg: AppConfig) -> None:
         self.rebase(cfg)
@@ -617,7 +616,7 @@ class SettingsPane(QDialog):
             v["mt.src_lang"] = v["asr.language"]
         web = self.web.values()  # the Browser page's own
         v.update({"web.share": web.share, "web.port": web.port, "web.token": web.token})
-        return with_settings(copy.deepcopy(self._cfg), v)
+        return with_settings(self._cfg, v)
 
     def apply(self) -> bool:
         cfg = self.values()
