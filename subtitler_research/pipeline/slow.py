@@ -13,10 +13,11 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, cast
 
 from subtitler.config import MtConfig
-from subtitler.mt.engine import Engine, LoadedModel
+from subtitler.mt.engine import Engine, LocalEngine
 from subtitler.mt.lm import LanguageModel, Logits
 from subtitler.pipeline.pipeline import Factories
 
@@ -46,10 +47,11 @@ def slowed(factories: Factories, step_s: float) -> Factories:
     decoding step (a server translator is left as it is)."""
     from subtitler.mt.loading import load_translator
 
-    def model(mt: MtConfig) -> LoadedModel | Engine:
+    def model(mt: MtConfig) -> Engine:
         if mt.uses_server:
             return factories.model(mt)
         loaded = load_translator(mt)
-        return dataclasses.replace(loaded, lm=cast(LanguageModel, SlowLM(loaded.lm, step_s)))
+        slow = dataclasses.replace(loaded, lm=cast(LanguageModel, SlowLM(loaded.lm, step_s)))
+        return LocalEngine(slow, mt, Path(mt.model_path).name)
 
     return dataclasses.replace(factories, model=model)

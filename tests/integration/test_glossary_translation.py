@@ -180,7 +180,11 @@ def test_the_pipeline_applies_a_glossary_change_from_the_next_line(tmp_path: Pat
     p = Pipeline(
         cfg,
         events.append,
-        Factories(lambda a, c: FakeSource(30.0, speed=1.0), lambda a: rec, load_translator),
+        Factories(
+            lambda a, c: FakeSource(30.0, speed=1.0),
+            lambda a: rec,
+            lambda mt: LocalEngine(load_translator(mt), mt, FIXTURE.name),
+        ),
     )
 
     def finals() -> list[SubtitleEvent]:
