@@ -239,7 +239,17 @@ def main(argv: list[str]) -> int:
         cmd = [str(py), str(ROOT / "main.py"), *rest]
         return subprocess.call(cmd, cwd=ROOT)
     env = dict(os.environ, **{SYSTEM_CHECKED_ENV: "1"})
-    return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT, env=env)
+    return subprocess.call([str(py), "-m", "pytest", *parallel(rest), *rest], cwd=ROOT, env=env)
+
+
+def parallel(args: Sequence[str]) -> list[str]:
+    """pytest-xdist's arguments for the whole suite: a worker per core, at most 4 (each may hold
+    a real model), tests of one xdist_group in one worker; none when the caller chose."""
+    chosen = any(a.startswith(("-n", "--numprocesses", "-p")) or a == "--dist" for a in args)
+    workers = min(4, os.cpu_count() or 1)
+    if chosen or workers < 2:
+        return []
+    return ["-n", str(workers), "--dist", "loadgroup"]
 
 
 if __name__ == "__main__":

@@ -151,3 +151,17 @@ def test_the_list_covers_what_qts_x11_plugin_links_to() -> None:
     listed = {f"lib{lib}.so" for lib, _ in dev._QT_X11}
     xcb_needed = {n.split(".so")[0] + ".so" for n in needed if n.startswith("libxcb-")}
     assert xcb_needed <= listed, xcb_needed - listed
+
+
+def test_the_suite_runs_in_a_worker_per_core_unless_the_caller_chose(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(dev.os, "cpu_count", lambda: 2)
+    assert dev.parallel([]) == ["-n", "2", "--dist", "loadgroup"]
+    assert dev.parallel(["tests/unit", "-x"]) == ["-n", "2", "--dist", "loadgroup"]
+    assert dev.parallel(["-n", "0"]) == []
+    assert dev.parallel(["-p", "no:xdist"]) == []
+    monkeypatch.setattr(dev.os, "cpu_count", lambda: 32)
+    assert dev.parallel([]) == ["-n", "4", "--dist", "loadgroup"]  # each may hold a real model
+    monkeypatch.setattr(dev.os, "cpu_count", lambda: 1)
+    assert dev.parallel([]) == []
