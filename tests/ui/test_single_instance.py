@@ -236,8 +236,9 @@ def test_private_folder_check(tmp_path: Path) -> None:
 # by side in two test workers (tools/dev.py runs pytest-xdist with --dist loadgroup).
 @pytest.mark.xdist_group("tmp-subtitler-uid")
 def test_the_socket_lives_in_a_private_folder(
-    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
+    tmp_path = short_tmp
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)
@@ -326,12 +327,13 @@ def squat(data: Path, attacker: int, victim: int) -> tuple[int, int]:
 
 @pytest.mark.skipif(not AS_ROOT, reason="playing another user needs root")
 @pytest.mark.xdist_group("tmp-subtitler-uid")
-def test_another_user_cannot_stand_in_for_the_running_app(tmp_path: Path) -> None:
+def test_another_user_cannot_stand_in_for_the_running_app(short_tmp: Path) -> None:
     """Another local user listens first on the name the app used to take in /tmp (and on its
     would-be private folder there): a second start still reaches the real first instance."""
     import shutil
     import tempfile
 
+    tmp_path = short_tmp
     data = tmp_path / "data"
     data.mkdir()
     me = os.getuid()
