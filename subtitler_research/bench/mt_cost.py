@@ -37,6 +37,7 @@ from subtitler_research.bench.random_model import (
     CATALOG_SHAPES,
     TRANSLATOR_SHAPES,
     build_random_llama,
+    llama_quantize,
 )
 
 CONTEXT, DRAFT, PROMPT = 48, 24, 64
@@ -89,17 +90,28 @@ def models(a: argparse.Namespace) -> list[tuple[str, Path]]:
             print(f"building {path} ...", file=sys.stderr, flush=True)
             build_random_llama(path, shape, qtype=qtype, name=f"random-{name}", vocab_size=vocab)
         out.append((f"{name} (random)", path))
+    qtypes = [q for q in a.qtypes.split(",") if q]
     for name in [s for s in a.translators.split(",") if s]:
-        shape, vocab = TRANSLATOR_SHAPES[name]
-        for qtype in [q for q in a.qtypes.split(",") if q]:
-            path = a.cache / f"random-{name}-{qtype}.gguf"
-            if not path.is_file():
-                print(f"building {path} ...", file=sys.stderr, flush=True)
-                build_random_llama(
-                    path, shape, qtype=qtype, name=f"random-{name}", vocab_size=vocab, tiled=True
-                )
-            out.append((f"{name} {qtype} (random)", path))
+        paths = {q: a.cache / f"random-{name}-{q}.gguf" for q in qtypes}
+        missing = [q for q, path in paths.items() if not path.is_file()]
+        if missing:
+            build_translator(a.cache, name, {q: paths[q] for q in missing})
+        out.extend((f"{name} {q} (random)", path) for q, path in paths.items())
     return out
+
+
+def build_translator(cache: Path, name: str, paths: dict[str, Path]) -> None:
+    """A translator's shape with random weights, written once as F16 and quantized by
+    llama.cpp into each of ``paths`` (qtype -> file)."""
+    shape, vocab = TRANSLATOR_SHAPES[name]
+    f16 = cache / f"random-{name}-f16.gguf.tmp"
+    print(f"building {', '.join(map(str, paths.values()))} ...", file=sys.stderr, flush=True)
+    build_random_llama(f16, shape, qtype="f16", name=f"random-{name}", vocab_size=vocab, tiled=True)
+    try:
+        for qtype, path in paths.items():
+            llama_quantize(f16, path, qtype)
+    finally:
+        f16.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
-from subtitler_research.bench.gguf_llama import BpeVocab, Shape, add_weight, finish, llama_writer
+from subtitler_research.bench.gguf_llama import (
+    QTYPES,
+    BpeVocab,
+    Shape,
+    add_weight,
+    finish,
+    llama_writer,
+)
 
 log = logging.getLogger(__name__)
 
@@ -149,8 +156,8 @@ def build_random_llama(
     with unused tokens to that size (a real model's output layer, for timing). ``tiled`` fills
     each matrix from one pool of 2^22 random numbers at a random offset instead of drawing every
     weight (billions of draws take minutes; timing does not need them independent). A
-    ``qtype`` of LLAMA_FTYPES is written as F16, then quantized by llama.cpp."""
-    if qtype in LLAMA_FTYPES:
+    ``qtype`` gguf-py cannot write (K-quants) is written as F16, then quantized by llama.cpp."""
+    if qtype not in QTYPES:
         f16 = out.with_name(out.name + ".f16.tmp")
         try:
             build_random_llama(
