@@ -27,8 +27,9 @@ import llama_cpp
 import numpy as np
 
 from subtitler.mt.llama_backend import amx_safe_load
+from subtitler_research.bench.mt_cost import CONTEXT, DRAFT, PROMPT
 
-CONTEXT, DRAFT, PROMPT, STEPS, REPEAT = 48, 24, 64, 8, 5
+STEPS, REPEAT = 8, 5  # as mt_cost's defaults
 
 
 def measure(path: str, gpu_layers: int, threads: int | None = None) -> dict[str, float | str]:
@@ -40,7 +41,8 @@ def measure(path: str, gpu_layers: int, threads: int | None = None) -> dict[str,
             path, n_gpu_layers=gpu_layers, n_ctx=512, n_batch=512, n_ubatch=512, flash_attn=True,
             logits_all=True, verbose=False, n_threads=threads, n_threads_batch=threads,
         )  # fmt: skip
-    ids = [int(t) for t in np.random.default_rng(0).integers(3, min(m.n_vocab(), 30000), 112)]
+    rng = np.random.default_rng(0)
+    ids = [int(t) for t in rng.integers(3, min(m.n_vocab(), 30000), CONTEXT + PROMPT)]
     ctx, batch = ids[:CONTEXT], ids[CONTEXT:]
     m.reset()
     m.eval(ctx)

@@ -36,8 +36,8 @@ from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
 from subtitler_research.bench.random_model import (
     CATALOG_SHAPES,
     TRANSLATOR_SHAPES,
+    build_quantized,
     build_random_llama,
-    llama_quantize,
 )
 
 CONTEXT, DRAFT, PROMPT = 48, 24, 64
@@ -95,23 +95,17 @@ def models(a: argparse.Namespace) -> list[tuple[str, Path]]:
         paths = {q: a.cache / f"random-{name}-{q}.gguf" for q in qtypes}
         missing = [q for q, path in paths.items() if not path.is_file()]
         if missing:
-            build_translator(a.cache, name, {q: paths[q] for q in missing})
+            build_translator(name, {q: paths[q] for q in missing})
         out.extend((f"{name} {q} (random)", path) for q, path in paths.items())
     return out
 
 
-def build_translator(cache: Path, name: str, paths: dict[str, Path]) -> None:
+def build_translator(name: str, paths: dict[str, Path]) -> None:
     """A translator's shape with random weights, written once as F16 and quantized by
     llama.cpp into each of ``paths`` (qtype -> file)."""
     shape, vocab = TRANSLATOR_SHAPES[name]
-    f16 = cache / f"random-{name}-f16.gguf.tmp"
     print(f"building {', '.join(map(str, paths.values()))} ...", file=sys.stderr, flush=True)
-    build_random_llama(f16, shape, qtype="f16", name=f"random-{name}", vocab_size=vocab, tiled=True)
-    try:
-        for qtype, path in paths.items():
-            llama_quantize(f16, path, qtype)
-    finally:
-        f16.unlink(missing_ok=True)
+    build_quantized(paths, shape, name=f"random-{name}", vocab_size=vocab, tiled=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,8 +19,9 @@ import base64
 import ctypes
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -158,16 +159,12 @@ def build_random_llama(
     weight (billions of draws take minutes; timing does not need them independent). A
     ``qtype`` gguf-py cannot write (K-quants) is written as F16, then quantized by llama.cpp."""
     if qtype not in QTYPES:
-        f16 = out.with_name(out.name + ".f16.tmp")
-        try:
-            build_random_llama(
-                f16, shape, tiktoken=tiktoken, qtype="f16", seed=seed, name=name,
-                chat_template=chat_template, logit_std=logit_std, extra_tokens=extra_tokens,
-                vocab_size=vocab_size, tiled=tiled,
-            )  # fmt: skip
-            return llama_quantize(f16, out, qtype)
-        finally:
-            f16.unlink(missing_ok=True)
+        build_quantized(
+            {qtype: out}, shape, tiktoken=tiktoken, seed=seed, name=name,
+            chat_template=chat_template, logit_std=logit_std, extra_tokens=extra_tokens,
+            vocab_size=vocab_size, tiled=tiled,
+        )  # fmt: skip
+        return out
     tokens, types, merges, eos = gpt2_vocab(tiktoken)
     b2u = bytes_to_unicode()
     for t in extra_tokens:
@@ -217,6 +214,19 @@ def build_random_llama(
 
     finish(w)
     return out
+
+
+def build_quantized(outs: Mapping[str, Path], shape: Shape, **kw: Any) -> None:
+    """One set of random weights (``build_random_llama``'s keywords), written once as F16 and
+    quantized by llama.cpp into each of ``outs`` (qtype -> file)."""
+    first = next(iter(outs.values()))
+    f16 = first.with_name(first.name + ".f16.tmp")
+    try:
+        build_random_llama(f16, shape, qtype="f16", **kw)
+        for qtype, path in outs.items():
+            llama_quantize(f16, path, qtype)
+    finally:
+        f16.unlink(missing_ok=True)
 
 
 def llama_quantize(src: Path, out: Path, qtype: str, threads: int = 0) -> Path:
