@@ -82,6 +82,14 @@ class Word:
     probability: float = 1.0
 
 
+# Who spoke a line when the app listens to two inputs at once: the microphone ("you") and the
+# meeting's audio ("others"). With one input lines have no side ("").
+YOU = "you"
+OTHERS = "others"
+SIDES = (YOU, OTHERS)
+SIDE_LABELS = {YOU: "You", OTHERS: "Others"}
+
+
 @dataclass(frozen=True)
 class AsrUpdate:
     """The current state of one segment (a sentence or utterance) of the transcript."""
@@ -95,6 +103,7 @@ class AsrUpdate:
     emitted_at: float  # stream-clock time the update was produced (s)
     committed_words: tuple[Word, ...] = ()
     language: str | None = None
+    side: str = ""  # who spoke: YOU, OTHERS, or "" with one input (see SIDES)
 
     @property
     def text(self) -> str:

@@ -29,6 +29,7 @@ class SubtitleEvent:
     # one given up for a newer update): on screen like any open line, not a finished
     # translation of ``source`` (the latency metrics skip it).
     partial: bool = False
+    side: str = ""  # who spoke (types.YOU / types.OTHERS; "" with one input)
 
     @property
     def extra(self) -> bool:

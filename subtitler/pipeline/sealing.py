@@ -104,6 +104,7 @@ class FinishedLines:
                     main,
                     time.time(),
                     tuple((lang, translations.get(lang, "")) for lang in extra),
+                    u.side,
                 )
             )
         except OSError as e:

@@ -413,6 +413,7 @@ class TranslationStage(threading.Thread):
             lang=lang,
             target=target,
             partial=partial,
+            side=u.side,
         )
 
     def _keep_last_good(

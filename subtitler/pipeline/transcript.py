@@ -28,6 +28,7 @@ class SegmentRecord:
     wall_time: float  # epoch seconds when it finished
     # (language, translation) of each extra target language, in their order (issue 19)
     extra: tuple[tuple[str, str], ...] = ()
+    side: str = ""  # who spoke (types.YOU / types.OTHERS; "": one input, or an older file)
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -44,6 +45,8 @@ class SegmentRecord:
         data = asdict(self)
         if not self.extra:
             del data["extra"]  # a line with one target reads as before (older versions too)
+        if not self.side:
+            del data["side"]  # likewise a line heard on the only input
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
@@ -58,6 +61,9 @@ class SegmentRecord:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
         extra = data.pop("extra", ())
+        side = data.pop("side", "")
+        if not isinstance(side, str):
+            raise ValueError("side is not text")
         pairs = tuple(
             (str(x[0]), str(x[1]))
             for x in (extra if isinstance(extra, list) else ())
@@ -75,10 +81,10 @@ class SegmentRecord:
         for key in ("source", "translation", "src_lang", "tgt_lang"):
             if not isinstance(data[key], str):
                 raise ValueError(f"{key} is not text")
-        return cls(**data, extra=pairs)
+        return cls(**data, extra=pairs, side=side)
 
 
-_FIELDS = {f.name for f in fields(SegmentRecord)} - {"extra"}
+_FIELDS = {f.name for f in fields(SegmentRecord)} - {"extra", "side"}
 MAX_AUDIO_S = 1e7  # 115 days into a meeting: anything later is damage
 MAX_WALL_TIME = 1e11  # the year 5138: datetime reaches 9999, floats far further
 MAX_BYTES = 256 << 20  # a transcript grows by about 1 MB per hour of speech

@@ -124,6 +124,17 @@ class TestTranscript:
         with pytest.raises(ValueError, match="unknown export format"):
             export(RECS, tmp_path / "x.doc")
 
+    def test_side_round_trips_and_old_lines_have_none(self, tmp_path: Path) -> None:
+        mine = SegmentRecord(2, 4.0, 5.0, "Yes.", "Ja.", "en", "de", 0.0, side="you")
+        assert json.loads(mine.to_json())["side"] == "you"
+        assert "side" not in json.loads(RECS[0].to_json())  # one input: written as before
+        path = tmp_path / "a.jsonl"
+        path.write_bytes(RECS[0].to_json().encode() + b"\n" + mine.to_json().encode() + b"\n")
+        assert [r.side for r in read_transcript(path)] == ["", "you"]
+        bad = json.loads(mine.to_json()) | {"side": 3}
+        with pytest.raises(ValueError, match="side"):
+            SegmentRecord.from_json(json.dumps(bad).encode())
+
     def test_unwritable_folder_loses_nothing(self, tmp_path: Path) -> None:
         blocker = tmp_path / "transcripts"
         blocker.write_text("a file where the folder should be")
