@@ -212,6 +212,17 @@ class AudioConfig:
         None, "Input", "input device name or index; None = system default", tab="audio"
     )
     file_path: str = setting("", "Audio file", "audio file for source == 'file' (or --replay)")
+    # The meeting's side: heard at the same time as the microphone, its lines marked "Others"
+    # and the microphone's "You" (see subtitler.pipeline.sides).
+    meeting_device: str | int | None = setting(
+        None, "Meeting audio",
+        "the meeting's sound, heard as well as the microphone (a loopback, monitor or system "
+        "audio input); None = not heard", tab="audio",
+    )  # fmt: skip
+    meeting_file: str = setting(
+        "", "Meeting audio file", "for source == 'file': the other side's recording (--replay's "
+        "second file); empty = one side",
+    )  # fmt: skip
     realtime: bool = setting(True, "Real time", "replay files at 1x (False: as fast as possible)")
     block_ms: int = setting(
         100, "Audio block", "audio block length handed from the callback (ms)", range=(10, 1000)
@@ -245,6 +256,11 @@ class AsrConfig:
     language: str | None = setting(
         None, "Speech language", "source language code; None = detect once per utterance",
         language=True, tab="translation",
+    )  # fmt: skip
+    you_language: str | None = setting(
+        None, "You speak",
+        "with meeting audio heard too: the microphone's language (None = detect); "
+        "'Speech language' is then the meeting's", language=True, tab="audio",
     )  # fmt: skip
     min_chunk_s: float = setting(
         0.5, "Update interval", "shortest cadence: new audio before the recogniser runs again (s)",
@@ -307,6 +323,12 @@ class MtConfig:
         f"'ja, fr'; at most {MAX_EXTRA_TARGETS}); each adds a translation of every update on "
         "the same loaded model",
         languages=True, tab="translation", term="extra target languages",
+    )  # fmt: skip
+    you_targets: str = setting(
+        "", "Translate your speech into",
+        "with meeting audio heard too: the languages your own lines are translated into (codes "
+        "separated by commas); empty = the meeting's language",
+        languages=True, tab="audio", term="your target languages",
     )  # fmt: skip
     method: str = setting(
         "SSBD", "How translations are updated",

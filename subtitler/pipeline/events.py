@@ -92,6 +92,7 @@ class LevelEvent:
     latency_s: float | None = None  # speech to screen: median of the last words (None: none yet)
     lag_s: float = 0.0  # how long the newest line's oldest update has waited for its translation
     waiting_lines: int = 0  # older lines whose translation waits (the translator is behind)
+    side: str = ""  # the input whose level this is (types.YOU / types.OTHERS; "": the only one)
 
 
 @dataclass(frozen=True)

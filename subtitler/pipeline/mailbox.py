@@ -19,6 +19,10 @@ class Mailbox:
     the newest finished line and the open one, which the reader sees, and translates older
     lines when it catches up, for the transcript. A translator that keeps up never has more
     than one finished line waiting, so for it nothing changes.
+
+    With two inputs (``AsrUpdate.side``) both sides' lines share the queue, in the order they
+    came; which line is newer and which waits behind it is asked within a side, so that a
+    line of one side never waits because the other side spoke since.
     """
 
     def __init__(self) -> None:
@@ -29,13 +33,19 @@ class Mailbox:
 
     def put(self, update: AsrUpdate) -> None:
         with self._cond:
-            if self._items:
-                last = self._items[-1]
-                if not last.final and last.segment_id == update.segment_id:
-                    self._items[-1] = update
-                    self.replaced += 1
-                    self._cond.notify_all()
-                    return
+            # Only a segment's newest update can be pending (the next one replaces it), and
+            # with one input it is the last item; with two the other side's may come after it.
+            for i in range(len(self._items) - 1, -1, -1):
+                u = self._items[i]
+                if u.segment_id == update.segment_id:
+                    if not u.final:
+                        self._items[i] = update
+                        self.replaced += 1
+                        self._cond.notify_all()
+                        return
+                    break
+                if u.side == update.side:
+                    break  # a later line of this side: the segment has nothing pending
             self._items.append(update)
             self._cond.notify_all()
 
@@ -51,9 +61,13 @@ class Mailbox:
             self._cond.notify_all()
 
     def _deferred(self) -> list[int]:
-        """Indexes of the finished lines older than the newest finished one (under the lock)."""
-        newest = max((u.segment_id for u in self._items if u.final), default=None)
-        return [i for i, u in enumerate(self._items) if u.final and u.segment_id != newest]
+        """Indexes of the finished lines older than the newest finished one of their side
+        (under the lock)."""
+        newest: dict[str, int] = {}
+        for u in self._items:
+            if u.final:
+                newest[u.side] = max(newest.get(u.side, u.segment_id), u.segment_id)
+        return [i for i, u in enumerate(self._items) if u.final and u.segment_id != newest[u.side]]
 
     def get(self, timeout: float | None = None) -> AsrUpdate | None:
         """The next update to translate (see the class), or None on timeout or after close()."""
@@ -78,15 +92,19 @@ class Mailbox:
         with self._cond:
             return any(u.segment_id == segment_id for u in self._items)
 
-    def has_later(self, segment_id: int) -> bool:
-        """Is an update of a later segment waiting? (a deferred line may give way to it)"""
+    def has_later(self, segment_id: int, side: str = "") -> bool:
+        """Is an update of a later segment of ``side`` waiting? (a deferred line may give way
+        to it)"""
         with self._cond:
-            return any(u.segment_id > segment_id for u in self._items)
+            return any(u.segment_id > segment_id and u.side == side for u in self._items)
 
-    def has_later_final(self, segment_id: int) -> bool:
-        """Is a later segment's final waiting? (then this segment's final is deferred)"""
+    def has_later_final(self, segment_id: int, side: str = "") -> bool:
+        """Is a later segment's final of ``side`` waiting? (then this segment's final is
+        deferred)"""
         with self._cond:
-            return any(u.final and u.segment_id > segment_id for u in self._items)
+            return any(
+                u.final and u.segment_id > segment_id and u.side == side for u in self._items
+            )
 
     def final_of(self, segment_id: int) -> AsrUpdate | None:
         """The waiting final update of a segment, if there is one (left in place)."""

@@ -67,13 +67,22 @@ class LiveMetrics:
         self._waiting: dict[int, list[float]] = {}
         self._newest = -1  # the newest segment (line) recognised
         self._segs: dict[int, _Seg] = {}
-        self.dropped_blocks = 0
+        self._dropped: dict[str, int] = {}  # per input (side): audio blocks it lost
         self.all_commit: list[float] = []
         self.all_latency: list[float] = []
         self.all_e2e: list[float] = []
         self.abandoned = 0
         # Translation latency per target language (the main one's is also all_latency).
         self.latency_by_lang: dict[str, list[float]] = {}
+
+    def set_dropped(self, side: str, n: int) -> None:
+        """How many audio blocks the input of ``side`` has lost since the start."""
+        self._dropped[side] = n
+
+    @property
+    def dropped_blocks(self) -> int:
+        """Audio blocks lost by every input together."""
+        return sum(self._dropped.values())
 
     def _seg(self, sid: int) -> _Seg:
         return self._segs.setdefault(sid, _Seg())

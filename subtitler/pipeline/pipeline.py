@@ -17,6 +17,7 @@ from subtitler.audio.source import AudioSource, Clock
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.clock import StreamClock
+from subtitler.pipeline.echo import EchoGate
 from subtitler.pipeline.events import (
     ErrorEvent,
     Event,
@@ -26,8 +27,10 @@ from subtitler.pipeline.events import (
 )
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
+from subtitler.pipeline.sides import SegmentIds, Side, engine_settings, sides_of
 from subtitler.pipeline.stages import AsrStage, ModelLoader, TranslationStage
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
+from subtitler.types import OTHERS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -64,16 +67,23 @@ class Pipeline:
         self._stop = threading.Event()
         self._transcript = TranscriptWriter(transcript_path) if transcript_path else None
         self.transcript_path = transcript_path
-        self._asr: AsrStage | None = None
+        # One ASR stage per input (side), started together; lines share one numbering, and
+        # with two inputs the echo gate keeps the meeting's audio heard by the microphone
+        # from being the user's line too.
+        self._sides = sides_of(config)
+        self._asrs: list[AsrStage] = []
+        self._ids = SegmentIds()
+        self._gate = EchoGate() if len(self._sides) > 1 else None
         self._mt = TranslationStage(
             self.mailbox,
             self._emit_and_watch,
             self.clock,
             self.metrics,
             self._stop,
-            config.mt,
+            engine_settings(self._sides),
             self._transcript,
         )
+        self._mt.set_mt(engine_settings(self._sides), self._side_settings(self._sides))
         self._boot: threading.Thread | None = None
         self._loaders: list[threading.Thread] = []
         # The lifecycle has one owner: the commands that change it (start-up's last step,
@@ -140,10 +150,19 @@ class Pipeline:
             raise box[1]
         return box[1]  # type: ignore[no-any-return]
 
+    @staticmethod
+    def _side_settings(sides: tuple[Side, ...]) -> dict[str, MtConfig]:
+        return {s.name: s.mt for s in sides} if len(sides) > 1 else {}
+
+    @property
+    def echoes_dropped(self) -> int:
+        """Lines of the microphone dropped as the meeting's audio heard through it."""
+        return self._gate.dropped if self._gate is not None else 0
+
     def _bootstrap(self) -> None:
         cfg = self.config
         if cfg.mt.translator_chosen:
-            self._load_model(cfg.mt, self._next_load())
+            self._load_model(engine_settings(self._sides), self._next_load())
         else:
             missing = (
                 "no translation server address given: subtitles show the transcript only "
@@ -158,42 +177,88 @@ class Pipeline:
             return
         # Settings applied while the model loaded: audio and speech use the newest ones.
         cfg = self.config
-        try:
-            recognizer = self.factories.recognizer(cfg.asr)
-        except Exception as e:
-            return self._fail("asr", e)
-        self._say_load_notice(recognizer)
-        self._give_hotwords(recognizer)
-        try:
-            source = self.factories.audio(cfg.audio, self.clock)
-        except Exception as e:
-            return self._fail("audio", e)
-        # A command: a stop() or pause() asked meanwhile comes after it and finds the stage
+        self._sides = sides = sides_of(cfg)
+        made: list[tuple[Side, AudioSource, Recognizer]] = []
+        for side in sides:
+            try:
+                made.append(self._make_input(side))
+            except _InputFailed as e:
+                if len(sides) == 1:
+                    return self._fail(e.where, e.error)
+                self._side_lost(side, e.where, e.error)
+        if not made:
+            return self._fail("audio", RuntimeError("no input could be opened"))
+        # A command: a stop() or pause() asked meanwhile comes after it and finds the stages
         # to act on (or, if it came first, nothing is started at all).
-        if not self._command(lambda: self._open_input(source, recognizer)):
+        if not self._command(lambda: self._open_inputs(made)):
             return None
         # Input or speech settings applied while this was starting up.
         now = self.config
-        if now.audio != cfg.audio or now.asr != cfg.asr:
-            self._swap_asr(now, now.audio != cfg.audio, now.asr != cfg.asr)
+        if now.audio != cfg.audio or now.asr != cfg.asr or now.mt != cfg.mt:
+            self._apply_inputs(cfg, now)
 
-    def _open_input(self, source: AudioSource, recognizer: Recognizer) -> bool:
-        """Start-up's last step (a command): the input opens, the stages start."""
-        if self._stop.is_set():
-            return False
-        asr = AsrStage(
-            source, recognizer, self.mailbox, self.emit, self.clock, self.metrics, self._stop
-        )
-        self._mt.asr_done = asr.done
+    def _make_input(self, side: Side) -> tuple[Side, AudioSource, Recognizer]:
+        """One side's recogniser and input (not started); raises _InputFailed."""
         try:
-            self.clock.reset()
-            source.start()
+            recognizer = self.factories.recognizer(side.asr)
         except Exception as e:
-            self._fail("audio", e)
+            raise _InputFailed("asr", e) from e
+        self._say_load_notice(recognizer)
+        self._give_hotwords(recognizer, side.asr)
+        try:
+            source = self.factories.audio(side.audio, self.clock)
+        except Exception as e:
+            _close_quietly(recognizer)
+            raise _InputFailed("audio", e) from e
+        return side, source, recognizer
+
+    def _side_lost(self, side: Side, where: str, e: Exception) -> None:
+        """One of two inputs could not start: the other goes on alone, and the user is told."""
+        log.info("%s input failed (%s): %s", side.name, where, e)
+        what = "the meeting's audio" if side.name == OTHERS else "your microphone"
+        self.emit(ErrorEvent(where, f"{what} is not heard: {e}"))
+
+    def _stage(self, side: Side, source: AudioSource, recognizer: Recognizer) -> AsrStage:
+        return AsrStage(
+            source,
+            recognizer,
+            self.mailbox,
+            self.emit,
+            self.clock,
+            self.metrics,
+            self._stop,
+            side=side.name,
+            ids=self._ids,
+            gate=self._gate,
+        )
+
+    def _open_inputs(self, made: list[tuple[Side, AudioSource, Recognizer]]) -> bool:
+        """Start-up's last step (a command): the inputs open, the stages start."""
+        if self._stop.is_set():
+            for _, _, rec in made:
+                _close_quietly(rec)
             return False
-        self._asr = asr
+        self.clock.reset()
+        stages: list[AsrStage] = []
+        for side, source, recognizer in made:
+            try:
+                source.start()
+            except Exception as e:
+                _close_quietly(recognizer)
+                if len(made) == 1:
+                    self._fail("audio", e)
+                    return False
+                self._side_lost(side, "audio", e)
+                continue
+            stages.append(self._stage(side, source, recognizer))
+        if not stages:
+            self._fail("audio", RuntimeError("no input could be opened"))
+            return False
+        self._asrs = stages
+        self._mt.asr_done = [a.done for a in stages]
         self._mt.start()
-        asr.start()
+        for a in stages:
+            a.start()
         self._set_state(PipelineState.RUNNING)
         return True
 
@@ -256,13 +321,14 @@ class Pipeline:
         self._command(self._pause)
 
     def _pause(self) -> None:
-        if self.state != PipelineState.RUNNING or self._asr is None:
+        if self.state != PipelineState.RUNNING or not self._asrs:
             return
-        self._asr.pause()
-        if self._asr.source.live:
-            # The sentence being spoken is cut here: show it as final now rather than
-            # join it to whatever is said after the pause.
-            self._asr.close_segment()
+        for asr in self._asrs:
+            asr.pause()
+            if asr.source.live:
+                # The sentence being spoken is cut here: show it as final now rather than
+                # join it to whatever is said after the pause.
+                asr.close_segment()
         self.clock.pause()
         self._set_state(PipelineState.PAUSED)
 
@@ -270,14 +336,19 @@ class Pipeline:
         self._command(self._resume)
 
     def _resume(self) -> None:
-        if self.state != PipelineState.PAUSED or self._asr is None or self._stop.is_set():
+        if self.state != PipelineState.PAUSED or not self._asrs or self._stop.is_set():
             return
-        try:
-            self._asr.resume()
-        except Exception as e:  # unplugged while paused: stay paused, say why
-            log.warning("resume failed: %s", e)
-            self.emit(ErrorEvent("audio", f"cannot resume: {e}"))
-            return
+        started: list[AsrStage] = []
+        for asr in self._asrs:
+            try:
+                asr.resume()
+            except Exception as e:  # unplugged while paused: stay paused, say why
+                log.warning("resume failed: %s", e)
+                self.emit(ErrorEvent("audio", f"cannot resume: {e}"))
+                for a in started:
+                    a.pause()
+                return
+            started.append(asr)
         self.clock.resume()
         self._set_state(PipelineState.RUNNING)
 
@@ -285,16 +356,16 @@ class Pipeline:
         """Stop every thread; True when all joined within ``timeout`` seconds."""
         self._stop.set()
         self.mailbox.close()
-        # A command: waits for an input that is being opened right now.
-        asr = self._command(lambda: self._asr)
+        # A command: waits for inputs that are being opened right now.
+        asrs = self._command(lambda: list(self._asrs))
         with self._queue_lock:
             if not self._closed and self._owner.is_alive():
                 self._commands.put(None)  # the owner's last command
             self._closed = True
-        threads = [t for t in (self._boot, asr, self._mt, *self._loaders) if t is not None]
+        threads = [t for t in (self._boot, *asrs, self._mt, *self._loaders) if t is not None]
         if self._owner.ident is not None:  # (started)
             threads.append(self._owner)
-        if asr is not None:
+        for asr in asrs:
             try:
                 asr.pause()  # stops the input, and keeps a pending switch from starting one
             except Exception as e:  # a vanished device must not block shutdown
@@ -307,7 +378,7 @@ class Pipeline:
         # A decode still running (one long native call) must not cost the finished lines:
         # they are written now, source text at least, and nothing after.
         self._mt.seal()
-        if asr is not None:
+        for asr in asrs:
             asr.close()  # ends a recogniser process still busy with the last window
         if not self._mt.is_alive():
             self._mt.close()
@@ -322,9 +393,8 @@ class Pipeline:
         """Glossary terms and translations, applied from the next update (no model reload)."""
         self.glossary = glossary
         self._mt.set_glossary(glossary)
-        asr = self._asr
-        if asr is not None:
-            self._give_hotwords(asr.recognizer)
+        for asr in list(self._asrs):
+            self._give_hotwords(asr.recognizer, self._side(asr.side).asr)
 
     def _say_load_notice(self, recognizer: Recognizer) -> None:
         """What the speech model's load found for the user (its first-load test: weights
@@ -332,38 +402,57 @@ class Pipeline:
         if recognizer.notice:
             self.emit(ErrorEvent("asr", recognizer.notice))
 
-    def _give_hotwords(self, recognizer: Recognizer) -> None:
-        recognizer.set_hotwords(self.glossary.hotwords(self.config.asr.language))
+    def _give_hotwords(self, recognizer: Recognizer, asr: AsrConfig) -> None:
+        recognizer.set_hotwords(self.glossary.hotwords(asr.language))
+
+    def _side(self, name: str) -> Side:
+        return next((s for s in self._sides if s.name == name), self._sides[0])
 
     def apply_config(self, new: AppConfig) -> None:
         """Take new settings without a restart: beta/method/languages from the next update,
         models reloaded in the background (the old ones keep working until then), audio
         source and ASR swapped at the next block."""
         old, self.config = self.config, new
-        self._mt.set_mt(new.mt)
+        engine = engine_settings(sides_of(new))
+        self._mt.set_mt(engine, self._side_settings(sides_of(new)))
         changed = any(getattr(old.mt, f) != getattr(new.mt, f) for f in MODEL_FIELDS)
         # A model set aside (its engine crashed) is loaded again when settings are applied.
         if changed or (self._mt.model_lost and new.mt.translator_chosen):
             seq = self._next_load()
-            self._in_background(lambda: self._load_model(new.mt, seq), "mt-reload")
-        if self._asr is not None and (old.audio != new.audio or old.asr != new.asr):
-            audio_changed, asr_changed = old.audio != new.audio, old.asr != new.asr
-            self._in_background(
-                lambda: self._swap_asr(new, audio_changed, asr_changed), "asr-reload"
-            )
+            self._in_background(lambda: self._load_model(engine, seq), "mt-reload")
+        if self._asrs and (old.audio != new.audio or old.asr != new.asr or old.mt != new.mt):
+            self._in_background(lambda: self._apply_inputs(old, new), "asr-reload")
 
-    def _swap_asr(self, cfg: AppConfig, audio: bool, asr: bool) -> None:
-        assert self._asr is not None
+    def _apply_inputs(self, old: AppConfig, new: AppConfig) -> None:
+        """New input or speech settings: each side's input and recogniser swapped where they
+        changed. Meeting audio turned on or off changes which sides there are: that takes a
+        start (said to the user), since every line already heard belongs to a side."""
+        before, after = sides_of(old), sides_of(new)
+        if [s.name for s in before] != [s.name for s in after]:
+            self.emit(
+                ErrorEvent(
+                    "audio",
+                    "meeting audio turned on or off: it takes effect when you start again",
+                )
+            )
+            return
+        self._sides = after
+        for b, a in zip(before, after, strict=True):
+            stage = next((x for x in self._asrs if x.side == a.name), None)
+            if stage is not None and (b.audio != a.audio or b.asr != a.asr):
+                self._swap_asr(stage, a, b.audio != a.audio, b.asr != a.asr)
+
+    def _swap_asr(self, stage: AsrStage, side: Side, audio: bool, asr: bool) -> None:
         try:
-            rec = self.factories.recognizer(cfg.asr) if asr else None
-            src = self.factories.audio(cfg.audio, self.clock) if audio else None
+            rec = self.factories.recognizer(side.asr) if asr else None
+            src = self.factories.audio(side.audio, self.clock) if audio else None
         except Exception as e:
             self.emit(ErrorEvent("audio" if audio else "asr", f"{e} (kept the previous one)"))
             return
         if rec is not None:
             self._say_load_notice(rec)
-            self._give_hotwords(rec)
-        self._asr.swap(src, rec)
+            self._give_hotwords(rec, side.asr)
+        stage.swap(src, rec)
 
     def _in_background(self, fn: Callable[[], object], name: str) -> None:
         t = threading.Thread(target=fn, name=name, daemon=True)
@@ -373,6 +462,21 @@ class Pipeline:
     def _set_state(self, state: PipelineState, message: str = "") -> None:
         self.state = state
         self.emit(StatusEvent(state, message))
+
+
+class _InputFailed(Exception):
+    """One side's recogniser (``where`` "asr") or input ("audio") could not be made."""
+
+    def __init__(self, where: str, error: Exception) -> None:
+        super().__init__(str(error))
+        self.where, self.error = where, error
+
+
+def _close_quietly(recognizer: Recognizer) -> None:
+    try:
+        recognizer.close()
+    except Exception as e:  # releasing must not stop anything else
+        log.warning("closing the recogniser: %s", e)
 
 
 def replace_mt(cfg: AppConfig, **changes: object) -> AppConfig:

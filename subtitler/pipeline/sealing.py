@@ -27,7 +27,7 @@ class FinishedLines:
         transcript: TranscriptWriter | None,
         mailbox: Mailbox,
         emit: Callable[[Event], None],
-        settings: Callable[[], MtConfig],
+        settings: Callable[[str], MtConfig],  # the settings of one side's lines
     ) -> None:
         self.transcript = transcript
         self.mailbox, self.emit, self.settings = mailbox, emit, settings
@@ -90,7 +90,7 @@ class FinishedLines:
         "": none)."""
         if self.transcript is None or not u.text:
             return
-        mt = self.settings()
+        mt = self.settings(u.side)
         main, *extra = targets or mt.targets
         try:
             self.transcript.append(

@@ -15,6 +15,7 @@ from subtitler.display.steadiness import OpenLines
 from subtitler.mt.engine import Engine, EngineResult, EngineUnavailable
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
+from subtitler.pipeline.echo import EchoGate
 from subtitler.pipeline.events import (
     MAX_K,
     AsrEvent,
@@ -29,10 +30,11 @@ from subtitler.pipeline.failures import FailureRun, Verdict, why
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
 from subtitler.pipeline.sealing import FinishedLines
+from subtitler.pipeline.sides import SegmentIds
 from subtitler.pipeline.targets import TargetTurns
 from subtitler.pipeline.transcript import TranscriptWriter
 from subtitler.repeats import LOOP
-from subtitler.types import AsrUpdate, AudioBlock, EngineGone, UpdateStats
+from subtitler.types import YOU, AsrUpdate, AudioBlock, EngineGone, UpdateStats
 
 log = logging.getLogger(__name__)
 Emit = Callable[[Event], None]
@@ -75,9 +77,18 @@ class AsrStage(threading.Thread):
         clock: Clock,
         metrics: LiveMetrics,
         stop: threading.Event,
+        *,
+        side: str = "",
+        ids: SegmentIds | None = None,
+        gate: EchoGate | None = None,
     ) -> None:
-        super().__init__(name="asr", daemon=True)
+        super().__init__(name=f"asr-{side}" if side else "asr", daemon=True)
         self.source, self.recognizer = source, recognizer
+        # Who speaks on this input (lines are marked with it), the pipeline's one numbering of
+        # lines, and (with two inputs) the echo gate between the sides.
+        self.side, self.gate = side, gate
+        self._ids = ids or SegmentIds()
+        self._numbering = self._ids.numbering()
         self.mailbox, self.emit, self.clock, self.metrics = mailbox, emit, clock, metrics
         self._stop_ev = stop
         self._new_source: AudioSource | None = None  # switched to at the next turn
@@ -121,10 +132,35 @@ class AsrStage(threading.Thread):
     def _post(self, updates: list[AsrUpdate]) -> None:
         now = self.clock()
         for u in updates:
-            u = dataclasses.replace(u, emitted_at=now)
-            self.metrics.on_asr(u)
-            self.emit(AsrEvent(u))
-            self.mailbox.put(u)
+            u = dataclasses.replace(
+                u, emitted_at=now, side=self.side, segment_id=self._numbering(u.segment_id)
+            )
+            if self.gate is None:
+                self._deliver(u)
+            elif self.side == YOU:
+                for v in self.gate.mine(u):
+                    self._deliver(v)
+            else:
+                self._deliver(u)
+                for v in self.gate.heard(u):  # the user's lines it decides
+                    self._deliver(v)
+
+    def _deliver(self, u: AsrUpdate) -> None:
+        """An update to the translator (and the UI's transcript view, and the metrics)."""
+        self.metrics.on_asr(u)
+        self.emit(AsrEvent(u))
+        self.mailbox.put(u)
+
+    def _release_due(self, wait: bool = False) -> None:
+        """The user's finished lines whose wait for the meeting's side is over (``wait``: all
+        of them, waiting for each as long as it may: the input has ended)."""
+        if self.gate is None or self.side != YOU:
+            return
+        while True:
+            for v in self.gate.due(self.clock()):
+                self._deliver(v)
+            if not (wait and self.gate.holding) or self._stop_ev.wait(0.05):
+                return
 
     def _apply_swap(self) -> None:
         with self._lock:
@@ -157,6 +193,7 @@ class AsrStage(threading.Thread):
                         self.source = source
         if recognizer is not None:
             old_rec, self.recognizer = self.recognizer, recognizer
+            self._numbering = self._ids.numbering()  # it numbers its lines from 0 again
             _close(old_rec)
 
     def close(self) -> None:
@@ -208,6 +245,7 @@ class AsrStage(threading.Thread):
         try:
             while not self._stop_ev.is_set():
                 self._apply_swap()
+                self._release_due()
                 block = self.source.read(0.05)
                 self._report_problem()
                 if block is None:
@@ -215,17 +253,25 @@ class AsrStage(threading.Thread):
                         self._post(self._recognize(lambda: self._feed([], finish=True)))
                         if self._failures.count:  # what the failed call made comes with the next
                             self._post(self._recognize(lambda: self._feed([])))
+                        self._release_due(wait=True)
                         self.done.set()
                         return
                     continue
                 self._post(self._recognize(functools.partial(self._feed, [block])))
-                self.metrics.dropped_blocks = self.source.dropped
+                self.metrics.set_dropped(self.side, self.source.dropped)
                 now = self.clock()
                 if now - self._last_level >= 0.05:
                     self._last_level = now
                     latency, lag, waiting = self.metrics.status(now)
                     self.emit(
-                        LevelEvent(self.source.level, self.source.dropped, latency, lag, waiting)
+                        LevelEvent(
+                            self.source.level,
+                            self.metrics.dropped_blocks,
+                            latency,
+                            lag,
+                            waiting,
+                            side=self.side,
+                        )
                     )
         except RecognitionStopped as e:
             self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
@@ -234,6 +280,11 @@ class AsrStage(threading.Thread):
             log.exception("ASR stage failed")
             self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
             self.done.set()
+
+
+def _row(side: str, lang: str) -> str:
+    """An open line on screen: one per side and target language."""
+    return f"{side}:{lang}" if side else lang
 
 
 def _close(recognizer: Recognizer | None) -> None:
@@ -270,12 +321,16 @@ class TranslationStage(threading.Thread):
         self.mailbox, self.emit, self.clock, self.metrics = mailbox, emit, clock, metrics
         self._stop_ev = stop
         self._mt = mt
+        # With two inputs, each side's settings (its source and target languages); the
+        # model is given ``_mt``, which translates into every side's targets.
+        self._side_mt: dict[str, MtConfig] = {}
         self._model: Engine | None = None
         self._next_model: Engine | None = None
         self._lock = threading.Lock()
-        self.lines = FinishedLines(transcript, mailbox, emit, self._settings)
+        self.lines = FinishedLines(transcript, mailbox, emit, self._side_settings)
         self.idle = threading.Event()  # set while waiting with nothing to do
-        self.asr_done: threading.Event | None = None
+        # The inputs' ends (a replay's files): the stage finishes after the last of them.
+        self.asr_done: list[threading.Event] = []
         self._bad_output: tuple[int, str] | None = None  # (segment, target) told of a bad output
         self._failures = FailureRun("translation")
         self._unavailable_said = False  # the current outage of a server was reported
@@ -286,7 +341,7 @@ class TranslationStage(threading.Thread):
         # waits behind newer lines), it stays on screen and is what the transcript gets for
         # the line (marked "…" if it translated less than was said).
         self._last_good: dict[str, dict[int, tuple[str, str]]] = {}
-        self._finals_done = -1  # the newest segment whose final was translated
+        self._finals_done: dict[str, int] = {}  # per side: the newest line translated final
         self._behind_said = False  # the reader was told the translator is behind
         self._on_screen = OpenLines()  # per target: what its open line shows
         self._turns = TargetTurns()
@@ -297,10 +352,12 @@ class TranslationStage(threading.Thread):
         self._nothing_said = False  # the reader was told (once per model)
 
     # -- settings, from any thread ---------------------------------------------------------
-    def set_mt(self, mt: MtConfig) -> None:
-        """New beta / method / languages: used from the next update on."""
+    def set_mt(self, mt: MtConfig, sides: dict[str, MtConfig] | None = None) -> None:
+        """New beta / method / languages: used from the next update on (``sides``: each
+        side's settings, with two inputs; ``mt`` then translates into all their targets)."""
         with self._lock:
             self._mt = mt
+            self._side_mt = dict(sides or {})
 
     def set_glossary(self, glossary: Glossary) -> None:
         """Fixed translations: used from the next update on, by this model and the next."""
@@ -355,6 +412,11 @@ class TranslationStage(threading.Thread):
         with self._lock:
             return self._mt
 
+    def _side_settings(self, side: str = "") -> MtConfig:
+        """The settings of the lines of ``side`` (their languages)."""
+        with self._lock:
+            return self._side_mt.get(side, self._mt)
+
     def _emit_final(
         self, u: AsrUpdate, translations: dict[str, str], targets: tuple[str, ...]
     ) -> None:
@@ -382,7 +444,7 @@ class TranslationStage(threading.Thread):
     def _show_partial(self, u: AsrUpdate, lang: str, target: int, r: EngineResult) -> None:
         """A decode's prefix so far (a slow one as it goes, or one given up for a newer
         update): on screen as the open line, where it shows more than the line does now."""
-        shown = self._on_screen.show_prefix(lang, u.segment_id, r.text, r.pieces)
+        shown = self._on_screen.show_prefix(_row(u.side, lang), u.segment_id, r.text, r.pieces)
         if shown is None:
             return
         u = dataclasses.replace(u, final=False)  # (a final update's prefix is still open)
@@ -449,19 +511,21 @@ class TranslationStage(threading.Thread):
         """Is ``u`` a finished line that newer finished lines overtook (the translator is
         behind)? It is translated for the transcript and gives way to newer work."""
         return u.final and (
-            u.segment_id < self._finals_done or self.mailbox.has_later_final(u.segment_id)
+            u.segment_id < self._finals_done.get(u.side, -1)
+            or self.mailbox.has_later_final(u.segment_id, u.side)
         )
 
     def _close_overtaken(self, u: AsrUpdate, targets: tuple[str, ...]) -> None:
         """Before a newer line's update is shown: an older line still open on screen whose
         final waits behind it is shown finished as it stands (its translation follows)."""
         for lang in targets:
-            seg = self._on_screen.segment(lang)
+            row = _row(u.side, lang)
+            seg = self._on_screen.segment(row)
             if seg is None or seg >= u.segment_id:
                 continue
             final = self.mailbox.final_of(seg)
             if final is not None:
-                self._on_screen.close(lang)
+                self._on_screen.close(row)
                 self._keep_last_good(final, lang, targets.index(lang), provisional=True)
 
     def _say_if_behind(self) -> None:
@@ -486,7 +550,7 @@ class TranslationStage(threading.Thread):
         """Translate one update into every target language (fewer when it is superseded
         meanwhile); a final one also reaches the transcript, with each target's text. A
         finished line that newer ones overtook gives way to them mid-decode and is put back."""
-        mt = self._settings()
+        mt = self._side_settings(u.side)
         targets = mt.targets
         late = self._late(u)
         if not late:
@@ -497,17 +561,17 @@ class TranslationStage(threading.Thread):
         for i, lang in enumerate(order):
             if i > 0 and not u.final and self._superseded(u):
                 break  # the newer update comes first (this target goes first next time)
-            if late and self.mailbox.has_later(u.segment_id):
+            if late and self.mailbox.has_later(u.segment_id, u.side):
                 self.mailbox.put_back(u)  # newer work first; this line when there is time
                 return
             done = self._translate_into(u, lang, targets.index(lang), mt.for_target(lang), late)
-            if done is None and late and self.mailbox.has_later(u.segment_id):
+            if done is None and late and self.mailbox.has_later(u.segment_id, u.side):
                 self.mailbox.put_back(u)
                 return
             if done is not None:
                 texts[lang] = done
         if u.final:
-            self._finals_done = max(self._finals_done, u.segment_id)
+            self._finals_done[u.side] = max(self._finals_done.get(u.side, -1), u.segment_id)
             for good in self._last_good.values():
                 good.pop(u.segment_id, None)
             self._emit_final(u, texts, targets)
@@ -552,7 +616,7 @@ class TranslationStage(threading.Thread):
 
         def abort() -> bool:
             # A late line gives way to newer work (it is put back and translated later).
-            return self._superseded(u) or (late and self.mailbox.has_later(u.segment_id))
+            return self._superseded(u) or (late and self.mailbox.has_later(u.segment_id, u.side))
 
         def progress(r: EngineResult) -> None:
             self._show_partial(u, lang, target, r)
@@ -585,7 +649,7 @@ class TranslationStage(threading.Thread):
             return self._keep_last_good(u, lang, target) if u.final else None
         self._turns.served(lang)
         shown = self._on_screen.show(
-            lang, u.segment_id, t.text, t.pieces, u.final, cut=t.stats.hit_cap
+            _row(u.side, lang), u.segment_id, t.text, t.pieces, u.final, cut=t.stats.hit_cap
         )
         self._show(self._subtitle(u, lang, target, t.text, shown, t.stats))
         if t.text and not u.final:
@@ -623,7 +687,8 @@ class TranslationStage(threading.Thread):
             u = self.lines.next_update(timeout=0.05)
             if u is None:
                 self.idle.set()
-                if self.asr_done is not None and self.asr_done.is_set() and not len(self.mailbox):
+                ended = bool(self.asr_done) and all(e.is_set() for e in self.asr_done)
+                if ended and not len(self.mailbox):
                     self.emit(StatusEvent("finished", "replay finished"))
                     return
                 continue

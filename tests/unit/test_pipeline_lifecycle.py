@@ -148,7 +148,7 @@ def test_an_input_switched_while_paused_starts_on_resume(tmp_path: Path) -> None
     assert wait_for(lambda: p.state == "running" and first.i > 0)
     p.pause()
     p.apply_config(dataclasses.replace(cfg, audio=dataclasses.replace(cfg.audio, device="B")))
-    assert wait_for(lambda: p._asr is not None and p._asr.source is second)
+    assert wait_for(lambda: p._asrs and p._asrs[0].source is second)
     time.sleep(0.1)
     assert not second.running and second.starts == 0  # paused means not listening
     p.resume()

@@ -1,0 +1,238 @@
+"""Both sides of a meeting: the microphone ("you") and the meeting's audio ("others") heard at
+once, each with its own languages, lines marked with who spoke, one numbering of lines, and the
+meeting's audio that leaks into the microphone dropped from the user's side."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig
+from subtitler.pipeline.echo import EchoGate, common_in_order
+from subtitler.pipeline.events import SubtitleEvent
+from subtitler.pipeline.mailbox import Mailbox
+from subtitler.pipeline.pipeline import Factories, Pipeline
+from subtitler.pipeline.sides import SegmentIds, engine_settings, sides_of
+from subtitler.pipeline.transcript import read_transcript
+from subtitler.types import OTHERS, YOU, AsrUpdate
+from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
+from tests.unit.test_pipeline import Events, wait_for
+
+MEETING = "Speakers [Loopback]"
+
+
+def two_sided(**mt: object) -> AppConfig:
+    return AppConfig(
+        audio=AudioConfig(device="Mic", meeting_device=MEETING),
+        asr=AsrConfig(language="de", you_language="en"),
+        mt=MtConfig(model_path="fake.gguf", src_lang="de", tgt_lang="en", max_new_tokens=16, **mt),  # type: ignore[arg-type]
+    )
+
+
+# -- the settings ------------------------------------------------------------------------------
+def test_one_input_is_one_side_with_the_settings_as_they_are() -> None:
+    cfg = AppConfig(mt=MtConfig(tgt_lang="ja", extra_targets="fr"))
+    (side,) = sides_of(cfg)
+    assert (side.name, side.audio, side.asr, side.mt) == ("", cfg.audio, cfg.asr, cfg.mt)
+    assert engine_settings(sides_of(cfg)) is cfg.mt
+
+
+def test_meeting_audio_makes_two_sides_each_with_its_languages() -> None:
+    cfg = two_sided(extra_targets="fr")
+    others, you = sides_of(cfg)
+    assert (others.name, others.audio.device, others.asr.language) == (OTHERS, MEETING, "de")
+    assert others.mt.targets == ("en", "fr")  # what the reader reads: as chosen
+    assert (you.name, you.audio.device, you.asr.language) == (YOU, "Mic", "en")
+    assert (you.mt.src_lang, you.mt.targets) == ("en", ("de",))  # into the meeting's language
+    assert you.audio.meeting_device is None and others.audio.meeting_device is None
+    # One model translates into every side's targets.
+    assert engine_settings((others, you)).targets == ("en", "fr", "de")
+    # The user's own choices win; without a language of theirs, they speak what they read.
+    mine = dataclasses.replace(cfg.mt, you_targets="fr, it")
+    cfg2 = dataclasses.replace(cfg, mt=mine, asr=dataclasses.replace(cfg.asr, you_language=None))
+    _, you2 = sides_of(cfg2)
+    assert (you2.mt.targets, you2.mt.src_lang, you2.asr.language) == (("fr", "it"), "en", None)
+
+
+def test_a_second_file_is_the_meetings_side() -> None:
+    cfg = AppConfig(audio=AudioConfig(source="file", file_path="me.wav", meeting_file="them.wav"))
+    others, you = sides_of(cfg)
+    assert (others.audio.file_path, you.audio.file_path) == ("them.wav", "me.wav")
+    assert len(sides_of(AppConfig(audio=AudioConfig(source="file", file_path="me.wav")))) == 1
+
+
+def test_segment_ids_are_one_numbering_in_the_order_lines_are_heard() -> None:
+    ids = SegmentIds()
+    a, b = ids.numbering(), ids.numbering()
+    assert [a(0), b(0), a(0), a(1), b(1), b(0)] == [0, 1, 0, 2, 3, 1]
+
+
+# -- the mailbox -------------------------------------------------------------------------------
+def up(seg: int, text: str, final: bool = False, side: str = "") -> AsrUpdate:
+    return AsrUpdate(seg, text, "", final, 0.0, 1.0, 1.0, side=side)
+
+
+def test_a_sides_pending_update_is_replaced_though_the_other_side_spoke_since() -> None:
+    mb = Mailbox()
+    mb.put(up(0, "a", side=OTHERS))
+    mb.put(up(1, "x", side=YOU))
+    mb.put(up(0, "a b", side=OTHERS))
+    assert mb.replaced == 1 and len(mb) == 2
+    assert [(u.segment_id, u.text) for u in (mb.get(0), mb.get(0))] == [(0, "a b"), (1, "x")]
+
+
+def test_a_finished_line_waits_only_behind_newer_lines_of_its_own_side() -> None:
+    mb = Mailbox()
+    mb.put(up(0, "they said", final=True, side=OTHERS))
+    mb.put(up(1, "i said", final=True, side=YOU))
+    assert mb.deferred() == 0  # one finished line per side: nobody is behind
+    assert not mb.has_later_final(0, OTHERS)
+    mb.put(up(2, "they said more", final=True, side=OTHERS))
+    assert mb.deferred() == 1 and mb.has_later_final(0, OTHERS) and mb.has_later(0, OTHERS)
+    # Newest first within a side; the user's line is not held back by the meeting's.
+    assert [mb.get(0).segment_id for _ in range(3)] == [1, 2, 0]  # type: ignore[union-attr]
+
+
+# -- the echo gate -----------------------------------------------------------------------------
+def said(seg: int, text: str, t0: float, t1: float, final: bool, at: float) -> AsrUpdate:
+    return AsrUpdate(seg, text, "", final, t0, t1, at)
+
+
+def test_common_in_order() -> None:
+    assert common_in_order("a b c d".split(), "x a c y d".split()) == 3
+    assert common_in_order([], ["a"]) == 0
+
+
+def test_the_meetings_words_heard_by_the_microphone_are_not_the_users_line() -> None:
+    gate = EchoGate()
+    assert gate.heard(said(0, "we ship the release on friday", 1.0, 3.0, False, 3.2)) == []
+    # The microphone heard the speakers, a little later and a word short.
+    assert gate.mine(said(1, "we ship the release on", 1.2, 2.9, False, 3.4)) == []
+    assert gate.mine(said(1, "we ship the release on friday", 1.2, 3.2, True, 3.9)) == []
+    assert gate.dropped == 1 and not gate.holding
+    # Its later updates are dropped too (the line is the meeting's).
+    assert gate.mine(said(1, "we ship the release on friday", 1.2, 3.2, True, 4.0)) == []
+
+
+def test_the_users_own_words_pass_and_their_end_waits_for_the_other_side() -> None:
+    gate = EchoGate(wait_s=1.5)
+    own = said(2, "sounds good to me", 5.0, 6.5, False, 6.7)
+    assert gate.mine(own) == [own]  # shown at once
+    end = said(2, "sounds good to me", 5.0, 7.0, True, 7.2)
+    assert gate.mine(end) == [] and gate.holding  # the meeting's side is not that far yet
+    assert gate.due(7.5) == []
+    # The meeting's side reaches the line's end with other words: it is the user's.
+    assert gate.heard(said(3, "thanks", 6.8, 7.1, False, 7.6)) == [end]
+    # Or nothing comes from the other side: the wait ends.
+    gate.mine(said(4, "one more thing", 9.0, 10.0, True, 10.1))
+    assert gate.due(11.0) == [] and [u.segment_id for u in gate.due(11.6)] == [4]
+    assert gate.dropped == 0
+
+
+def test_a_line_shown_before_it_was_found_an_echo_is_withdrawn() -> None:
+    gate = EchoGate()
+    first = said(5, "the budget is approved", 20.0, 21.5, False, 21.6)
+    assert gate.mine(first) == [first]  # the meeting's side has not said it yet
+    end = said(5, "the budget is approved", 20.0, 22.0, True, 22.1)
+    assert gate.mine(end) == []
+    (gone,) = gate.heard(said(9, "the budget is approved today", 19.9, 22.3, False, 22.4))
+    assert (gone.segment_id, gone.final, gone.text) == (5, True, "")
+    assert gate.dropped == 1
+
+
+def test_a_short_reply_said_by_both_is_kept() -> None:
+    gate = EchoGate()
+    gate.heard(said(0, "yes", 1.0, 1.5, True, 1.5))
+    end = said(1, "yes", 1.0, 1.4, True, 1.6)
+    assert gate.mine(end) == [end]  # the meeting's side reached its end: one word is no echo
+
+
+# -- the pipeline ------------------------------------------------------------------------------
+class Inputs:
+    """Factories keyed by side: the meeting's input and recogniser, and the microphone's."""
+
+    def __init__(self, others: list[Step], you: list[Step], seconds: float = 3.0) -> None:
+        self.sources = {MEETING: FakeSource(seconds, 5.0), "Mic": FakeSource(seconds, 5.0)}
+        self.recognizers = {"de": ScriptedRecognizer(others), "en": ScriptedRecognizer(you)}
+
+    def factories(self) -> Factories:
+        return Factories(
+            audio=lambda a, c: self.sources[str(a.device)],
+            recognizer=lambda a: self.recognizers[str(a.language)],
+            model=loader_for(echo_lm()),
+        )
+
+
+def run(cfg: AppConfig, inputs: Inputs, tmp_path: Path) -> tuple[Pipeline, Events]:
+    ev = Events()
+    p = Pipeline(cfg, ev, inputs.factories(), transcript_path=tmp_path / "t.jsonl")
+    p.start()
+    assert wait_for(lambda: p.finished.is_set(), timeout=20)
+    p.stop()
+    return p, ev
+
+
+def test_both_sides_are_heard_translated_each_their_way_and_marked(tmp_path: Path) -> None:
+    others = [Step(0.6, 0, ["guten", "morgen."], final=True), Step(2.4, 1, ["alles", "gut."])]
+    you = [Step(1.2, 0, ["good", "morning", "everyone."], final=True)]
+    p, ev = run(two_sided(), Inputs(others, you), tmp_path)
+    subs: list[SubtitleEvent] = ev.of(SubtitleEvent)
+    by_side = {(s.side, s.source): s.lang for s in subs if s.final}
+    assert by_side == {
+        (OTHERS, "guten morgen."): "en",
+        (OTHERS, "alles gut."): "en",
+        (YOU, "good morning everyone."): "de",
+    }
+    records = read_transcript(tmp_path / "t.jsonl")
+    assert [(r.side, r.source, r.src_lang, r.tgt_lang) for r in records] == [
+        (OTHERS, "guten morgen.", "de", "en"),
+        (YOU, "good morning everyone.", "en", "de"),
+        (OTHERS, "alles gut.", "de", "en"),
+    ]
+    assert len({r.segment_id for r in records}) == 3  # one numbering for both recognisers
+    assert p.echoes_dropped == 0
+
+
+def test_the_meetings_words_leaking_into_the_microphone_are_dropped(tmp_path: Path) -> None:
+    others = [Step(1.5, 0, ["we", "ship", "on", "friday."], final=True)]
+    you = [
+        Step(1.6, 0, ["we", "ship", "on", "friday."], final=True),  # the leak
+        Step(2.8, 1, ["sounds", "good."], final=True),  # the user's own
+    ]
+    p, ev = run(two_sided(), Inputs(others, you, seconds=3.5), tmp_path)
+    records = read_transcript(tmp_path / "t.jsonl")
+    assert [(r.side, r.source) for r in records] == [
+        (OTHERS, "we ship on friday."),
+        (YOU, "sounds good."),
+    ]
+    mine = {s.source for s in ev.of(SubtitleEvent) if s.side == YOU}
+    assert "we ship on friday." not in mine and p.echoes_dropped == 1
+
+
+def test_one_input_numbers_lines_on_across_a_recogniser_swap(tmp_path: Path) -> None:
+    """A recogniser swapped in mid-meeting numbers its lines from 0 again: they are new
+    lines all the same (they were once taken for old ones, late, and collided with them)."""
+    first = ScriptedRecognizer([Step(0.3 * i, i, [f"a{i}", "x."], final=True) for i in range(4)])
+    second = ScriptedRecognizer(
+        [Step(2.0 + 0.3 * i, i, [f"b{i}", "y."], final=True) for i in range(4)]
+    )
+    recs = iter([first, second])
+    cfg = AppConfig(mt=MtConfig(model_path="fake.gguf", max_new_tokens=16))
+    ev = Events()
+    src = FakeSource(4.0, 5.0)
+    p = Pipeline(
+        cfg,
+        ev,
+        Factories(lambda a, c: src, lambda a: next(recs), loader_for(echo_lm())),
+        transcript_path=tmp_path / "t.jsonl",
+    )
+    p.start()
+    assert wait_for(lambda: first.last is not None and first.last.segment_id == 3)
+    p.apply_config(dataclasses.replace(cfg, asr=dataclasses.replace(cfg.asr, beam_size=1)))
+    assert wait_for(lambda: p.finished.is_set(), timeout=20)
+    p.stop()
+    records = read_transcript(tmp_path / "t.jsonl")
+    assert [r.source for r in records] == [f"a{i} x." for i in range(4)] + [
+        f"b{i} y." for i in range(4)
+    ]
+    assert [r.segment_id for r in records] == list(range(8))
