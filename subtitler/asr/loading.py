@@ -8,6 +8,7 @@ from subtitler.asr.backend import AsrBackend, AsrError
 from subtitler.asr.engine import Recognizer
 from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, silero_session
 from subtitler.asr.isolated import WorkerWhisper, whisper_first_load_test
+from subtitler.asr.shared import SharedBackends
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SileroStream
 from subtitler.config import AsrConfig
@@ -17,7 +18,11 @@ from subtitler.models.resolve import asr_state
 
 
 def load_recognizer(
-    cfg: AsrConfig, *, isolate: bool = True, max_new_tokens: int | None = None
+    cfg: AsrConfig,
+    *,
+    isolate: bool = True,
+    max_new_tokens: int | None = None,
+    shared: SharedBackends | None = None,
 ) -> Recognizer:
     """The streaming recogniser the settings ask for, its model found (a catalog id, a size
     name or a folder) and checked (present, fits in memory) with one-line reasons.
@@ -25,7 +30,9 @@ def load_recognizer(
     ``isolate``: faster-whisper runs in a worker process, where a crash of CTranslate2 is a
     message rather than the end of the app, and the loaded weights get their real test.
     ``max_new_tokens``: a cap on the tokens of one recognition (None: Whisper's own; the
-    self-test's model has random weights, which may never write an end).
+    self-test's model has random weights, which may never write an end). ``shared``: the
+    models loaded for other recognisers, one of which this one uses if it has the same
+    settings (the two inputs of a meeting) rather than loading a second copy.
     """
     opts = StreamingOptions.from_config(cfg)
     st = asr_state(cfg.model, load_catalog())
@@ -44,14 +51,18 @@ def load_recognizer(
         WhisperSettings.from_config(dataclasses.replace(cfg, model=model)),
         max_new_tokens=max_new_tokens,
     )
+
+    def load() -> tuple[AsrBackend, str]:
+        if isolate:
+            whisper = WorkerWhisper(settings)
+            # Weights damaged where no check looks load and run: a clip of speech shows it.
+            return whisper, whisper_first_load_test(whisper)
+        return FasterWhisperBackend(settings), ""
+
     backend: AsrBackend
-    notice = ""
-    if isolate:
-        whisper = WorkerWhisper(settings)
-        # Weights damaged where no check looks load and run: a clip of speech shows it.
-        notice = whisper_first_load_test(whisper)
-        backend = whisper
+    if shared is not None:
+        backend, notice = shared.get((settings, isolate), load)
     else:
-        backend = FasterWhisperBackend(settings)
+        backend, notice = load()
     vad = SileroStream(silero_session()) if cfg.vad else None
     return StreamingRecognizer(backend, opts, vad=vad, notice=notice)

@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 WINDOW_S = 2.0  # how far apart in time the two sides' words may be and still be one speech
 WAIT_S = 1.5  # the longest a user's finished line waits for the meeting's side
 SHARE = 0.6  # the part of a line's words the meeting's side must have said, in order
-MIN_WORDS = 2  # fewer words in common than this are no echo ("yes" said by both)
+MIN_WORDS = 2  # a shorter run of words in common is no echo ("yes" said by both, "of the")
+GAP = 2  # words of the meeting's side an echoed run may skip (a word the leak lost)
 KEEP_S = 60.0  # how long the meeting's words are kept for comparison
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -36,17 +37,52 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def _key(token: str) -> str:
+    """A token as compared: its letters and digits, lower case ("Friday," -> "friday")."""
+    return "".join(words(token))
+
+
+def aligned(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """The pairs (i, j) of a longest common subsequence of two word lists, in order."""
+    n, m = len(a), len(b)
+    if not n or not m:
+        return []
+    dp = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            dp[i][j] = dp[i + 1][j + 1] + 1 if a[i] == b[j] else max(dp[i + 1][j], dp[i][j + 1])
+    out, i, j = [], 0, 0
+    while i < n and j < m:
+        if a[i] == b[j]:
+            out.append((i, j))
+            i, j = i + 1, j + 1
+        elif dp[i + 1][j] >= dp[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
 def common_in_order(a: list[str], b: list[str]) -> int:
     """Length of the longest common subsequence of two word lists."""
-    if not a or not b:
-        return 0
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
+    return len(aligned(a, b))
+
+
+def echoed(mine: list[str], theirs: list[str]) -> list[bool]:
+    """Which of ``mine`` repeat ``theirs``: runs of at least MIN_WORDS words said in the same
+    order on both sides (the meeting's may skip a word or two the leak lost); a word in common
+    alone ("the") is no echo."""
+    out = [False] * len(mine)
+    run: list[tuple[int, int]] = []
+    for i, j in [*aligned(mine, theirs), (-1, -1)]:
+        if run and i == run[-1][0] + 1 and 0 < j - run[-1][1] <= GAP + 1:
+            run.append((i, j))
+            continue
+        if len(run) >= MIN_WORDS:
+            for k, _ in run:
+                out[k] = True
+        run = [(i, j)]
+    return out
 
 
 @dataclass
@@ -58,7 +94,7 @@ class _Heard:
 
 class EchoGate:
     """Between the two recognisers and the translator: the meeting's updates are recorded
-    (``heard``), the user's are passed, held or dropped (``mine``, ``due``)."""
+    (``heard``), the user's are passed, held, cleaned or dropped (``mine``, ``due``)."""
 
     def __init__(
         self, window_s: float = WINDOW_S, wait_s: float = WAIT_S, share: float = SHARE
@@ -71,6 +107,7 @@ class EchoGate:
         self._shown: set[int] = set()  # the user's lines with an update passed on
         self._echoes: set[int] = set()  # the user's lines found to be echoes
         self.dropped = 0  # the user's lines dropped as echoes
+        self.cleaned = 0  # the user's lines that kept their own words, the echo cut out
 
     def heard(self, u: AsrUpdate) -> list[AsrUpdate]:
         """An update of the meeting's side; returns the user's lines it lets go now."""
@@ -90,7 +127,8 @@ class EchoGate:
             if u.final:
                 self._held[u.segment_id] = u
                 return self._release(u.emitted_at)
-            if self._is_echo(u):
+            echo, own = self._count(u)
+            if echo >= MIN_WORDS and echo >= self.share * (echo + own):
                 return []  # held back while it looks like the meeting's words
             self._shown.add(u.segment_id)
             return [u]
@@ -100,39 +138,75 @@ class EchoGate:
         with self._lock:
             return self._release(now) if self._held else []
 
-    def _release(self, now: float) -> list[AsrUpdate]:
-        out: list[AsrUpdate] = []
-        for seg, u in list(self._held.items()):
-            if self._is_echo(u):
-                del self._held[seg]
-                self._echoes.add(seg)
-                self.dropped += 1
-                log.info("line %d is the meeting's audio heard by the microphone: dropped", seg)
-                if seg in self._shown:
-                    out.append(withdrawn(u))
-            elif self._heard_t1 >= u.audio_t1 or now - u.emitted_at >= self.wait_s:
-                del self._held[seg]
-                out.append(u)
-        for v in out:
-            self._shown.discard(v.segment_id)
-        return out
-
     @property
     def holding(self) -> bool:
         """Does a finished line of the user's wait?"""
         with self._lock:
             return bool(self._held)
 
-    def _is_echo(self, u: AsrUpdate) -> bool:
-        mine = words(u.text)
-        if len(mine) < MIN_WORDS:
-            return False
+    def _release(self, now: float) -> list[AsrUpdate]:
+        out: list[AsrUpdate] = []
+        for seg, u in list(self._held.items()):
+            echo, own = self._count(u)
+            whole = echo >= MIN_WORDS and own < MIN_WORDS  # (more of theirs changes nothing)
+            covered = self._heard_t1 >= u.audio_t1
+            if not whole and not covered and now - u.emitted_at < self.wait_s:
+                continue
+            del self._held[seg]
+            if whole:
+                self._echoes.add(seg)
+                self.dropped += 1
+                log.info("line %d is the meeting's audio heard by the microphone: dropped", seg)
+                if seg in self._shown:
+                    out.append(withdrawn(u))
+            elif echo >= MIN_WORDS:
+                self.cleaned += 1
+                out.append(self._clean(u))
+            else:
+                out.append(u)
+            self._shown.discard(seg)
+        return out
+
+    def _theirs(self, u: AsrUpdate) -> list[str]:
+        """The meeting's words said around the time of ``u``, in order."""
         lo, hi = u.audio_t0 - self.window_s, u.audio_t1 + self.window_s
-        theirs = [
+        return [
             w for _, h in sorted(self._heard.items()) if h.t1 >= lo and h.t0 <= hi for w in h.words
         ]
-        common = common_in_order(mine, theirs)
-        return common >= MIN_WORDS and common >= self.share * len(mine)
+
+    def _mask(self, u: AsrUpdate) -> tuple[list[str], list[bool]]:
+        """The line's tokens and which of them echo the meeting (a token without letters or
+        digits, "-", never does)."""
+        tokens = u.text.split()
+        keys = [_key(t) for t in tokens]
+        spoken = [i for i, k in enumerate(keys) if k]
+        marks = echoed([keys[i] for i in spoken], self._theirs(u))
+        mask = [False] * len(tokens)
+        for i, m in zip(spoken, marks, strict=True):
+            mask[i] = m
+        return tokens, mask
+
+    def _count(self, u: AsrUpdate) -> tuple[int, int]:
+        """(echoed words, the user's own words) of a line."""
+        tokens, mask = self._mask(u)
+        echo = sum(mask)
+        return echo, sum(1 for t in tokens if _key(t)) - echo
+
+    def _clean(self, u: AsrUpdate) -> AsrUpdate:
+        """The line with the runs of the meeting's words cut out (the user's words stay)."""
+        tokens, mask = self._mask(u)
+        n_committed = len(u.committed_text.split())
+        kept = [t for t, m in zip(tokens, mask, strict=True) if not m]
+        committed = [t for t, m in zip(tokens[:n_committed], mask, strict=False) if not m]
+        cw = u.committed_words
+        if len(cw) == n_committed:  # (one Word per committed token: keep the same ones)
+            cw = tuple(w for w, m in zip(cw, mask, strict=False) if not m)
+        return dataclasses.replace(
+            u,
+            committed_text=" ".join(committed),
+            tentative_text=" ".join(kept[len(committed) :]),
+            committed_words=cw,
+        )
 
 
 def withdrawn(u: AsrUpdate) -> AsrUpdate:

@@ -6,10 +6,11 @@ these (see ``subtitler_research.pipeline.oracle``)."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from subtitler.asr.loading import load_recognizer
+from subtitler.asr.shared import SharedBackends
 from subtitler.audio.inputs import open_audio
 from subtitler.mt.loading import load_any_translator
 from subtitler.pipeline.pipeline import Factories
@@ -30,6 +31,9 @@ class RealParts:
     # A cap on the tokens of one recognition (None: Whisper's own): the self-test's model has
     # random weights, which may never write an end.
     asr_max_new_tokens: int | None = None
+    # The speech models loaded now: recognisers with the same settings (the two inputs of a
+    # meeting, a recogniser swapped in) share one copy.
+    shared: SharedBackends = field(default_factory=SharedBackends)
 
 
 def real_factories(parts: RealParts | None = None) -> Factories:
@@ -39,7 +43,7 @@ def real_factories(parts: RealParts | None = None) -> Factories:
             cfg, clock, sounddevice=p.sounddevice, loop=p.loop, loop_gap_s=p.loop_gap_s
         ),
         recognizer=lambda cfg: load_recognizer(
-            cfg, isolate=p.isolate, max_new_tokens=p.asr_max_new_tokens
+            cfg, isolate=p.isolate, max_new_tokens=p.asr_max_new_tokens, shared=p.shared
         ),
         model=lambda mt: load_any_translator(mt, p.isolate),
     )

@@ -71,7 +71,10 @@ TABS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "mt.server_api_key", "mt.server_timeout_s", "server_check", "mt.template", "mt.threads",
         "mt.gpu_layers", "mt.context_sentences",
     )),
-    ("audio", "Audio", ("audio.device", "level", "meeting_audio")),
+    ("audio", "Audio", (
+        "audio.device", "level", "audio.meeting_device", "asr.you_language", "mt.you_targets",
+        "sides_note", "meeting_audio",
+    )),
     ("speech", "Speech", (
         "asr.model", "asr.device", "asr.threads", "asr.silence_end_s", "hardware",
     )),
@@ -103,6 +106,14 @@ SERVER_CHECK_TIP = (
     "connects; the terms are in this line's tooltip after the check."
 )
 
+
+NO_MEETING_AUDIO = "Not heard (the microphone only)"
+SIDES_NOTE = (
+    "With the meeting's audio heard too, its lines are marked Others and shown in the "
+    "language chosen under Translation; yours are marked You and translated for the others "
+    "(on the browser page, ?side=you shows only them)."
+)
+MEETING_MARK = "· meeting audio"  # how session.input_devices marks a loopback / monitor input
 
 # Settings shown and kept by their tab's own page: the Browser page (ui/web_settings.py).
 ON_THEIR_PAGE = frozenset({"web.share", "web.port"})
@@ -168,7 +179,9 @@ LOOKS: dict[str, Look] = {
     }),
     # all layers if the build offloads
     "mt.gpu_layers": Look(label="Model parts on the graphics card", none_text="all that fit"),
-    "audio.device": Look(tooltip=""),
+    "audio.device": Look(label="Your microphone", tooltip=""),
+    "audio.meeting_device": Look(tooltip=""),
+    "mt.you_targets": Look(placeholder="the meeting's language"),
     "asr.device": Look(choices={
         "auto": "Automatic", "cpu": "The processor (CPU)", "cuda": "NVIDIA graphics card",
     }),
@@ -348,6 +361,9 @@ class SettingsPane(QDialog):
             self.rows[key].enable(not server)  # threads and GPU layers: the server's business
         for key in ("mt.top_b", "mt.tau"):
             self.rows[key].enable(value["mt.verify"] == "specdec")
+        both = value["audio.meeting_device"] not in (None, "")
+        for key in ("asr.you_language", "mt.you_targets"):
+            self.rows[key].enable(both)  # the microphone's own languages: with two sides only
         drafting = bool(value["mt.draft_model_path"])
         self.rows["mt.draft_tokens"].enable(drafting)
         self.rows["mt.lookahead"].enable(not drafting)  # the draft model guesses instead
@@ -381,6 +397,8 @@ class SettingsPane(QDialog):
             "mt.tgt_lang": lambda: self._language_row(source=False),
             "mt.model_path": self._mt_model_row,
             "audio.device": self._device_row,
+            "audio.meeting_device": self._meeting_row,
+            "asr.you_language": self._you_language_row,
             "asr.model": self._asr_model_row,
             "display.font_family": self._font_row,
             "display.text_color": self._color_row,
@@ -403,6 +421,10 @@ class SettingsPane(QDialog):
             self.level.setRange(0, 100)
             self.level.setTextVisible(False)
             form.addRow("Level", self.level)
+        elif name == "sides_note":
+            note = QLabel(SIDES_NOTE)
+            note.setWordWrap(True)
+            form.addRow(note)
         elif name == "meeting_audio":
             hint = QLabel(meeting_audio_hint())
             hint.setWordWrap(True)
@@ -515,6 +537,37 @@ class SettingsPane(QDialog):
         if keep not in (None, "") and self.device.findData(keep) < 0:
             self.device.addItem(f"{keep} (not connected)", keep)
         _select(self.device, keep)
+
+    def _meeting_row(self) -> Row:
+        """The meeting's audio, heard as well as the microphone (its lines marked "Others",
+        the microphone's "You"), or not heard."""
+        self.meeting = _fitting(QComboBox())
+        return Row(
+            self.meeting,
+            self._fill_meeting,
+            self.meeting.currentData,
+            changed=self.meeting.currentIndexChanged,
+        )
+
+    def _fill_meeting(self, keep: str | int | None) -> None:
+        """Every input (the meeting's sound is usually a loopback or monitor one: listed
+        first), and the chosen one even while it is away."""
+        self.meeting.clear()
+        self.meeting.addItem(NO_MEETING_AUDIO, None)
+        devices = self.choices.input_devices()
+        for label, name in sorted(devices, key=lambda d: MEETING_MARK not in d[0]):
+            self.meeting.addItem(label, name)
+        if keep not in (None, "") and self.meeting.findData(keep) < 0:
+            self.meeting.addItem(f"{keep} (not connected)", keep)
+        _select(self.meeting, keep)
+
+    def _you_language_row(self) -> Row:
+        """The language the user speaks into the microphone (or detect it)."""
+        c = _fitting(QComboBox())
+        c.addItem("Detect automatically", None)
+        for code, name in sorted(LANGUAGES.items(), key=lambda kv: kv[1]):
+            c.addItem(f"{name} ({code})", code)
+        return Row(c, lambda v: _select(c, v), c.currentData, changed=c.currentIndexChanged)
 
     def _font_row(self) -> Row:
         self.font_family = font = _fitting(QFontComboBox())

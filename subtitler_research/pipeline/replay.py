@@ -4,6 +4,7 @@ an oracle.
     python -m subtitler_research.pipeline.replay talk.wav --asr-model tiny-dir --mt-model M.gguf \
         --tgt-lang de --json out.json
     python -m subtitler_research.pipeline.replay --oracle words.tsv --mt-model M.gguf --speed 4
+    python -m subtitler_research.pipeline.replay mic.wav --meeting others.wav ...  # two sides
 
 Writes every segment (final source and translation), what was displayed over time, and the
 live metrics: commit delay, translation latency, end-to-end, display latency, NE of the
@@ -176,6 +177,36 @@ def target_latencies(events: list[SubtitleEvent], targets: tuple[str, ...]) -> d
     }
 
 
+def side_report(rec: Recorder, pipeline: Pipeline) -> dict[str, Any]:
+    """With two inputs, per side: its finished lines, how long its words took to reach the
+    screen (display latency), how long its updates waited for their translation (the lag;
+    its largest says whether it stayed bounded), and the echoes dropped from the user's."""
+    every = [e for e in rec.events if isinstance(e, SubtitleEvent) and not e.extra]
+    asr = [e.update for e in rec.events if isinstance(e, AsrEvent)]
+    out: dict[str, Any] = {}
+    for side in sorted({u.side for u in asr}):
+        subs = [e for e in every if e.side == side and not e.partial]
+        mine = [u for u in asr if u.side == side]
+        shown_med, shown_p90 = median_p90(display_latencies(mine, subs))
+        waits = [e.emitted_at - e.asr_emitted_at for e in subs]
+        wait_med, wait_p90 = median_p90(waits)
+        out[side or "one"] = {
+            "lines": len({e.segment_id for e in subs if e.final and e.source}),
+            "display_latency_median_s": shown_med,
+            "display_latency_p90_s": shown_p90,
+            "translation_latency_median_s": wait_med,
+            "translation_latency_p90_s": wait_p90,
+            "translation_latency_max_s": max(waits, default=None),
+        }
+    out["echo_lines_dropped"] = pipeline.echoes_dropped
+    return {
+        k: ({m: round(x, 4) if isinstance(x, float) else x for m, x in v.items()})
+        if isinstance(v, dict)
+        else v
+        for k, v in out.items()
+    }
+
+
 def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any]:
     every = [e for e in rec.events if isinstance(e, SubtitleEvent)]
     subs = [e for e in every if not e.extra]  # the main target's (as with one target)
@@ -209,6 +240,7 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
             "end": round(e.audio_t1, 3),
             "source": e.source,
             "translation": e.translation,
+            **({"side": e.side} if e.side else {}),
             **(
                 {"more": {t: extra.get((e.segment_id, t), "") for t in targets[1:]}}
                 if targets[1:]
@@ -218,7 +250,7 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
         # (A line shown finished as it stood while newer ones went first is a prefix: its
         # translation follows. Lines in the order said, whenever they were translated.)
         for e in sorted(subs, key=lambda e: e.segment_id)
-        if e.final and not e.partial
+        if e.final and not e.partial and e.source  # (a line withdrawn as an echo: none)
     ]
     m: dict[str, Any] = {}
     # (A prefix of a decode translates part of its source: no word's time on screen.)
@@ -243,6 +275,8 @@ def summarize(rec: Recorder, tgt_lang: str, pipeline: Pipeline) -> dict[str, Any
         }
     )
     metrics["targets"] = target_latencies(every, targets)
+    if any(e.side for e in every):
+        metrics["sides"] = side_report(rec, pipeline)
     notices = [e.message for e in rec.events if isinstance(e, ErrorEvent) and not e.fatal]
     return {"segments": segments, "displayed": displayed, "metrics": metrics, "notices": notices}
 
@@ -304,6 +338,7 @@ SHORT_FLAGS = {
     "mt.threads": "--mt-threads",
     "asr.threads": "--asr-threads",
     "mt.max_new_tokens": "--max-new-tokens",
+    "audio.meeting_file": "--meeting",  # the other side's recording (the file is the user's)
 }
 
 
@@ -345,7 +380,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     given = given_settings(a)
     mt_model = str(given.get("mt.model_path", ""))
-    for p in (a.file, a.oracle, Path(mt_model) if mt_model else None):
+    meeting = str(given.get("audio.meeting_file", ""))
+    files = (a.file, a.oracle, *(Path(x) for x in (mt_model, meeting) if x))
+    for p in files:
         if p is not None and not p.exists():
             print(f"error: file not found: {p}", file=sys.stderr)
             return 2
@@ -425,7 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     if not a.quiet:
         for s in out["segments"]:
-            print(f"[{s['start']:7.2f}-{s['end']:7.2f}] {s['source']}\n{'':17}{s['translation']}")
+            who = f"{s['side']}: " if s.get("side") else ""
+            print(
+                f"[{s['start']:7.2f}-{s['end']:7.2f}] {who}{s['source']}\n{'':17}{s['translation']}"
+            )
         print(json.dumps({**out["metrics"], **out["run"]}, indent=1))
     if a.json:
         a.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")

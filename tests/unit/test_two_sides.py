@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig
-from subtitler.pipeline.echo import EchoGate, common_in_order
+from subtitler.pipeline.echo import EchoGate, common_in_order, echoed
 from subtitler.pipeline.events import SubtitleEvent
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.pipeline import Factories, Pipeline
@@ -103,6 +103,16 @@ def test_common_in_order() -> None:
     assert common_in_order([], ["a"]) == 0
 
 
+def test_echoed_words_are_runs_said_in_the_same_order() -> None:
+    theirs = "printing then for our purpose may be considered as the art".split()
+    mine = "thanks printing then for our purpose maybe considered as the art".split()
+    # "may be" heard as "maybe": the run goes on over the word the leak lost.
+    assert echoed(mine, theirs) == [False] + [True] * 5 + [False] + [True] * 4
+    # One word in common is no echo; nor are common words far apart on their side.
+    assert echoed("the cat sat".split(), "the dog ran off the road".split()) == [False] * 3
+    assert echoed("of the".split(), "of a big house in the city".split()) == [False, False]
+
+
 def test_the_meetings_words_heard_by_the_microphone_are_not_the_users_line() -> None:
     gate = EchoGate()
     assert gate.heard(said(0, "we ship the release on friday", 1.0, 3.0, False, 3.2)) == []
@@ -138,6 +148,22 @@ def test_a_line_shown_before_it_was_found_an_echo_is_withdrawn() -> None:
     (gone,) = gate.heard(said(9, "the budget is approved today", 19.9, 22.3, False, 22.4))
     assert (gone.segment_id, gone.final, gone.text) == (5, True, "")
     assert gate.dropped == 1
+
+
+def test_the_users_own_words_next_to_an_echo_stay_and_the_echo_goes() -> None:
+    gate = EchoGate()
+    gate.heard(said(0, "it is worth mention in passing that", 80.0, 85.0, True, 85.5))
+    # The microphone's line began with the leak, then the user spoke on.
+    start = said(3, "it is worth mention in passing", 80.1, 84.0, False, 84.5)
+    assert gate.mine(start) == []  # all echo so far: not shown
+    end = AsrUpdate(
+        3, "it is worth mention in passing that", "and so my fellow americans", True,
+        80.1, 88.3, 88.5,
+    )  # fmt: skip
+    assert gate.mine(end) == []  # waits for the meeting's side to be recognised that far
+    (mine,) = gate.heard(said(1, "", 88.0, 89.0, False, 89.0))
+    assert (mine.committed_text, mine.tentative_text) == ("", "and so my fellow americans")
+    assert mine.final and gate.cleaned == 1 and gate.dropped == 0
 
 
 def test_a_short_reply_said_by_both_is_kept() -> None:
