@@ -130,10 +130,12 @@ def samples_of(cm: Any, buffer: Any) -> np.ndarray:
     if frames <= 0 or block is None:
         return np.zeros((0, 1), dtype=np.float32)
     length = int(cm.CMBlockBufferGetDataLength(block))
-    status, data = cm.CMBlockBufferCopyDataBytes(block, 0, length, None)
+    # pyobjc fills the buffer passed for the output argument and returns it with the status.
+    out = bytearray(length)
+    status, data = cm.CMBlockBufferCopyDataBytes(block, 0, length, out)
     if status != 0:
         raise OSError(f"CoreMedia could not copy the audio (error {status})")
-    flat = np.frombuffer(bytes(data), dtype=np.float32)
+    flat = np.frombuffer(out if data is None else data, dtype=np.float32)
     channels = max(1, len(flat) // frames)
     return flat[: channels * frames].reshape(channels, frames).T
 

@@ -4,7 +4,7 @@ Like the real frameworks: completion handlers and sample buffers arrive on anoth
 audio comes as 32-bit float planes (one per channel) in buffers of 1024 frames, with the
 stream's video frames through the same output call; a refused Screen Recording permission is
 an NSError with code -3801 from SCShareableContent; pyobjc returns out-parameters (an error,
-copied bytes) as a tuple with the result.
+the filled output buffer) as a tuple with the result. Signatures follow pyobjc's metadata.
 """
 
 from __future__ import annotations
@@ -69,12 +69,13 @@ class CoreMedia:
         return len(block.data)
 
     def CMBlockBufferCopyDataBytes(
-        self, block: BlockBuffer, offset: int, length: int, destination: Any
-    ) -> tuple[int, bytes | None]:
-        assert destination is None  # pyobjc allocates the output buffer
+        self, block: BlockBuffer, offset: int, length: int, destination: bytearray
+    ) -> tuple[int, bytearray | None]:
+        assert len(destination) == length  # the output buffer, filled as pyobjc does
         if self.copy_status:
             return self.copy_status, None
-        return 0, block.data[offset : offset + length]
+        destination[:] = block.data[offset : offset + length]
+        return 0, destination
 
     def CMTimeMake(self, value: int, timescale: int) -> tuple[int, int]:
         return (value, timescale)
@@ -191,7 +192,7 @@ class ScreenCaptureKit:
         self.displays = ["Built-in Retina Display"]
         self.channels_sent = 1  # ScreenCaptureKit honours channelCount; a test sends stereo
         self.end_at_buffer = -1
-        self.end_error: Any = NSError(-3821, "Stream was stopped by the user")
+        self.end_error: Any = NSError(-3821, "The stream was stopped by the system")
         self.on_end: Callable[[], None] = lambda: None  # what else changes when it ends
         self.streams: list[Stream] = []
         self.SCShareableContent = ShareableContent(self)

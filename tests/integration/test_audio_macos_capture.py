@@ -143,7 +143,7 @@ def test_a_stream_that_ends_is_reopened(clip: np.ndarray, caplog: pytest.LogCapt
             break
         cap.read(timeout=0.01)
     assert cap.state == "lost" and len(first) == 6
-    assert "system audio capture ended: Stream was stopped by the user (error -3821)" in (
+    assert "system audio capture ended: The stream was stopped by the system (error -3821)" in (
         caplog.text
     )
     assert f"audio input {NAME!r} disappeared; retrying" in caplog.text
@@ -174,7 +174,7 @@ def test_stream_ends_once_and_stop_is_safe_twice(clip: np.ndarray) -> None:
         finished_callback=lambda: ended.append("finished"),
     )
     stream.start()
-    stream.on_stopped(fake.NSError(-3821, "Stream was stopped by the user"))
+    stream.on_stopped(fake.NSError(-3821, "The stream was stopped by the system"))
     stream.stop()
     stream.close()
     assert ended == ["finished"] and sck.streams[0].stopped
