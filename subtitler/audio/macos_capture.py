@@ -280,9 +280,16 @@ class SystemAudioStream:
             raise RuntimeError(error_text(error))
         answer = _Answer()
         stream.startCaptureWithCompletionHandler_(answer.one)
-        (error,) = answer.wait("start", OPEN_TIMEOUT_S)
-        if error is not None:
-            raise RuntimeError(error_text(error))
+        try:
+            (error,) = answer.wait("start", OPEN_TIMEOUT_S)
+            if error is not None:
+                raise RuntimeError(error_text(error))
+        except RuntimeError:
+            # A start that answers late must not leave the Mac recording (its menu bar says
+            # so) with nobody listening: whatever it delivers is dropped, and it is stopped.
+            self._ended = True
+            stream.stopCaptureWithCompletionHandler_(_Answer().one)
+            raise
         self._stream = stream
         log.info("capturing the system audio at %d Hz, %d channel(s)", self._rate, self._channels)
 

@@ -146,8 +146,9 @@ class Stream:
 
     def startCaptureWithCompletionHandler_(self, handler: Any) -> None:
         def run() -> None:
-            handler(None)
-            self._play()
+            handler(self.sck.start_error)
+            if self.sck.start_error is None:
+                self._play()
 
         self._thread = threading.Thread(target=run, daemon=True)
         self._thread.start()
@@ -194,6 +195,7 @@ class ScreenCaptureKit:
         self.end_at_buffer = -1
         self.end_error: Any = NSError(-3821, "The stream was stopped by the system")
         self.on_end: Callable[[], None] = lambda: None  # what else changes when it ends
+        self.start_error: Any = None  # what startCapture answers
         self.streams: list[Stream] = []
         self.SCShareableContent = ShareableContent(self)
         self.SCContentFilter = Alloc(ContentFilter)

@@ -116,6 +116,20 @@ def test_refused_permission_is_one_line_saying_where_to_allow_it(clip: np.ndarra
     assert sck.streams == []
 
 
+def test_a_refused_start_leaves_nothing_recording(clip: np.ndarray) -> None:
+    audio, _sd, sck, _cm = backend(clip)
+    sck.start_error = fake.NSError(
+        -3802, "Failed to start the stream"
+    )  # SCStreamErrorFailedToStart
+    cap = MicrophoneCapture(AudioConfig(device=NAME), sd=audio)
+    with pytest.raises(AudioDeviceError) as err:
+        cap.start()
+    assert str(err.value) == (
+        f"cannot open audio input {NAME!r}: Failed to start the stream (error -3802)"
+    )
+    assert sck.streams[0].stopped and cap.state == "stopped"
+
+
 def test_before_macos_13_blackhole_is_the_way(clip: np.ndarray) -> None:
     fw, _sck, _cm = fake.frameworks(clip)
     sd = FakeSoundDevice(clip)
