@@ -52,6 +52,10 @@ SUPPLEMENTS: dict[str, tuple[str, ...]] = {
     "ctranslate2": ("ctranslate2.txt",),
     "tokenizers": ("tokenizers.txt",),
     "flatbuffers": ("flatbuffers.txt",),
+    # macOS only: of PyObjC's wheels the app needs, only pyobjc-framework-Cocoa carries it.
+    "pyobjc-core": ("pyobjc.txt",),
+    "pyobjc-framework-coremedia": ("pyobjc.txt",),
+    "pyobjc-framework-screencapturekit": ("pyobjc.txt",),
 }
 # Parts built into a wheel that are not a distribution of their own: (part, wheel, licence,
 # texts in assets/licences).

@@ -101,13 +101,15 @@ def check_audio() -> str:
 
 
 def check_meeting_audio(sd: Any) -> str:
-    """The loopback inputs soundcard adds; on Windows a broken soundcard is a broken install."""
+    """The loopback inputs soundcard adds (ScreenCaptureKit's one on macOS 13+); on Windows a
+    broken soundcard is a broken install."""
     from subtitler.audio.capture import list_input_devices
     from subtitler.audio.loopback import loopback_audio
 
     try:
         lb = loopback_audio(sd)
         if lb is None:
+            # macOS before 13 (or an OS without a loopback API): BlackHole or the like.
             return "meeting audio through a virtual input device (no loopback API on this OS)"
         n = sum(d.loopback for d in list_input_devices(lb))
     except Exception as e:

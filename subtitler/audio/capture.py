@@ -1,7 +1,7 @@
 """Microphone / loopback capture with sounddevice: callback -> bounded queue -> 16 kHz blocks.
 
-Loopback inputs PortAudio cannot see come from :mod:`subtitler.audio.loopback` behind the same
-interface.
+Loopback inputs PortAudio cannot see come from :mod:`subtitler.audio.loopback` (and macOS's
+system audio from :mod:`subtitler.audio.macos_capture`) behind the same interface.
 
 The sounddevice module is injected (tests pass a fake that plays a real clip through the real
 callback). The callback only copies into a bounded queue, dropping the oldest block when the
@@ -74,7 +74,8 @@ class InputDevice:
     hostapi: str
     channels: int
     default_samplerate: float
-    loopback: bool  # captures what the computer plays (PulseAudio .monitor, WASAPI loopback)
+    # captures what the computer plays (PulseAudio .monitor, WASAPI loopback, ScreenCaptureKit)
+    loopback: bool
     is_default: bool = False
 
 
@@ -99,7 +100,8 @@ def list_input_devices(sd: Any) -> list[InputDevice]:
                 hostapi=hostapis[api] if 0 <= api < len(hostapis) else "",
                 channels=int(d["max_input_channels"]),
                 default_samplerate=float(d["default_samplerate"]),
-                loopback=_is_loopback(str(d["name"])),
+                # The macOS system audio input says so itself; others are known by name.
+                loopback=bool(d.get("loopback")) or _is_loopback(str(d["name"])),
                 is_default=i == default_in,
             )
         )

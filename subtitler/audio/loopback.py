@@ -8,8 +8,10 @@ monitors). :class:`LoopbackAudio` puts those inputs after sounddevice's own, beh
 of the sounddevice API that :class:`~subtitler.audio.capture.MicrophoneCapture` uses, so
 listing, choosing by name, resampling, the drop-oldest queue and re-opening an unplugged
 device work the same for both. Windows speakers are listed as ``"<speaker> [Loopback]"``,
-monitors under their own ``"Monitor of <sink>"`` name. macOS has no such API (a virtual device
-such as BlackHole is an ordinary input). Both modules are injected: tests pass fakes.
+monitors under their own ``"Monitor of <sink>"`` name. macOS has no loopback API: from macOS 13
+:mod:`subtitler.audio.macos_capture` records the system's output through ScreenCaptureKit
+behind the same interface; before that a virtual device such as BlackHole is an ordinary input.
+Both modules are injected: tests pass fakes.
 """
 
 from __future__ import annotations
@@ -21,10 +23,16 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from subtitler.audio import macos_capture  # imports no pyobjc until it is asked to capture
+
 log = logging.getLogger(__name__)
 
 SUFFIX = " [Loopback]"  # how PortAudio's own (unreleased) WASAPI loopback names its inputs
-HOSTAPIS = {"win32": "Windows WASAPI (loopback)", "linux": "PulseAudio (monitor)"}
+HOSTAPIS = {
+    "win32": "Windows WASAPI (loopback)",
+    "linux": "PulseAudio (monitor)",
+    "darwin": macos_capture.HOSTAPI,
+}
 OPEN_TIMEOUT_S = 5.0  # how long start() waits for the sound system to open the speaker
 
 
@@ -196,12 +204,15 @@ def com_apartment() -> Iterator[None]:
             ole32.CoUninitialize()
 
 
-def loopback_audio(sd: Any) -> LoopbackAudio | None:
-    """``sd`` with this OS's loopback inputs; None where the OS has no loopback API (macOS).
-    Raises what importing soundcard raised (not installed, no PulseAudio server, COM)."""
+def loopback_audio(sd: Any) -> LoopbackAudio | macos_capture.SystemAudio | None:
+    """``sd`` with this OS's loopback inputs; None where the OS has no loopback API (macOS
+    before 13). Raises what importing soundcard (or pyobjc on macOS) raised (not installed, no
+    PulseAudio server, COM)."""
     hostapi = HOSTAPIS.get(sys.platform)
     if hostapi is None:
         return None
+    if sys.platform == "darwin":
+        return macos_capture.system_audio(sd)
     try:
         import soundcard
     except AssertionError:
@@ -212,7 +223,8 @@ def loopback_audio(sd: Any) -> LoopbackAudio | None:
 
 
 def with_loopback(sd: Any) -> Any:
-    """sounddevice, plus the speakers' loopback / monitor inputs where soundcard can reach them."""
+    """sounddevice, plus the speakers' loopback / monitor inputs where soundcard can reach them,
+    or the system audio input on macOS 13+ (ScreenCaptureKit)."""
     try:
         lb = loopback_audio(sd)
     except Exception as e:  # not installed, no PulseAudio server, COM set-up failed

@@ -262,7 +262,10 @@ def _select(combo: QComboBox, value: object) -> None:
 def meeting_audio_hint() -> str:
     if sys.platform == "darwin":
         return (
-            "macOS has no built-in way to record other apps. Install a virtual audio device "
+            "On macOS 13 or newer choose “System audio (all apps)” to caption what the Mac "
+            "plays (the meeting); macOS asks once for Screen Recording permission (System "
+            "Settings → Privacy & Security), then subtitler must be restarted. Untested on a "
+            "real Mac so far. On older macOS, or if it fails, install a virtual audio device "
             "such as BlackHole, route the meeting's output to it (a Multi-Output Device keeps "
             "your speakers on) and choose it here."
         )

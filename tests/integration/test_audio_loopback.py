@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from subtitler.asr.faster_whisper import decode_audio_file
-from subtitler.audio import loopback
+from subtitler.audio import loopback, macos_capture
 from subtitler.audio.capture import (
     AudioDeviceError,
     MicrophoneCapture,
@@ -155,7 +155,10 @@ def test_loopback_backend_per_platform(
     clip: np.ndarray, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     sd, sc = FakeSoundDevice(clip), FakeSoundCard(clip)
-    monkeypatch.setattr(sys, "platform", "darwin")  # no loopback API: a virtual device instead
+    monkeypatch.setattr(sys, "platform", "darwin")
+    # macOS 12: no way to record the system's output (a virtual device instead); 13+ is
+    # ScreenCaptureKit's (tests/integration/test_audio_macos_capture.py).
+    monkeypatch.setattr(macos_capture, "macos_version", lambda: (12, 7))
     assert with_loopback(sd) is sd
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.setattr(loopback, "com_apartment", contextlib.nullcontext)  # no COM here

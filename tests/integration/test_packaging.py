@@ -196,3 +196,11 @@ def test_macos_bundle_is_a_foreground_app(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert exe["console"] is True and plist["LSBackgroundOnly"] is False
     assert plist["LSUIElement"] is False and plist["NSMicrophoneUsageDescription"]
     assert plist["LSMinimumSystemVersion"] == "14.0"
+    # Meeting audio through ScreenCaptureKit: macOS shows why it asks for Screen Recording
+    # (and, for process taps, audio capture) in these words.
+    for key in ("NSScreenCaptureUsageDescription", "NSAudioCaptureUsageDescription"):
+        assert "subtitler records the sound" in str(plist[key])
+    (analysis,) = made["Analysis"]
+    hidden = analysis["hiddenimports"]
+    assert isinstance(hidden, list)
+    assert {"subtitler.audio.macos_capture", "ScreenCaptureKit", "CoreMedia"} <= set(hidden)

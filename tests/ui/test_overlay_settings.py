@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox
 from subtitler.config import AppConfig, DisplayConfig, with_settings
 from subtitler.pipeline.events import SubtitleEvent
 from subtitler.ui.overlay import SubtitleOverlay, wrap
-from subtitler.ui.settings_pane import Choices, SettingsPane
+from subtitler.ui.settings_pane import Choices, SettingsPane, meeting_audio_hint
 
 
 def sub(seg: int, words: list[str], final: bool = False, source: str = "src") -> SubtitleEvent:
@@ -630,3 +630,14 @@ def test_each_target_language_has_a_row_block_under_the_source(overlay, qtbot) -
     overlay.clear()
     overlay.on_subtitle(sub(1, ["x."], final=True))  # a new run: the old extras are gone
     assert overlay.lines()[-1].extra == ()
+
+
+def test_macos_meeting_audio_hint_offers_system_audio_then_blackhole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from subtitler.audio.macos_capture import NAME
+
+    monkeypatch.setattr("sys.platform", "darwin")
+    hint = meeting_audio_hint()
+    assert f"“{NAME}”" in hint and "Screen Recording" in hint and "macOS 13" in hint
+    assert hint.index(NAME) < hint.index("BlackHole")  # the fallback comes second

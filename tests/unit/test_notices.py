@@ -88,3 +88,17 @@ def test_about_prefers_the_shipped_file(tmp_path: Path, monkeypatch: pytest.Monk
     shipped.write_text("shipped notices\n", encoding="utf-8")
     monkeypatch.setattr(notices, "shipped", lambda: shipped)
     assert notices.for_about() == "shipped notices\n"
+
+
+def test_macos_only_pyobjc_wheels_get_pyobjcs_licence_text() -> None:
+    """The macOS meeting audio's pyobjc wheels carry no licence file (only the Cocoa one
+    does): the bundle built on a Mac would fail its notices without the supplement."""
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        deps = tomllib.load(f)["project"]["dependencies"]
+    darwin = {notices.normalize(re.split(r"[<>=;\s]", d)[0]) for d in deps if "'darwin'" in d}
+    assert darwin == {"pyobjc-framework-screencapturekit", "pyobjc-framework-coremedia"}
+    for name in (*darwin, "pyobjc-core"):
+        (text_name,) = notices.SUPPLEMENTS[name]
+        text = notices._supplement(text_name)
+        assert text.startswith("Source: the pyobjc-framework-Cocoa")
+        assert "Permission is hereby granted, free of charge" in text  # MIT
