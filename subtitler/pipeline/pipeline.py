@@ -159,6 +159,11 @@ class Pipeline:
         """Lines of the microphone dropped as the meeting's audio heard through it."""
         return self._gate.dropped if self._gate is not None else 0
 
+    @property
+    def echoes_cleaned(self) -> int:
+        """Lines of the microphone that kept the user's words, the meeting's cut out."""
+        return self._gate.cleaned if self._gate is not None else 0
+
     def _bootstrap(self) -> None:
         cfg = self.config
         if cfg.mt.translator_chosen:

@@ -199,6 +199,7 @@ def side_report(rec: Recorder, pipeline: Pipeline) -> dict[str, Any]:
             "translation_latency_max_s": max(waits, default=None),
         }
     out["echo_lines_dropped"] = pipeline.echoes_dropped
+    out["echo_lines_cleaned"] = pipeline.echoes_cleaned
     return {
         k: ({m: round(x, 4) if isinstance(x, float) else x for m, x in v.items()})
         if isinstance(v, dict)
