@@ -19,6 +19,7 @@ import math
 import re
 import threading
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from subtitler.types import AsrUpdate
 
@@ -28,6 +29,7 @@ WINDOW_S = 2.0  # how far apart in time the two sides' words may be and still be
 WAIT_S = 1.5  # the longest a user's finished line waits for the meeting's side
 SHARE = 0.6  # the part of a line's words the meeting's side must have said, in order
 MIN_WORDS = 2  # a shorter run of words in common is no echo ("yes" said by both, "of the")
+SHORT = 3  # a line this short is an echo when every word of it was said on the other side
 GAP = 2  # words of the meeting's side an echoed run may skip (a word the leak lost)
 KEEP_S = 60.0  # how long the meeting's words are kept for comparison
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -42,18 +44,33 @@ def _key(token: str) -> str:
     return "".join(words(token))
 
 
+def same(a: str, b: str) -> bool:
+    """One word as two recognisers may write it: the leak reaches the microphone quieter and
+    coloured, so its words come out a little different ("moveable" / "movable", "consider" /
+    "considered"); short words must be equal."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 4:
+        return False
+    return a.startswith(b) or b.startswith(a) or SequenceMatcher(None, a, b).ratio() >= 0.8
+
+
 def aligned(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    """The pairs (i, j) of a longest common subsequence of two word lists, in order."""
+    """The pairs (i, j) of a longest common subsequence of two word lists (words compared
+    with :func:`same`), in order."""
     n, m = len(a), len(b)
     if not n or not m:
         return []
     dp = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
-            dp[i][j] = dp[i + 1][j + 1] + 1 if a[i] == b[j] else max(dp[i + 1][j], dp[i][j + 1])
+            if same(a[i], b[j]):
+                dp[i][j] = dp[i + 1][j + 1] + 1
+            else:
+                dp[i][j] = max(dp[i + 1][j], dp[i][j + 1])
     out, i, j = [], 0, 0
     while i < n and j < m:
-        if a[i] == b[j]:
+        if same(a[i], b[j]) and dp[i][j] == dp[i + 1][j + 1] + 1:
             out.append((i, j))
             i, j = i + 1, j + 1
         elif dp[i + 1][j] >= dp[i][j + 1]:
@@ -187,10 +204,17 @@ class EchoGate:
         return tokens, mask
 
     def _count(self, u: AsrUpdate) -> tuple[int, int]:
-        """(echoed words, the user's own words) of a line."""
+        """(echoed words, the user's own words) of a line. A line of a few words each said
+        on the other side around then is all echo, whatever lies between them there (the
+        leftovers of a leak the two recognisers wrote differently: "moveable just")."""
         tokens, mask = self._mask(u)
+        spoken = [k for t in tokens if (k := _key(t))]
+        if MIN_WORDS <= len(spoken) <= SHORT and common_in_order(spoken, self._theirs(u)) == len(
+            spoken
+        ):
+            return len(spoken), 0
         echo = sum(mask)
-        return echo, sum(1 for t in tokens if _key(t)) - echo
+        return echo, len(spoken) - echo
 
     def _clean(self, u: AsrUpdate) -> AsrUpdate:
         """The line with the runs of the meeting's words cut out (the user's words stay)."""

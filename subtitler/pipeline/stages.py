@@ -532,7 +532,7 @@ class TranslationStage(threading.Thread):
         """Tell the reader once when finished lines start waiting behind newer ones, and
         what would keep up; again after it has caught up and fallen behind anew."""
         waiting = self.mailbox.deferred()
-        if waiting and not self._behind_said:
+        if waiting and not self._behind_said and self._model is not None:
             self._behind_said = True
             self.emit(ErrorEvent("mt", f"{BEHIND} ({self._what_to_do_when_behind()})"))
         elif not waiting and not len(self.mailbox):

@@ -166,6 +166,20 @@ def test_the_users_own_words_next_to_an_echo_stay_and_the_echo_goes() -> None:
     assert mine.final and gate.cleaned == 1 and gate.dropped == 0
 
 
+def test_a_few_words_each_said_on_the_other_side_are_an_echo() -> None:
+    gate = EchoGate()
+    gate.heard(
+        said(0, "the invention of movable metal letters may justly be", 70.0, 78.0, True, 78.5)
+    )
+    # What the microphone made of the quiet leak: two words, far apart on the other side.
+    assert gate.mine(said(4, "Moveable just", 71.5, 78.9, True, 79.0)) == []
+    assert gate.dropped == 1
+    # One of them with a word of the user's is the user's.
+    mine = said(5, "movable? really", 78.0, 79.0, True, 79.1)
+    gate.heard(said(1, "", 79.0, 80.0, False, 80.0))
+    assert gate.mine(mine) == [mine]
+
+
 def test_a_short_reply_said_by_both_is_kept() -> None:
     gate = EchoGate()
     gate.heard(said(0, "yes", 1.0, 1.5, True, 1.5))
