@@ -5,14 +5,21 @@ without its last word, which may be cut or still change); the overlay
 (``subtitler.ui.overlay``) and the browser page (``subtitler.web.server``) both show what
 :class:`ShownLines` gives. With several target languages (issue 19) each line also carries
 the extra targets' text, under the same rule.
+
+With two inputs (issue 31) every line has a side, who spoke it (types.YOU, types.OTHERS): each
+side has its own open line (both can speak at once; a new line of one side never replaces the
+other's) and keeps its own last lines. With one input every line's side is "", and all of
+this reads as one side: the lines are exactly those shown before sides existed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
-from collections import deque
 from dataclasses import dataclass
 from typing import Protocol
+
+from subtitler.types import OTHERS
 
 KEEP = 12  # finished lines remembered (the overlay keeps as many)
 
@@ -49,6 +56,11 @@ class Subtitle(Protocol):
         """Which target: 0 the main one, 1.. the extra ones."""
         ...
 
+    @property
+    def side(self) -> str:
+        """Who spoke it (types.YOU / types.OTHERS; "" with one input)."""
+        ...
+
     def shown(self, k: int) -> str:
         """The text shown with mask-k."""
         ...
@@ -63,6 +75,7 @@ class ShownLine:
     lang: str = ""  # the language of ``text`` (the main target)
     # (language, what is displayed) of each extra target language with a text, in order
     extra: tuple[tuple[str, str], ...] = ()
+    side: str = ""  # who spoke it (types.YOU / types.OTHERS; "" with one input)
 
 
 def open_source(text: str, k: int) -> str:
@@ -107,54 +120,83 @@ class ExtraTargets:
         self._events.clear()
 
 
+def _open_order(ev: Subtitle) -> tuple[bool, int]:
+    """Where open lines go among themselves: the Others' open line last, nearest the newest
+    row, where a roll-up caption's reader looks; the overlay's reader is the user, and what
+    the others say, translated into the user's language, is what the user reads. The user's
+    own open line (a check of how their words come out) sits above it."""
+    return (ev.side == OTHERS, ev.segment_id)
+
+
+def _last_per_side(lines: list[ShownLine], n: int) -> list[ShownLine]:
+    """The last ``n`` lines of each side, in their order (one side: the last ``n``)."""
+    left: dict[str, int] = {}
+    out: list[ShownLine] = []
+    for ln in reversed(lines):
+        if left.setdefault(ln.side, n) > 0:
+            left[ln.side] -= 1
+            out.append(ln)
+    out.reverse()
+    return out
+
+
 class ShownLines:
     """Feed it Subtitles in order; ``lines(k, n)`` is what a display with mask-k shows."""
 
     def __init__(self, keep: int = KEEP) -> None:
-        self._done: deque[ShownLine] = deque(maxlen=keep)
-        self._open: Subtitle | None = None
+        self._done: list[ShownLine] = []  # in the order said (segment ids)
+        self._keep = keep  # finished lines remembered per side
+        self._open: dict[str, Subtitle] = {}  # each side's open line
         self._extra = ExtraTargets()
 
     def add(self, ev: Subtitle) -> None:
         if ev.extra:
             self._extra.add(ev)
         elif ev.final:
+            text = ev.translation or ev.source
             self._finish(
-                ShownLine(ev.segment_id, ev.source, ev.translation or ev.source, True, lang=ev.lang)
+                ShownLine(ev.segment_id, ev.source, text, True, lang=ev.lang, side=ev.side)
             )
-            if self._open is not None and self._open.segment_id <= ev.segment_id:
-                self._open = None
+            open_line = self._open.get(ev.side)
+            if open_line is not None and open_line.segment_id <= ev.segment_id:
+                del self._open[ev.side]
         else:
-            self._open = ev
+            self._open[ev.side] = ev
 
     def _finish(self, line: ShownLine) -> None:
         """A finished line, in the order lines were said: a translator behind the speech shows
         a line finished as it stands and sends its translation after newer lines; that
-        replaces the line where it is, or is dropped if it has rolled out of memory."""
-        lines, keep = list(self._done), self._done.maxlen or KEEP
+        replaces the line where it is, or is dropped if it has rolled out of memory (older
+        than every line its side keeps, with as many kept)."""
+        lines, keep = self._done, self._keep
         at = next((i for i, ln in enumerate(lines) if ln.segment_id >= line.segment_id), len(lines))
         if at < len(lines) and lines[at].segment_id == line.segment_id:
             lines[at] = line
-        elif at > 0 or len(lines) < keep:  # else older than every line kept: long gone
-            lines.insert(at, line)
-        self._done = deque(lines[-keep:], maxlen=keep)
+        else:
+            mine = [ln.segment_id for ln in lines if ln.side == line.side]
+            if len(mine) < keep or mine[0] < line.segment_id:  # else long gone
+                lines.insert(at, line)
+        self._done = _last_per_side(lines, keep)
 
     def clear(self) -> None:
         self._done.clear()
-        self._open = None
+        self._open.clear()
         self._extra.clear()
 
-    def lines(self, k: int, n: int) -> list[ShownLine]:
-        """The last ``n`` lines: finished ones in full, the open one as mask-k shows it."""
+    def lines(self, k: int, n: int, side: str | None = None) -> list[ShownLine]:
+        """The last ``n`` lines of each side (one input: the last ``n``): finished ones in
+        full, in the order said, then the open ones as mask-k shows them. ``side``: only the
+        lines of that side, and those without one (None: every line)."""
         out = list(self._done)
-        ev = self._open
-        if ev is not None:
+        for ev in sorted(self._open.values(), key=_open_order):
             source = open_source(ev.source, k)
             shown = ev.shown(k) if ev.translation else source
-            out.append(ShownLine(ev.segment_id, source, shown, False, lang=ev.lang))
-        out = out[-n:] if n > 0 else []
+            out.append(ShownLine(ev.segment_id, source, shown, False, lang=ev.lang, side=ev.side))
+        if side is not None:
+            out = [ln for ln in out if ln.side in (side, "")]
+        out = _last_per_side(out, n) if n > 0 else []
         return [
-            ShownLine(ln.segment_id, ln.source, ln.text, ln.final, ln.lang, extra)
+            dataclasses.replace(ln, extra=extra)
             if (extra := self._extra.shown(ln.segment_id, k))
             else ln
             for ln in out

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Literal
 
-from subtitler import user_files
+from subtitler import sides, user_files
 
 log = logging.getLogger(__name__)
 Which = Literal["source", "translation", "both"]
@@ -243,11 +243,20 @@ def _lines(
     return [(r, t) for r in records if (t := _text(r, which, lang).strip())]
 
 
+def _voice(r: SegmentRecord, text: str) -> str:
+    """A VTT cue's text with its speaker as WebVTT's voice span (``<v You>…</v>``, which
+    players show or style as the speaker); unchanged for a line without a side."""
+    name = sides.label(r.side)
+    return f"<v {name}>{text}</v>" if name else text
+
+
 def to_srt(
     records: list[SegmentRecord], which: Which = "translation", lang: str | None = None
 ) -> str:
+    # SubRip has no speaker field: the name goes before the cue's first line ("You: …"), the
+    # convention of subtitles for the hard of hearing, which every player shows as text.
     blocks = [
-        f"{i}\n{_ts(r.start, ',')} --> {_ts(r.end, ',')}\n{t}\n"
+        f"{i}\n{_ts(r.start, ',')} --> {_ts(r.end, ',')}\n{sides.prefixed(r.side, t)}\n"
         for i, (r, t) in enumerate(_lines(records, which, lang), 1)
     ]
     return "\n".join(blocks)
@@ -257,7 +266,8 @@ def to_vtt(
     records: list[SegmentRecord], which: Which = "translation", lang: str | None = None
 ) -> str:
     blocks = [
-        f"{_ts(r.start, '.')} --> {_ts(r.end, '.')}\n{t}\n" for r, t in _lines(records, which, lang)
+        f"{_ts(r.start, '.')} --> {_ts(r.end, '.')}\n{_voice(r, t)}\n"
+        for r, t in _lines(records, which, lang)
     ]
     return "WEBVTT\n\n" + "\n".join(blocks)
 
@@ -265,7 +275,7 @@ def to_vtt(
 def to_text(
     records: list[SegmentRecord], which: Which = "translation", lang: str | None = None
 ) -> str:
-    return "".join(t + "\n" for _, t in _lines(records, which, lang))
+    return "".join(sides.prefixed(r.side, t) + "\n" for r, t in _lines(records, which, lang))
 
 
 def export(

@@ -6,7 +6,9 @@ bilingual, the main target, each extra target) keeps its last ``n`` rows across 
 the newest at the bottom, older rows of the same or earlier lines above, until newer rows push
 them out. Rows stay grouped by line, so a source row always sits right above the translation
 rows of the same line (an older line's source rows go when its translation rows have gone).
-The status line's words are made here too.
+With two inputs (issue 31) each side (who spoke) keeps its own last ``n`` rows of each stream,
+and a line's first row starts with its speaker's name ("Others: …"); with one input there is
+one side, unnamed, and the rows are as before. The status line's words are made here too.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from subtitler import sides
 from subtitler.display.lines import ShownLine
 from subtitler.session import LevelEvent
 from subtitler.types import SILENCE_DBFS
@@ -43,6 +46,7 @@ class Row:
     segment_id: int
     stream: str  # SOURCE, MAIN or an extra target's language code
     small: bool  # drawn in the small font (the source rows)
+    side: str = ""  # who spoke its line (types.YOU / types.OTHERS; "" with one input)
 
 
 def wide(ch: str) -> bool:
@@ -134,45 +138,59 @@ CONTINUED = "… "  # the start of a source row whose line began on rows rolled 
 
 
 def caption_rows(lines: Sequence[ShownLine], n: int, fits: Fits, bilingual: bool) -> list[Row]:
-    """The rows to draw, top to bottom: each stream's last ``n`` rows, grouped by line. An
-    older line shows its source and extra rows only along with its own translation rows: alone
-    they would read as belonging to the line under them (the newest line's source may come
-    before its translation). In bilingual mode a line's translation rows show only under its
-    own source rows (issue 27: an older line's translation stayed, its source gone, right
-    above the next line's source), and a source whose first rows rolled out starts with "…"
-    (it read as a sentence of its own, in lower case)."""
-    free: dict[str, int] = {}  # rows each stream still has room for, filled newest first
+    """The rows to draw, top to bottom: each side's last ``n`` rows of each stream, grouped by
+    line. An older line shows its source and extra rows only along with its own translation
+    rows: alone they would read as belonging to the line under them (the newest line's source
+    may come before its translation). In bilingual mode a line's translation rows show only
+    under its own source rows (issue 27: an older line's translation stayed, its source gone,
+    right above the next line's source), and a source whose first rows rolled out starts with
+    "…" (it read as a sentence of its own, in lower case). A line with a side starts with its
+    speaker's name, kept ("You: … ") when its first rows roll out: who said a row must never be
+    left to guess."""
+    free: dict[tuple[str, str], int] = {}  # rows each side's streams still have room for
+    seen: set[str] = set()  # sides with their newest line placed
+    gone: set[str] = set()  # sides whose older lines have rolled out
     blocks: list[list[Row]] = []
-    for i, line in enumerate(reversed(lines)):
+    for line in reversed(lines):
+        side = line.side
+        if side in gone:
+            continue
         block: list[Row] = []
         taken: dict[str, int] = {}
         parts = streams(line, bilingual)
-        for stream, text, small in parts:
-            room = free.get(stream, n)
+        name = sides.label(side)
+        for i, (stream, text, small) in enumerate(parts):
+            room = free.get((side, stream), n)
             if room <= 0 or not text:
                 continue
-            kept = _last_rows(text, _sized(fits, small), room, stream == SOURCE)
+            lead = f"{name}: " if name and i == 0 else ""
+            kept = _last_rows(text, _sized(fits, small), room, stream == SOURCE, lead)
             taken[stream] = len(kept)
-            block += [Row(t, line.segment_id, stream, small) for t in kept]
+            block += [Row(t, line.segment_id, stream, small, side) for t in kept]
         has_source = any(stream == SOURCE for stream, _, _ in parts)
-        if i > 0 and (not taken.get(MAIN) or (has_source and not taken.get(SOURCE))):
-            if free.get(MAIN, n) <= 0 or (has_source and free.get(SOURCE, n) <= 0):
-                break  # the lines above this have rolled out (or would show half)
+        if side in seen and (not taken.get(MAIN) or (has_source and not taken.get(SOURCE))):
+            full = free.get((side, MAIN), n) <= 0
+            if full or (has_source and free.get((side, SOURCE), n) <= 0):
+                gone.add(side)  # the lines above this have rolled out (or would show half)
             continue
+        seen.add(side)
         for stream, k in taken.items():
-            free[stream] = free.get(stream, n) - k
+            free[side, stream] = free.get((side, stream), n) - k
         blocks.append(block)
     return [row for block in reversed(blocks) for row in block]
 
 
-def _last_rows(text: str, fits: Callable[[str], bool], room: int, mark: bool) -> list[str]:
-    """The last ``room`` rows of ``text``; ``mark``: where its first rows are left out, the
-    rows shown start with CONTINUED (as many words as then fit)."""
-    rows = wrap(text, fits)
-    if len(rows) <= room or not mark:
+def _last_rows(
+    text: str, fits: Callable[[str], bool], room: int, mark: bool, lead: str = ""
+) -> list[str]:
+    """The last ``room`` rows of ``lead`` (a speaker's name) and ``text``; where the first
+    rows are left out, the rows shown start with ``lead`` if any, then CONTINUED if ``mark``
+    or a lead (as many words as then fit)."""
+    rows = wrap(lead + text, fits)
+    if len(rows) <= room or not (mark or lead):
         return rows[-room:]
     for first in range(len(rows) - room, len(rows)):
-        marked = wrap(CONTINUED + _after(text, rows[:first]), fits)
+        marked = wrap(lead + CONTINUED + _after(lead + text, rows[:first]), fits)
         if len(marked) <= room:
             return marked
     return rows[-room:]

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from subtitler import sides
 from subtitler.session import (
     LANGUAGES,
     Meeting,
@@ -33,6 +34,7 @@ from subtitler.session import (
     search,
     targets_of,
 )
+from subtitler.types import OTHERS, YOU
 from subtitler.ui.sizing import open_at
 
 TEXT_CHOICES: tuple[tuple[str, Which], ...] = (
@@ -41,6 +43,8 @@ TEXT_CHOICES: tuple[tuple[str, Which], ...] = (
     ("Original only", "source"),
 )
 FORMATS = "SubRip subtitles (*.srt);;WebVTT subtitles (*.vtt);;Plain text (*.txt)"
+# Who spoke, told apart at a glance as well as by name (dark enough to read on white).
+SIDE_COLORS = {YOU: "#2e7d32", OTHERS: "#1f5fa8"}
 
 
 def _clock(t: float) -> str:
@@ -49,15 +53,24 @@ def _clock(t: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
+def _who(side: str) -> str:
+    """Who spoke a line, before its original (two inputs, issue 31); "" for a line heard on
+    the only input."""
+    name = sides.label(side)
+    if not name:
+        return ""
+    return f"<b style='color:{SIDE_COLORS.get(side, '#333')}'>{html.escape(name)}:</b> "
+
+
 def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str:
-    """A meeting's lines as HTML: time, original, each translation below it in grey (with
-    its language when there are several); the lines that match the search on a light yellow
-    band."""
+    """A meeting's lines as HTML: time, who spoke (with two inputs), original, each
+    translation below it in grey (with its language when there are several); the lines that
+    match the search on a light yellow band."""
     picked = {id(r) for r in hits}
     first = id(hits[0]) if hits else None
     rows = []
     for r in records:
-        text = html.escape(r.source)
+        text = _who(r.side) + html.escape(r.source)
         several = len(r.targets) > 1  # each translation says its language
         for lang in r.targets:
             translation = r.translation_in(lang)

@@ -11,6 +11,10 @@ The overlay's own texts are never cut off: the app's state (subtitler.ui.app_sta
 where there are no subtitles, wrapped, and its problem as one row above running subtitles; a
 passing alert takes up to two rows; a text longer than its room ends in "…" and is whole in
 the tooltip (and in the tray).
+
+With two inputs (issue 31) every line says who spoke ("You: …", "Others: …"), each side has its
+own open line and its own ``display.lines`` rows (the window fits both), and the Others' open
+line, in the user's own language, is the newest row at the bottom.
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ class Line:
     source: str
     translation: str
     extra: tuple[str, ...] = ()  # the extra target languages' text, in their order
+    side: str = ""  # who spoke it (types.YOU / types.OTHERS; "" with one input)
 
 
 @dataclass(frozen=True)
@@ -201,6 +206,7 @@ class SubtitleOverlay(QWidget):
         self.display = display
         self._shown = ShownLines()
         self.targets = 1  # target languages: each has its stream of rows
+        self.sides = 1  # who may speak: 2 with the microphone and the meeting (issue 31)
         self._state = Shown("idle", "")
         self._alert = ""
         self._level: LevelEvent | None = None
@@ -246,6 +252,8 @@ class SubtitleOverlay(QWidget):
 
     # -- content ---------------------------------------------------------------------------
     def on_subtitle(self, ev: SubtitleEvent) -> None:
+        if ev.side:  # two inputs: room for both sides' rows, if the app did not say so yet
+            self.set_sides(2)
         self._shown.add(ev)
         self.schedule_repaint()
 
@@ -301,7 +309,7 @@ class SubtitleOverlay(QWidget):
     def lines(self) -> list[Line]:
         """The last ``display.lines`` lines: finished ones in full, the open one masked."""
         return [
-            Line(ln.segment_id, ln.source, ln.text, tuple(text for _, text in ln.extra))
+            Line(ln.segment_id, ln.source, ln.text, tuple(text for _, text in ln.extra), ln.side)
             for ln in self._shown.lines(self.display.mask_k, self.display.lines)
         ]
 
@@ -342,6 +350,15 @@ class SubtitleOverlay(QWidget):
         """How many target languages each line shows (the window fits them, as above)."""
         if n != self.targets:
             self.targets = max(1, n)
+            self._fit()
+            self.schedule_repaint()
+
+    def set_sides(self, n: int) -> None:
+        """How many sides speak (2: the microphone and the meeting): each keeps its own rows,
+        and the window fits them all (as above)."""
+        n = max(1, n)
+        if n != self.sides:
+            self.sides = n
             self._fit()
             self.schedule_repaint()
 
@@ -386,12 +403,12 @@ class SubtitleOverlay(QWidget):
 
     def fitting_height(self) -> int:
         """Window height for exactly ``display.lines`` rows of each language (the source's
-        small when bilingual, one stream per target language), the status line when it is on,
-        and the padding."""
+        small when bilingual, one stream per target language) for each side that speaks, the
+        status line when it is on, and the padding."""
         d = self.display
         row = QFontMetricsF(self.font_for()).lineSpacing()
         small = QFontMetricsF(self.font_for(SMALL)).lineSpacing()
-        rows = d.lines * (row * self.targets + (small if d.bilingual else 0.0))
+        rows = d.lines * (row * self.targets + (small if d.bilingual else 0.0)) * self.sides
         return math.ceil(rows + (small if d.status_line else 0.0) + 2 * PAD)
 
     def text_width(self) -> float:

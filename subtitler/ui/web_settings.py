@@ -76,7 +76,8 @@ class WebSettings(QWidget):
         hint = QLabel(
             "Open the address in a browser (a projector, a second screen) or add it to OBS as a "
             "Browser source. Options after the address: lines=3, size=48, bilingual=1, "
-            "bg=box."
+            "bg=box, side=you (only what you said, when the microphone and the meeting are "
+            "both heard)."
         )
         hint.setWordWrap(True)
         f.addRow("Show subtitles in a browser", self.share)

@@ -25,8 +25,9 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from subtitler import sides
 from subtitler.config import DisplayConfig, WebConfig
-from subtitler.display.lines import ShownLines
+from subtitler.display.lines import ShownLine, ShownLines
 from subtitler.pipeline.events import Event, SubtitleEvent
 from subtitler.web.access import lan_address, loopback_host, token_ok
 
@@ -36,7 +37,8 @@ QUEUE_SIZE = 32  # messages waiting for one page; a page this far behind is drop
 MAX_PAGES = 32  # open event streams; more are refused (503) until some close
 PING_S = 15.0  # a message at least this often, so a page notices a dead connection
 IO_TIMEOUT_S = 10.0  # a request that does not arrive (or a page that stops reading) ends
-SEND_LINES = 6  # lines sent to the page (it shows the last DisplayConfig.lines, or ?lines=)
+# Lines of each side sent to the page (it shows each side's last DisplayConfig.lines, or ?lines=)
+SEND_LINES = 6
 RETRY_MS = 1000  # the browser's reconnect delay after the connection drops
 SNDBUF = 64 * 1024  # kernel buffer per stream: with the queue, how far a page may lag
 PING = b"event: ping\ndata: \n\n"
@@ -79,6 +81,22 @@ class _Page:
             self.conn.shutdown(socket.SHUT_RDWR)
 
 
+def _line(ln: ShownLine) -> dict[str, Any]:
+    """One line as the page reads it."""
+    out: dict[str, Any] = {
+        "id": ln.segment_id,
+        "text": ln.text,
+        "source": ln.source,
+        "final": ln.final,
+        "lang": ln.lang,
+        # the extra target languages' text (issue 19), in their order
+        "more": [{"lang": lang, "text": text} for lang, text in ln.extra],
+    }
+    if ln.side:  # two inputs (issue 31): who spoke, and the name the page shows with it
+        out["side"], out["who"] = ln.side, sides.label(ln.side)
+    return out
+
+
 class _Hub:
     """The shown lines and the open pages; every method is safe from any thread."""
 
@@ -94,18 +112,7 @@ class _Hub:
         d = self._display
         lines = self._lines.lines(d.mask_k, SEND_LINES)
         snap: dict[str, Any] = {
-            "lines": [
-                {
-                    "id": ln.segment_id,
-                    "text": ln.text,
-                    "source": ln.source,
-                    "final": ln.final,
-                    "lang": ln.lang,
-                    # the extra target languages' text (issue 19), in their order
-                    "more": [{"lang": lang, "text": text} for lang, text in ln.extra],
-                }
-                for ln in lines
-            ],
+            "lines": [_line(ln) for ln in lines],
             "style": {
                 "lines": d.lines,
                 "bilingual": d.bilingual,

@@ -13,14 +13,23 @@ from subtitler.pipeline.events import SubtitleEvent
 
 
 def subtitle(
-    seg: int, source: str, translation: str, final: bool, lang: str = "", target: int = 0
+    seg: int,
+    source: str,
+    translation: str,
+    final: bool,
+    lang: str = "",
+    target: int = 0,
+    side: str = "",
 ) -> SubtitleEvent:
     """An event as the translator makes it, with words as tokens and the real mask-k rule
-    (``lang``, ``target``: which target language it is in, 0 the main one)."""
+    (``lang``, ``target``: which target language it is in, 0 the main one; ``side``: who
+    spoke it, "" with one input)."""
     words: Sequence[str] = translation.split(" ") if translation else []
     pieces = [(w if i == 0 else f" {w}").encode() for i, w in enumerate(words)]
     shown = shown_by_k(pieces, final)
-    return SubtitleEvent(seg, source, translation, shown, final, 0.0, 0.0, lang=lang, target=target)
+    return SubtitleEvent(
+        seg, source, translation, shown, final, 0.0, 0.0, lang=lang, target=target, side=side
+    )
 
 
 def http_get(

@@ -205,3 +205,41 @@ def test_page_says_its_state_until_the_first_line(browser: Chromium, tmp_path: P
     page.wait_for("document.body.dataset.state !== 'live'")
     said = page.evaluate(STATUS)
     assert said in ("Reconnecting to subtitler…", "Waiting for subtitler (is it running?)…")
+
+
+def test_side_in_the_address_picks_who_spoke(browser: Chromium) -> None:
+    """Issue 31: both sides named by default; ?side=you only the user's lines (an OBS source of
+    their own translated speech), unnamed; an unknown side is ignored; with one input (lines
+    without a side) ?side= changes nothing."""
+    server = WebSubtitles(WebConfig(share="local", port=0), DisplayConfig(mask_k=0, lines=2))
+    server.start()
+    try:
+        server.publish(subtitle(1, "Guten Tag.", "Good day.", True, "en", side="others"))
+        server.publish(subtitle(2, "Hello.", "Hallo.", True, "de", side="you"))
+        server.publish(subtitle(3, "Wie geht", "How are", False, "en", side="others"))
+        server.publish(subtitle(4, "Fine", "Gut", False, "de", side="you"))
+        both = ["Others: Good day.", "You: Hallo.", "You: Gut", "Others: How are"]
+        page = open_page(browser, server.url)
+        wait_texts(page, both)
+        page.go(server.url + "?side=you")
+        wait_texts(page, ["Hallo.", "Gut"])
+        page.go(server.url + "?side=OTHERS&bilingual=1")
+        wait_texts(page, ["Good day.", "How are"])
+        sources = "[...document.querySelectorAll('#lines .source')].map(e => e.textContent)"
+        assert json.loads(page.evaluate(f"JSON.stringify({sources})")) == [
+            "Guten Tag.",
+            "Wie geht",
+        ]
+        page.go(server.url + "?side=everyone")  # not a side: as without it
+        wait_texts(page, both)
+        # Each side keeps its own last lines, as on the overlay.
+        server.publish(subtitle(5, "Gut.", "Good.", True, "en", side="others"))
+        server.publish(subtitle(6, "Und?", "And?", True, "en", side="others"))
+        wait_texts(page, ["You: Hallo.", "Others: Good.", "Others: And?", "You: Gut"])
+        page.wait_for("document.querySelectorAll('#lines .side-you').length === 2")
+        server.clear()  # one input: no side, so every address shows every line
+        server.publish(subtitle(7, "Ja.", "Yes.", True, "en"))
+        page.go(server.url + "?side=you")
+        wait_texts(page, ["Yes."])
+    finally:
+        server.stop()

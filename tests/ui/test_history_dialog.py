@@ -163,3 +163,36 @@ def test_times_stay_on_one_line_and_enter_in_the_search_exports_nothing(  # type
     qtbot.keyClicks(dlg.query, "budget")
     qtbot.keyClick(dlg.query, Qt.Key.Key_Return)
     assert asked == [] and dlg.isVisible()
+
+
+def test_a_meeting_of_both_sides_says_who_spoke(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 31: the microphone and the meeting heard at once; an older line (no side) as before.
+    write(
+        tmp_path,
+        "20261118-090000",
+        [
+            SegmentRecord(0, 0.5, 2.0, "Guten Tag.", "Good day.", "de", "en", 0.0, side="others"),
+            SegmentRecord(1, 2.5, 4.0, "Hello.", "Hallo.", "en", "de", 0.0, side="you"),
+            SegmentRecord(2, 4.5, 5.0, "Tschüss.", "Bye.", "de", "en", 0.0),
+        ],
+    )
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    lines = [ln.strip() for ln in dlg.text.toPlainText().splitlines() if ln.strip()]
+    assert lines == [
+        "00:00",
+        "Others: Guten Tag.",
+        "Good day.",
+        "00:02",
+        "You: Hello.",
+        "Hallo.",
+        "00:04",
+        "Tschüss.",
+        "Bye.",
+    ]
+    dlg.which.setCurrentIndex([d for _, d in TEXT_CHOICES].index("source"))
+    assert dlg.export_to(tmp_path / "both.txt")
+    assert (tmp_path / "both.txt").read_text(encoding="utf-8") == (
+        "Others: Guten Tag.\nYou: Hello.\nTschüss.\n"
+    )

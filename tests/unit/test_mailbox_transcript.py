@@ -135,6 +135,37 @@ class TestTranscript:
         with pytest.raises(ValueError, match="side"):
             SegmentRecord.from_json(json.dumps(bad).encode())
 
+    def test_exports_name_who_spoke(self) -> None:
+        # Issue 31: with two inputs each line says who spoke; a line without a side (one
+        # input, an older file) is written exactly as before, even in the same file.
+        recs = [
+            SegmentRecord(0, 0.5, 2.25, "Hallo zusammen.", "Hello everyone.", "de", "en", 0.0,
+                          side="others"),
+            SegmentRecord(1, 3.0, 4.0, "Hi.", "Hallo.", "en", "de", 0.0, side="you"),
+            SegmentRecord(2, 5.0, 6.0, "Bye.", "Tschüss.", "en", "de", 0.0),
+            SegmentRecord(3, 7.0, 8.0, "Eh.", "Äh.", "en", "de", 0.0, side="bob"),
+        ]  # fmt: skip
+        assert to_srt(recs) == (
+            "1\n00:00:00,500 --> 00:00:02,250\nOthers: Hello everyone.\n\n"
+            "2\n00:00:03,000 --> 00:00:04,000\nYou: Hallo.\n\n"
+            "3\n00:00:05,000 --> 00:00:06,000\nTschüss.\n\n"
+            "4\n00:00:07,000 --> 00:00:08,000\nÄh.\n"
+        )
+        assert to_srt(recs[1:2], "both") == ("1\n00:00:03,000 --> 00:00:04,000\nYou: Hi.\nHallo.\n")
+        assert to_vtt(recs[:3]) == (
+            "WEBVTT\n\n"
+            "00:00:00.500 --> 00:00:02.250\n<v Others>Hello everyone.</v>\n\n"
+            "00:00:03.000 --> 00:00:04.000\n<v You>Hallo.</v>\n\n"
+            "00:00:05.000 --> 00:00:06.000\nTschüss.\n"
+        )
+        assert to_vtt(recs[1:2], "both") == (
+            "WEBVTT\n\n00:00:03.000 --> 00:00:04.000\n<v You>Hi.\nHallo.</v>\n"
+        )
+        assert to_text(recs, "source") == "Others: Hallo zusammen.\nYou: Hi.\nBye.\nEh.\n"
+        assert to_text(recs[:2], "both") == (
+            "Others: Hallo zusammen.\nHello everyone.\nYou: Hi.\nHallo.\n"
+        )
+
     def test_unwritable_folder_loses_nothing(self, tmp_path: Path) -> None:
         blocker = tmp_path / "transcripts"
         blocker.write_text("a file where the folder should be")

@@ -142,6 +142,23 @@ def test_the_page_gets_every_target_language(local: WebSubtitles) -> None:
     ]
 
 
+def test_the_page_gets_who_spoke(local: WebSubtitles) -> None:
+    # Issue 31: with two inputs each line carries its side and the name to show; a line heard
+    # on the only input is sent exactly as before (no side, no name).
+    local.publish(subtitle(1, "Hallo.", "Hello.", True, "en", side="others"))
+    local.publish(subtitle(2, "Yes", "Ja", False, "de", side="you"))
+    local.publish(subtitle(3, "Eh.", "Äh.", True, "de"))
+    snap = json.loads(http_get(local.port, "/lines")[2])
+    assert [(ln["id"], ln.get("side"), ln.get("who")) for ln in snap["lines"]] == [
+        (1, "others", "Others"),
+        (3, None, None),
+        (2, "you", "You"),
+    ]
+    assert snap["lines"][1] == {
+        "id": 3, "text": "Äh.", "source": "Eh.", "final": True, "lang": "de", "more": []
+    }  # fmt: skip
+
+
 def test_a_change_only_to_hidden_words_sends_nothing(local: WebSubtitles) -> None:
     page = EventStream(local.port)
     page.open()
