@@ -52,6 +52,7 @@ from subtitler.pipeline.history import search as search
 from subtitler.pipeline.history import targets_of as targets_of
 from subtitler.pipeline.pipeline import Factories as Factories
 from subtitler.pipeline.pipeline import Pipeline as Pipeline
+from subtitler.pipeline.sides import sides_of as sides_of
 from subtitler.pipeline.transcript import SegmentRecord as SegmentRecord
 from subtitler.pipeline.transcript import Which as Which
 from subtitler.pipeline.transcript import export as export

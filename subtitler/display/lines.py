@@ -152,6 +152,13 @@ class ShownLines:
     def add(self, ev: Subtitle) -> None:
         if ev.extra:
             self._extra.add(ev)
+        elif ev.final and not (ev.translation or ev.source).strip():
+            # A line that ended with no words (withdrawn: the meeting's audio heard by the
+            # microphone): it leaves the screen rather than stay as a blank row.
+            self._done = [ln for ln in self._done if ln.segment_id != ev.segment_id]
+            open_line = self._open.get(ev.side)
+            if open_line is not None and open_line.segment_id == ev.segment_id:
+                del self._open[ev.side]
         elif ev.final:
             text = ev.translation or ev.source
             self._finish(

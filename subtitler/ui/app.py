@@ -40,6 +40,7 @@ from subtitler.session import (
     prepare,
     read_transcript,
     real_factories,
+    sides_of,
 )
 from subtitler.ui.about import AboutDialog
 from subtitler.ui.app_state import AppState
@@ -108,7 +109,7 @@ class SubtitlerApp(QObject):
         self.web: WebSubtitles | None = None
         self.web_problem = ""
         self.overlay = SubtitleOverlay(config.display)
-        self.overlay.set_targets(len(config.mt.targets))
+        self._fit_overlay(config)
         self.overlay.place()
         self.tray = Tray(app_icon(), self)
         self.settings: SettingsPane | None = None
@@ -340,7 +341,7 @@ class SubtitlerApp(QObject):
         old_web = self.config.web
         self.session.config = cfg
         self.overlay.apply_display(cfg.display)
-        self.overlay.set_targets(len(cfg.mt.targets))
+        self._fit_overlay(cfg)
         if cfg.web != old_web:
             self.start_web()
         elif self.web is not None:
@@ -349,6 +350,13 @@ class SubtitlerApp(QObject):
         self._bind_hotkeys()
         if problem := self.session.apply(cfg):  # saved, and the pipeline reconfigured
             self.show_problem(problem)
+
+    def _fit_overlay(self, cfg: AppConfig) -> None:
+        """Rows for every side heard (the microphone and the meeting) and every target
+        language each side's lines are shown in."""
+        sides = sides_of(cfg)
+        self.overlay.set_targets(max(len(s.mt.targets) for s in sides))
+        self.overlay.set_sides(len(sides))
 
     def set_display(self, **changes: Any) -> None:
         """Display settings changed by the overlay or the tray (not the pane); the overlay

@@ -78,3 +78,14 @@ def test_extra_targets_follow_their_line_on_either_side() -> None:
     s.add(ev(2, "Salut", False, YOU, target=1))
     got = {ln.segment_id: ln.extra for ln in s.lines(0, 6)}
     assert got == {1: (), 2: (("", "Salut"),)}
+
+
+def test_a_line_withdrawn_as_an_echo_leaves_the_screen() -> None:
+    s = ShownLines()
+    s.add(ev(1, "We ship on Friday", False, OTHERS))
+    s.add(ev(2, "We ship", False, YOU))  # the leak, shown before it was known for one
+    gone = SubtitleEvent(2, "", "", ("",) * 11, True, 0.0, 0.0, side=YOU)
+    s.add(gone)
+    assert shown(s) == [(1, OTHERS, "We ship on Friday")]  # no blank row left behind
+    s.add(ev(3, "Sounds good.", True, YOU))
+    assert shown(s) == [(3, YOU, "Sounds good."), (1, OTHERS, "We ship on Friday")]
