@@ -35,6 +35,7 @@ from subtitler.types import OTHERS
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+RETIRE_S = 5.0  # how long an input's stage may take to finish its open line when it ends
 # Settings whose change needs the translation model loaded again (declared with reload=True).
 MODEL_FIELDS = reload_fields(MtConfig)
 
@@ -430,22 +431,61 @@ class Pipeline:
 
     def _apply_inputs(self, old: AppConfig, new: AppConfig) -> None:
         """New input or speech settings: each side's input and recogniser swapped where they
-        changed. Meeting audio turned on or off changes which sides there are: that takes a
-        start (said to the user), since every line already heard belongs to a side."""
+        changed. Meeting audio turned on or off changes which sides there are: the inputs
+        heard so far end their open lines and give way to the new ones."""
         before, after = sides_of(old), sides_of(new)
         if [s.name for s in before] != [s.name for s in after]:
-            self.emit(
-                ErrorEvent(
-                    "audio",
-                    "meeting audio turned on or off: it takes effect when you start again",
-                )
-            )
-            return
+            return self._resides(after)
         self._sides = after
         for b, a in zip(before, after, strict=True):
             stage = next((x for x in self._asrs if x.side == a.name), None)
             if stage is not None and (b.audio != a.audio or b.asr != a.asr):
                 self._swap_asr(stage, a, b.audio != a.audio, b.asr != a.asr)
+
+    def _resides(self, sides: tuple[Side, ...]) -> None:
+        """Meeting audio turned on or off: new stages for the new sides (their models loaded
+        first: the speech model is shared, so this loads nothing new), then the old ones end
+        their open lines and stop, and the new ones start."""
+        made: list[tuple[Side, AudioSource, Recognizer]] = []
+        for side in sides:
+            try:
+                made.append(self._make_input(side))
+            except _InputFailed as e:
+                self._side_lost(side, e.where, e.error)
+        if not made:
+            self.emit(ErrorEvent("audio", "no new input could be opened (kept the previous)"))
+            return
+        self._command(lambda: self._switch_sides(sides, made))
+
+    def _switch_sides(
+        self, sides: tuple[Side, ...], made: list[tuple[Side, AudioSource, Recognizer]]
+    ) -> None:
+        """(A command.) The old stages end, the new start (paused if the pipeline is)."""
+        if self._stop.is_set() or self.state not in (PipelineState.RUNNING, PipelineState.PAUSED):
+            for _, _, rec in made:
+                _close_quietly(rec)
+            return
+        for old in self._asrs:
+            old.retire()  # its open line ends, its input stops (the device may be reused)
+        for old in self._asrs:
+            old.join(RETIRE_S)
+        self._sides = sides
+        self._gate = EchoGate() if len(sides) > 1 else None
+        stages = []
+        for side, source, recognizer in made:
+            try:
+                source.start()
+            except Exception as e:
+                _close_quietly(recognizer)
+                self._side_lost(side, "audio", e)
+                continue
+            stage = self._stage(side, source, recognizer)
+            stages.append(stage)
+            stage.start()
+            if self.state == PipelineState.PAUSED:
+                stage.pause()
+        self._asrs = stages
+        self._mt.asr_done = [a.done for a in stages]
 
     def _swap_asr(self, stage: AsrStage, side: Side, audio: bool, asr: bool) -> None:
         try:

@@ -94,6 +94,7 @@ class AsrStage(threading.Thread):
         self._new_source: AudioSource | None = None  # switched to at the next turn
         self._new_recognizer: Recognizer | None = None
         self._close_requested = False  # finish the open segment at the next turn
+        self._retired = False  # end after that (retire())
         self._lock = threading.Lock()
         self._source_lock = threading.Lock()  # source start/stop: UI thread vs this thread
         self.paused = False
@@ -116,6 +117,13 @@ class AsrStage(threading.Thread):
         """Make the open segment final at the next turn of the loop (even while paused)."""
         with self._lock:
             self._close_requested = True
+
+    def retire(self) -> None:
+        """End this input for good (meeting audio turned on or off): its open line becomes
+        final, its input stops, its recogniser is released and the thread ends."""
+        with self._lock:
+            self._close_requested = True
+            self._retired = True
 
     def pause(self) -> None:
         """Stop the input; a source switched in while paused is started by ``resume``."""
@@ -245,6 +253,8 @@ class AsrStage(threading.Thread):
         try:
             while not self._stop_ev.is_set():
                 self._apply_swap()
+                if self._retired:
+                    return self._retire()
                 self._release_due()
                 block = self.source.read(0.05)
                 self._report_problem()
@@ -280,6 +290,16 @@ class AsrStage(threading.Thread):
             log.exception("ASR stage failed")
             self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
             self.done.set()
+
+    def _retire(self) -> None:
+        with self._source_lock:
+            try:
+                self.source.stop()
+            except Exception as e:  # a vanished device must not keep the new one from opening
+                log.warning("audio stop: %s", e)
+        self._release_due(wait=True)
+        _close(self.recognizer)
+        self.done.set()
 
 
 def _row(side: str, lang: str) -> str:

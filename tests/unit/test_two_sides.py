@@ -276,3 +276,50 @@ def test_one_input_numbers_lines_on_across_a_recogniser_swap(tmp_path: Path) -> 
         f"b{i} y." for i in range(4)
     ]
     assert [r.segment_id for r in records] == list(range(8))
+
+
+def test_meeting_audio_turned_on_while_running_adds_the_meetings_side(tmp_path: Path) -> None:
+    """Applied live: the input heard so far finishes its open line and gives way to both
+    sides (its recogniser closed); turned off again, one side without a name is back."""
+    made: list[tuple[str, ScriptedRecognizer]] = []
+
+    def recognizer(a: AsrConfig) -> ScriptedRecognizer:
+        lang = str(a.language)
+        steps = [Step(0.3 * i, i, [f"{lang}{i}", "x."], final=i % 2 == 1) for i in range(400)]
+        rec = ScriptedRecognizer(steps)
+        made.append((lang, rec))
+        return rec
+
+    one = AppConfig(
+        audio=AudioConfig(device="Mic"),
+        asr=AsrConfig(language="de", you_language="en"),
+        mt=MtConfig(model_path="fake.gguf", src_lang="de", tgt_lang="en", max_new_tokens=16),
+    )
+    ev = Events()
+    sources: dict[object, FakeSource] = {}  # per device: the microphone is the same one
+    p = Pipeline(
+        one,
+        ev,
+        Factories(
+            lambda a, c: sources.setdefault(a.device, FakeSource(60.0, 5.0)),
+            recognizer,
+            loader_for(echo_lm()),
+        ),
+        transcript_path=tmp_path / "t.jsonl",
+    )
+    p.start()
+    assert wait_for(lambda: p.state == "running")
+    assert wait_for(lambda: any(isinstance(e, SubtitleEvent) for e in ev.items))
+    both = dataclasses.replace(one, audio=dataclasses.replace(one.audio, meeting_device=MEETING))
+    p.apply_config(both)
+    assert wait_for(lambda: {a.side for a in p._asrs} == {OTHERS, YOU}, timeout=10)
+    first = made[0][1]
+    assert first.closed and first.finished == 1  # its open line was ended, then released
+    assert wait_for(lambda: {s.side for s in ev.of(SubtitleEvent)} >= {"", OTHERS, YOU})
+    p.apply_config(one)
+    assert wait_for(lambda: [a.side for a in p._asrs] == [""], timeout=10)
+    p.stop()
+    sides = [r.side for r in read_transcript(tmp_path / "t.jsonl")]
+    assert sides[0] == "" and {OTHERS, YOU} <= set(sides)
+    ids = [r.segment_id for r in read_transcript(tmp_path / "t.jsonl")]
+    assert len(ids) == len(set(ids))
