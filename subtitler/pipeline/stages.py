@@ -34,7 +34,7 @@ from subtitler.pipeline.sides import SegmentIds
 from subtitler.pipeline.targets import TargetTurns
 from subtitler.pipeline.transcript import TranscriptWriter
 from subtitler.repeats import LOOP
-from subtitler.types import YOU, AsrUpdate, AudioBlock, EngineGone, UpdateStats
+from subtitler.types import OTHERS, YOU, AsrUpdate, AudioBlock, EngineGone, UpdateStats
 
 log = logging.getLogger(__name__)
 Emit = Callable[[Event], None]
@@ -244,10 +244,12 @@ class AsrStage(threading.Thread):
         if problem == self._problem:
             return
         self._problem = problem
+        # With two inputs, which of them (the other is still heard).
+        which = {YOU: "your microphone: ", OTHERS: "the meeting's audio: "}.get(self.side, "")
         if problem:
-            self.emit(ErrorEvent("audio", problem, lasting=True))
+            self.emit(ErrorEvent("audio", which + problem, lasting=True))
         else:
-            self.emit(StatusEvent("running", "audio input is back"))
+            self.emit(StatusEvent("running", f"{which}audio input is back"))
 
     def run(self) -> None:
         try:

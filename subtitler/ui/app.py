@@ -109,6 +109,7 @@ class SubtitlerApp(QObject):
         self.web: WebSubtitles | None = None
         self.web_problem = ""
         self.overlay = SubtitleOverlay(config.display)
+        self._levels: dict[str, float] = {}  # each input's newest level (dBFS)
         self._fit_overlay(config)
         self.overlay.place()
         self.tray = Tray(app_icon(), self)
@@ -261,6 +262,10 @@ class SubtitlerApp(QObject):
             self.overlay.on_subtitle(ev)
             return
         if isinstance(ev, LevelEvent):
+            # Two inputs each say their level: the meter shows the louder of them (either
+            # side speaking lights it), the delays are the pipeline's.
+            self._levels[ev.side] = ev.level_dbfs
+            ev = dataclasses.replace(ev, level_dbfs=max(self._levels.values()))
             if self.settings is not None and self.settings.isVisible():
                 self.settings.set_level(ev.level_dbfs)
             self.overlay.set_status(ev)

@@ -89,3 +89,16 @@ def test_the_app_feeds_the_status_line_from_level_events(qtbot, tmp_path: Path) 
     app.overlay.grab()
     assert app.overlay.status_drawn == "not listening"
     app.quit()
+
+
+def test_with_two_inputs_the_meter_shows_the_louder(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.ui.test_app_state import make_app
+
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.on_event(LevelEvent(-15.0, side="others"))  # the meeting speaks
+    app.on_event(LevelEvent(-60.0, side="you"))  # the user is silent: the meter stays lit
+    assert app.overlay._level is not None and app.overlay._level.level_dbfs == -15.0
+    app.on_event(LevelEvent(-70.0, side="others"))
+    assert app.overlay._level.level_dbfs == -60.0
+    app.quit()
