@@ -221,8 +221,10 @@ class Session:
         config_path: Path | None = None,
         speed: float = 1.0,
         glossary_path: Path | None = None,
+        echo_gate: bool = True,  # (research: False keeps the microphone's echo lines)
     ) -> None:
         self.config = config
+        self.echo_gate = echo_gate
         self.factories = factories
         self.on_event = on_event
         self.config_path = config_path
@@ -282,6 +284,7 @@ class Session:
             self.factories,
             speed=self.speed,
             transcript_path=transcript_path,
+            echo_gate=self.echo_gate,
         )
         self.pipeline.set_glossary(self.glossary)
         self.pipeline.start()

@@ -58,8 +58,12 @@ class Pipeline:
         *,
         speed: float = 1.0,
         transcript_path: Path | None = None,
+        echo_gate: bool = True,
     ) -> None:
+        """``echo_gate`` False: the microphone's lines are kept even where they repeat the
+        meeting's audio (what the gate is measured against)."""
         self.config = config
+        self._echo_gate = echo_gate
         self.emit = on_event
         self.factories = factories
         self.clock = StreamClock(speed)
@@ -74,7 +78,7 @@ class Pipeline:
         self._sides = sides_of(config)
         self._asrs: list[AsrStage] = []
         self._ids = SegmentIds()
-        self._gate = EchoGate() if len(self._sides) > 1 else None
+        self._gate = self._new_gate(self._sides)
         self._mt = TranslationStage(
             self.mailbox,
             self._emit_and_watch,
@@ -150,6 +154,9 @@ class Pipeline:
         if isinstance(box[1], BaseException):
             raise box[1]
         return box[1]  # type: ignore[no-any-return]
+
+    def _new_gate(self, sides: tuple[Side, ...]) -> EchoGate | None:
+        return EchoGate() if len(sides) > 1 and self._echo_gate else None
 
     @staticmethod
     def _side_settings(sides: tuple[Side, ...]) -> dict[str, MtConfig]:
@@ -470,7 +477,7 @@ class Pipeline:
         for old in self._asrs:
             old.join(RETIRE_S)
         self._sides = sides
-        self._gate = EchoGate() if len(sides) > 1 else None
+        self._gate = self._new_gate(sides)
         stages = []
         for side, source, recognizer in made:
             try:

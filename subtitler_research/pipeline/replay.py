@@ -365,6 +365,11 @@ def parser() -> argparse.ArgumentParser:
         help="make the translator slower than the speech: each decoding step costs this many "
         "ms of the talk's time (a batch 0.37 of it per token; runs in this process)",
     )
+    ap.add_argument(
+        "--keep-echo",
+        action="store_true",
+        help="two sides: keep the microphone's lines that repeat the meeting (no echo gate)",
+    )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--quiet", action="store_true")
     # Every setting from its declaration in subtitler.config (the defaults are the app's);
@@ -417,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
         factories = oracle_factories(words, parts)
     if a.mt_step_ms > 0:
         factories = slowed(factories, a.mt_step_ms / 1000 / a.speed)
-    session = Session(cfg, factories, rec, speed=a.speed)  # (settings not saved)
+    # (settings not saved)
+    session = Session(cfg, factories, rec, speed=a.speed, echo_gate=not a.keep_echo)
     rss0 = app_rss_mb()
     t0 = time.monotonic()
     pipe = session.start()
