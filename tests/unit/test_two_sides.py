@@ -203,9 +203,13 @@ class Inputs:
         )
 
 
-def run(cfg: AppConfig, inputs: Inputs, tmp_path: Path) -> tuple[Pipeline, Events]:
+def run(
+    cfg: AppConfig, inputs: Inputs, tmp_path: Path, echo_gate: bool = True
+) -> tuple[Pipeline, Events]:
     ev = Events()
-    p = Pipeline(cfg, ev, inputs.factories(), transcript_path=tmp_path / "t.jsonl")
+    p = Pipeline(
+        cfg, ev, inputs.factories(), transcript_path=tmp_path / "t.jsonl", echo_gate=echo_gate
+    )
     p.start()
     assert wait_for(lambda: p.finished.is_set(), timeout=20)
     p.stop()
@@ -247,6 +251,10 @@ def test_the_meetings_words_leaking_into_the_microphone_are_dropped(tmp_path: Pa
     ]
     mine = {s.source for s in ev.of(SubtitleEvent) if s.side == YOU}
     assert "we ship on friday." not in mine and p.echoes_dropped == 1
+    # Without the gate (what it is measured against) the leak is a line of the user's.
+    p, _ = run(two_sided(), Inputs(others, you, seconds=3.5), tmp_path / "nogate", False)
+    kept = read_transcript(tmp_path / "nogate" / "t.jsonl")
+    assert (YOU, "we ship on friday.") in [(r.side, r.source) for r in kept]
 
 
 def test_one_input_numbers_lines_on_across_a_recogniser_swap(tmp_path: Path) -> None:
