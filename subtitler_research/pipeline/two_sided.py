@@ -13,15 +13,18 @@ licence (../shared).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from subtitler.audio.sources import load_audio
+from subtitler.pipeline.echo import common_in_order, echoed, words
 from subtitler.types import OTHERS, YOU
 
 RATE = 16000
@@ -32,12 +35,17 @@ LJ = ROOT.parent / "shared" / "data" / "speech" / "ljspeech_LJ001_0001-0032"
 FW = ROOT.parent / "shared" / "data" / "speech" / "faster-whisper_testdata"
 # (file, what is said, the part of the file: from, to in s)
 YOU_CLIPS = (
-    (DATA / "mfa_cold_corpus_0-13s.flac", "uh so this is the sick corpus uh i have a cold",
-     0.0, None),
+    (DATA / "mfa_cold_corpus_0-13s.flac", "uh so this is the sick corpus uh i have a cold so i "
+     "probably sound quite different than the acoustic corpus the recording environment is "
+     "also quite different", 0.0, None),
     # The MIT licence read in English (then in German, from 29.1 s: left out).
     (FW / "multilingual.mp3", "Permission is hereby granted, free of charge, to any person "
-     "obtaining a copy of the software ... shall be included in all copies or substantial "
-     "portions of the software.", 0.0, 29.1),
+     "obtaining a copy of this software and associated documentation files, to deal in the "
+     "software without restriction, including without limitation the rights to use, copy, "
+     "modify, merge, publish, distribute, sublicense, and/or sell copies of the software, and "
+     "to permit persons to whom the software is furnished to do so, subject to the following "
+     "conditions: The above copyright notice and this permission notice shall be included in "
+     "all copies or substantial portions of the software.", 0.0, 29.1),
     (DATA / "jfk.flac", "And so, my fellow Americans, ask not what your country can do for "
      "you, ask what you can do for your country.", 0.0, None),
     (DATA / "mfa_acoustic_corpus_14s-end.flac", "just saying some words and here's some more "
@@ -133,8 +141,41 @@ def lj_clips(n: int) -> list[tuple[Samples, str]]:
     return [(load_audio(w), texts.get(w.name, "")) for w in wavs]
 
 
+def score(turns_tsv: Path, replay_json: Path) -> dict[str, Any]:
+    """How a replay of a two-sided meeting heard each side (its ``segments``, from
+    ``replay --json``) against what was said (``turns.tsv``): per side the share of its words
+    found in order among that side's lines, and on the user's side how many words repeat
+    the meeting's (the leak that stayed: runs of two or more, as the echo gate sees them)."""
+    said: dict[str, list[str]] = {OTHERS: [], YOU: []}
+    for row in turns_tsv.read_text(encoding="utf-8").splitlines():
+        side, _t0, _t1, text = row.split("\t", 3)
+        said[side] += words(text)
+    segments = json.loads(replay_json.read_text(encoding="utf-8"))["segments"]
+    heard = {side: words(" ".join(s["source"] for s in segments if s.get("side") == side))
+             for side in (OTHERS, YOU)}  # fmt: skip
+    out: dict[str, Any] = {}
+    for side in (OTHERS, YOU):
+        found = common_in_order(said[side], heard[side])
+        out[side] = {
+            "words_said": len(said[side]),
+            "words_heard_share": round(found / max(1, len(said[side])), 3),
+        }
+    leak = sum(echoed(heard[YOU], said[OTHERS]))
+    out[YOU]["meeting_words_on_your_lines"] = leak
+    out[YOU]["your_line_words"] = len(heard[YOU])
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m subtitler_research.pipeline.two_sided")
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["score"]:
+        print(json.dumps(score(Path(argv[1]), Path(argv[2])), indent=1))
+        return 0
+    ap = argparse.ArgumentParser(
+        prog="python -m subtitler_research.pipeline.two_sided",
+        epilog="python -m subtitler_research.pipeline.two_sided score OUT/turns.tsv REPLAY.json",
+    )
     ap.add_argument("out", type=Path)
     ap.add_argument("--meeting-clips", type=int, default=9, help="LJSpeech clips (others)")
     ap.add_argument("--echo-db", type=float, default=-20.0)
