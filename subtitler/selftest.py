@@ -159,12 +159,15 @@ def session(settings: Mapping[str, Any] = {}, *, isolate: bool = False) -> Sessi
 
 
 def _whisper(rec: Any) -> Any:
-    """The ASR backend under the streaming recogniser the session built."""
+    """The ASR backend under the streaming recogniser the session built (the loaded one, where
+    recognisers share it)."""
+    from subtitler.asr.shared import SharedBackend
     from subtitler.asr.streaming import StreamingRecognizer
 
     if not isinstance(rec, StreamingRecognizer):
         raise TypeError(f"the recogniser is a {type(rec).__name__}, not a StreamingRecognizer")
-    return rec.backend
+    backend = rec.backend
+    return backend.inner if isinstance(backend, SharedBackend) else backend
 
 
 def check_whisper() -> str:
@@ -239,14 +242,15 @@ def check_worker() -> str:
         engine.close()
     if not out.tokens:
         raise RuntimeError("llama.cpp in the worker produced no tokens")
-    whisper = _whisper(s.recognizer())
+    rec = s.recognizer()
+    whisper = _whisper(rec)
     try:
         if not isinstance(whisper, WorkerWhisper):
             raise TypeError(f"the recogniser is a {type(whisper).__name__}, not in a worker")
         hyp = whisper.transcribe(_clip(), t0=0.0, prompt="", language="en")
         pids.append(whisper.pid)
     finally:
-        whisper.close()
+        rec.close()
     return (
         f"llama.cpp and CTranslate2 in processes {pids[0]} and {pids[1]}: "
         f"{len(out.tokens)} token(s), {len(hyp.words)} word(s) in "

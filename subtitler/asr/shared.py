@@ -91,6 +91,11 @@ class SharedBackend:
     def set_hotwords(self, hotwords: str) -> None:
         self.hotwords = hotwords
 
+    @property
+    def inner(self) -> AsrBackend:
+        """The loaded backend itself (the self-test checks what it is)."""
+        return self._loaded.backend
+
     def close(self) -> None:
         with self._close_lock:
             if self._closed:
