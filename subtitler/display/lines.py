@@ -19,7 +19,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
-from subtitler.types import OTHERS
+from subtitler.types import OTHERS, YOU
 
 KEEP = 12  # finished lines remembered (the overlay keeps as many)
 
@@ -76,6 +76,17 @@ class ShownLine:
     # (language, what is displayed) of each extra target language with a text, in order
     extra: tuple[tuple[str, str], ...] = ()
     side: str = ""  # who spoke it (types.YOU / types.OTHERS; "" with one input)
+
+
+def readers_first(lines: list[ShownLine]) -> list[ShownLine]:
+    """The lines as the user's own overlay shows them: each in the reader's language first.
+    The meeting's lines are translated into it; the user's own lines are said in it, so
+    their words as said are the main row and their translation for the others comes second
+    (under the bilingual setting, where an original goes). Lines without a side as they are."""
+    return [
+        dataclasses.replace(ln, source=ln.text, text=ln.source) if ln.side == YOU else ln
+        for ln in lines
+    ]
 
 
 def open_source(text: str, k: int) -> str:

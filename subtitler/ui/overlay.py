@@ -41,7 +41,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QWidget
 
 from subtitler.config import DisplayConfig
-from subtitler.display.lines import KEEP, ShownLines
+from subtitler.display.lines import KEEP, ShownLines, readers_first
 from subtitler.session import LevelEvent, SubtitleEvent
 from subtitler.ui import captions
 from subtitler.ui.app_state import Shown
@@ -310,7 +310,7 @@ class SubtitleOverlay(QWidget):
         """The last ``display.lines`` lines: finished ones in full, the open one masked."""
         return [
             Line(ln.segment_id, ln.source, ln.text, tuple(text for _, text in ln.extra), ln.side)
-            for ln in self._shown.lines(self.display.mask_k, self.display.lines)
+            for ln in readers_first(self._shown.lines(self.display.mask_k, self.display.lines))
         ]
 
     def rows(self) -> list[Row]:
@@ -330,7 +330,8 @@ class SubtitleOverlay(QWidget):
                 self._fits[key] = got
             return got
 
-        return caption_rows(self._shown.lines(d.mask_k, KEEP), d.lines, fits, d.bilingual)
+        shown = readers_first(self._shown.lines(d.mask_k, KEEP))
+        return caption_rows(shown, d.lines, fits, d.bilingual)
 
     # -- look ------------------------------------------------------------------------------
     def apply_display(self, display: DisplayConfig) -> None:

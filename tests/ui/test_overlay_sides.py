@@ -41,7 +41,8 @@ def test_both_sides_speak_at_once(qtbot, tmp_path) -> None:  # type: ignore[no-u
     one_side, bottom = o.height(), o.geometry().bottom()
     o.on_subtitle(said(1, "Guten Morgen zusammen.", OTHERS, final=True))
     o.on_subtitle(said(2, "Wir fangen an", OTHERS))
-    o.on_subtitle(said(3, "Good morning", YOU))  # the user answers while they still speak
+    # The user answers while they still speak: the user's own words, in the reader's language.
+    o.on_subtitle(said(3, "Bonjour", YOU, source="Good morning"))
     o.grab()
     check_rows(o)
     assert drawn(o) == [
@@ -56,8 +57,8 @@ def test_both_sides_speak_at_once(qtbot, tmp_path) -> None:  # type: ignore[no-u
     assert o.geometry().bottom() == bottom
     save(o, tmp_path, "two-sides")
     # The user's line finishes; theirs is still open and stays the newest row.
-    o.on_subtitle(said(3, "Good morning, all.", YOU, final=True))
-    o.on_subtitle(said(4, "Shall we", YOU))
+    o.on_subtitle(said(3, "Bonjour à tous.", YOU, final=True, source="Good morning, all."))
+    o.on_subtitle(said(4, "On y", YOU, source="Shall we"))
     o.on_subtitle(said(2, "Wir fangen an mit", OTHERS))
     o.grab()
     assert drawn(o) == [
@@ -74,11 +75,13 @@ def test_bilingual_per_side(qtbot) -> None:  # type: ignore[no-untyped-def]
     o.on_subtitle(said(1, "Hallo.", OTHERS, final=True, source="Hello."))
     o.on_subtitle(said(2, "Bonjour.", YOU, final=True, source="Good day."))
     o.grab()
+    # Each line in the reader's language as its main row: theirs translated, the user's as
+    # said (its translation for the others in the small row).
     assert [(pl.row.side, pl.row.stream, pl.row.text) for pl in o.placed] == [
         (OTHERS, SOURCE, "Others: Hello."),
         (OTHERS, MAIN, "Hallo."),
-        (YOU, SOURCE, "You: Good day."),
-        (YOU, MAIN, "Bonjour."),
+        (YOU, SOURCE, "You: Bonjour."),
+        (YOU, MAIN, "Good day."),
     ]
     assert [ln.side for ln in o.lines()] == [OTHERS, YOU]
 
