@@ -10,8 +10,10 @@ own hotwords, given with each of its calls.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,11 +24,29 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
+class Waits:
+    """How long recognitions waited for another recogniser's on the same model."""
+
+    calls: int = 0
+    waited: int = 0  # calls that found the model busy
+    total_s: float = 0.0
+    max_s: float = 0.0
+
+    def add(self, s: float) -> None:
+        self.calls += 1
+        if s > 0.001:  # (taking a free lock costs microseconds)
+            self.waited += 1
+            self.total_s += s
+            self.max_s = max(self.max_s, s)
+
+
+@dataclass
 class _Loaded:
     backend: AsrBackend
     notice: str  # what loading it found (said by each recogniser that uses it)
     users: int = 0
     calls: threading.Lock = field(default_factory=threading.Lock)  # one recognition at a time
+    waits: Waits = field(default_factory=Waits)
 
 
 class SharedBackends:
@@ -52,6 +72,11 @@ class SharedBackends:
                 log.info("speech model shared by another recogniser: %s", key)
             loaded.users += 1
         return SharedBackend(self, key, loaded), loaded.notice
+
+    def waits(self) -> list[Waits]:
+        """Per model loaded now: how long its recognitions waited for each other."""
+        with self._lock:
+            return [dataclasses.replace(x.waits) for x in self._live.values()]
 
     @property
     def loaded(self) -> int:
@@ -83,7 +108,9 @@ class SharedBackend:
     def transcribe(
         self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
     ) -> Hypothesis:
+        t0 = time.perf_counter()
         with self._loaded.calls:
+            self._loaded.waits.add(time.perf_counter() - t0)
             backend = self._loaded.backend
             backend.set_hotwords(self.hotwords)
             return backend.transcribe(audio, t0=t0, prompt=prompt, language=language, prefix=prefix)

@@ -16,6 +16,7 @@ display lagged behind the recogniser, memory.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -437,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
             break
     wall = time.monotonic() - t0
     rss_workers = workers_rss_mb()  # (before stop ends them)
+    # Recognitions that waited for the other input's on the shared speech model.
+    asr_waits = [dataclasses.asdict(w) for w in parts.shared.waits()]
     rss_samples.append(app_rss_mb())
     rss_times.append(time.monotonic() - t0)
     session.stop(2.0)
@@ -466,6 +469,9 @@ def main(argv: list[str] | None = None) -> int:
         "beta": cfg.mt.beta,
         "k": cfg.display.mask_k,
         "draft_model": cfg.mt.draft_model_path,
+        "asr_shared_waits": [
+            {k: round(v, 3) if isinstance(v, float) else v for k, v in w.items()} for w in asr_waits
+        ],
     }
     if not a.quiet:
         for s in out["segments"]:
