@@ -155,6 +155,12 @@ class EchoGate:
         with self._lock:
             return self._release(now) if self._held else []
 
+    def flush(self) -> list[AsrUpdate]:
+        """Every finished line of the user's that waits, decided on what is known now (the
+        app stops: a line that waits must still reach the transcript)."""
+        with self._lock:
+            return self._release(math.inf)
+
     @property
     def holding(self) -> bool:
         """Does a finished line of the user's wait?"""

@@ -159,6 +159,12 @@ class AsrStage(threading.Thread):
         self.emit(AsrEvent(u))
         self.mailbox.put(u)
 
+    def _flush_gate(self) -> None:
+        """At stop: the user's finished lines the echo gate holds go on now."""
+        if self.gate is not None and self.side == YOU:
+            for v in self.gate.flush():
+                self._deliver(v)
+
     def _release_due(self, wait: bool = False) -> None:
         """The user's finished lines whose wait for the meeting's side is over (``wait``: all
         of them, waiting for each as long as it may: the input has ended)."""
@@ -292,6 +298,8 @@ class AsrStage(threading.Thread):
             log.exception("ASR stage failed")
             self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
             self.done.set()
+        finally:
+            self._flush_gate()
 
     def _retire(self) -> None:
         with self._source_lock:

@@ -331,3 +331,18 @@ def test_meeting_audio_turned_on_while_running_adds_the_meetings_side(tmp_path: 
     assert sides[0] == "" and {OTHERS, YOU} <= set(sides)
     ids = [r.segment_id for r in read_transcript(tmp_path / "t.jsonl")]
     assert len(ids) == len(set(ids))
+
+
+def test_a_users_line_waiting_for_the_other_side_reaches_the_transcript_at_stop(
+    tmp_path: Path,
+) -> None:
+    inputs = Inputs([], [Step(0.3, 0, ["one", "more", "thing."], final=True)], seconds=60.0)
+    ev = Events()
+    p = Pipeline(two_sided(), ev, inputs.factories(), transcript_path=tmp_path / "t.jsonl")
+    p.start()
+    # The meeting's side says nothing: the user's finished line waits for it (1.5 s).
+    assert wait_for(lambda: p._gate is not None and p._gate.holding)
+    p.stop()
+    assert [(r.side, r.source) for r in read_transcript(tmp_path / "t.jsonl")] == [
+        (YOU, "one more thing.")
+    ]
