@@ -254,7 +254,9 @@ class AsrConfig:
         "auto", "Compute type", "'auto': int8 on CPU, float16 on CUDA", choices=COMPUTE_TYPES
     )
     language: str | None = setting(
-        None, "Speech language", "source language code; None = detect once per utterance",
+        None, "Speech language",
+        "source language code (with meeting audio heard too: the meeting's); None = detect once "
+        "per utterance",
         language=True, tab="translation",
     )  # fmt: skip
     you_language: str | None = setting(
