@@ -260,23 +260,25 @@ def _select(combo: QComboBox, value: object) -> None:
 
 
 def meeting_audio_hint() -> str:
+    """Where the meeting's sound is found on this system, for the Meeting audio row (or, with
+    one input, for the microphone's row: then that input is what is captioned)."""
     if sys.platform == "darwin":
         return (
-            "On macOS 13 or newer choose “System audio (all apps)” to caption what the Mac "
-            "plays (the meeting); macOS asks once for Screen Recording permission (System "
-            "Settings → Privacy & Security), then subtitler must be restarted. Untested on a "
-            "real Mac so far. On older macOS, or if it fails, install a virtual audio device "
-            "such as BlackHole, route the meeting's output to it (a Multi-Output Device keeps "
-            "your speakers on) and choose it here."
+            "Meeting audio: on macOS 13 or newer choose “System audio (all apps)” to caption "
+            "what the Mac plays (the meeting); macOS asks once for Screen Recording permission "
+            "(System Settings → Privacy & Security), then subtitler must be restarted. "
+            "Untested on a real Mac so far. On older macOS, or if it fails, install a virtual "
+            "audio device such as BlackHole, route the meeting's output to it (a Multi-Output "
+            "Device keeps your speakers on) and choose it there."
         )
     if sys.platform.startswith("win"):
         return (
-            "Choose a “… [Loopback]” entry to caption what those speakers or headphones play "
-            "(the meeting); choose a microphone to caption yourself."
+            "Meeting audio: choose the “… [Loopback]” entry of the speakers or headphones the "
+            "meeting plays on."
         )
     return (
-        "Choose a “Monitor of …” entry to caption what those speakers or headphones play "
-        "(the meeting; needs PulseAudio or PipeWire); choose a microphone to caption yourself."
+        "Meeting audio: choose the “Monitor of …” entry of the speakers or headphones the "
+        "meeting plays on (needs PulseAudio or PipeWire)."
     )
 
 
