@@ -28,9 +28,9 @@ from subtitler.audio.macos_capture import (
     system_audio,
 )
 from subtitler.config import AudioConfig
-from subtitler.types import AudioBlock
 from tests.helpers import fake_screencapturekit as fake
 from tests.helpers.fake_sounddevice import FakeSoundDevice
+from tests.integration.test_audio_loopback import read_samples
 
 CLIP = Path(__file__).resolve().parents[1] / "data" / "LJ001-0008.flac"
 SONOMA = (14, 5)
@@ -49,17 +49,6 @@ def backend(
     audio = system_audio(sd, fw, macos)
     assert audio is not None
     return audio, sd, sck, cm
-
-
-def read_samples(cap: MicrophoneCapture, n: int, max_reads: int = 2000) -> list[AudioBlock]:
-    blocks: list[AudioBlock] = []
-    for _ in range(max_reads):
-        if sum(len(b.samples) for b in blocks) >= n:
-            return blocks
-        b = cap.read(timeout=0.5)
-        if b is not None:
-            blocks.append(b)
-    raise AssertionError(f"only {sum(len(b.samples) for b in blocks)} of {n} samples came")
 
 
 def test_system_audio_is_listed_after_portaudios_inputs(clip: np.ndarray) -> None:
