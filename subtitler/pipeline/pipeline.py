@@ -87,8 +87,8 @@ class Pipeline:
             self._stop,
             engine_settings(self._sides),
             self._transcript,
+            sides=self._side_settings(self._sides),
         )
-        self._mt.set_mt(engine_settings(self._sides), self._side_settings(self._sides))
         self._boot: threading.Thread | None = None
         self._loaders: list[threading.Thread] = []
         # The lifecycle has one owner: the commands that change it (start-up's last step,
@@ -252,20 +252,10 @@ class Pipeline:
                 _close_quietly(rec)
             return False
         self.clock.reset()
-        stages: list[AsrStage] = []
-        for side, source, recognizer in made:
-            try:
-                source.start()
-            except Exception as e:
-                _close_quietly(recognizer)
-                if len(made) == 1:
-                    self._fail("audio", e)
-                    return False
-                self._side_lost(side, "audio", e)
-                continue
-            stages.append(self._stage(side, source, recognizer))
-        if not stages:
-            self._fail("audio", RuntimeError("no input could be opened"))
+        try:
+            stages = self._open_sources(made)
+        except Exception as e:
+            self._fail("audio", e)
             return False
         self._asrs = stages
         self._mt.asr_done = [a.done for a in stages]
@@ -274,6 +264,24 @@ class Pipeline:
             a.start()
         self._set_state(PipelineState.RUNNING)
         return True
+
+    def _open_sources(self, made: list[tuple[Side, AudioSource, Recognizer]]) -> list[AsrStage]:
+        """Each side's input started and its stage made (not started). Of two, one that cannot
+        start is said and left out; raises what the only one (or the last) said."""
+        stages: list[AsrStage] = []
+        for side, source, recognizer in made:
+            try:
+                source.start()
+            except Exception as e:
+                _close_quietly(recognizer)
+                if len(made) == 1:
+                    raise
+                self._side_lost(side, "audio", e)
+                continue
+            stages.append(self._stage(side, source, recognizer))
+        if not stages:
+            raise RuntimeError("no input could be opened")
+        return stages
 
     def _fail(self, where: str, e: Exception) -> None:
         """A part could not start: tell the user, and stop (the app stays up)."""
@@ -478,16 +486,12 @@ class Pipeline:
             old.join(RETIRE_S)
         self._sides = sides
         self._gate = self._new_gate(sides)
-        stages = []
-        for side, source, recognizer in made:
-            try:
-                source.start()
-            except Exception as e:
-                _close_quietly(recognizer)
-                self._side_lost(side, "audio", e)
-                continue
-            stage = self._stage(side, source, recognizer)
-            stages.append(stage)
+        try:
+            stages = self._open_sources(made)
+        except Exception as e:  # the app stays up; the user chooses another input
+            self.emit(ErrorEvent("audio", f"no input is heard: {e}"))
+            stages = []
+        for stage in stages:
             stage.start()
             if self.state == PipelineState.PAUSED:
                 stage.pause()

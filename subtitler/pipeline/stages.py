@@ -346,6 +346,8 @@ class TranslationStage(threading.Thread):
         stop: threading.Event,
         mt: MtConfig,
         transcript: TranscriptWriter | None,
+        *,
+        sides: dict[str, MtConfig] | None = None,
     ) -> None:
         super().__init__(name="translation", daemon=True)
         self.mailbox, self.emit, self.clock, self.metrics = mailbox, emit, clock, metrics
@@ -353,7 +355,7 @@ class TranslationStage(threading.Thread):
         self._mt = mt
         # With two inputs, each side's settings (its source and target languages); the
         # model is given ``_mt``, which translates into every side's targets.
-        self._side_mt: dict[str, MtConfig] = {}
+        self._side_mt: dict[str, MtConfig] = dict(sides or {})
         self._model: Engine | None = None
         self._next_model: Engine | None = None
         self._lock = threading.Lock()
