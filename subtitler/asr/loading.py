@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from subtitler.asr.backend import AsrBackend, AsrError
 from subtitler.asr.engine import Recognizer
@@ -64,5 +65,13 @@ def load_recognizer(
         backend, notice = shared.get((settings, isolate), load)
     else:
         backend, notice = load()
+    if cfg.language not in (None, "en") and not getattr(backend, "multilingual", True):
+        # An English-only model (tiny.en) writes any speech as English words: say so rather
+        # than show them (with meeting audio, the microphone's language may differ).
+        only = (
+            f"speech model {Path(model).name} recognises English only, not {cfg.language!r}: "
+            "choose a multilingual speech model in Settings → Speech"
+        )
+        notice = f"{notice}; {only}" if notice else only
     vad = SileroStream(silero_session()) if cfg.vad else None
     return StreamingRecognizer(backend, opts, vad=vad, notice=notice)

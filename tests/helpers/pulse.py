@@ -20,8 +20,9 @@ def available() -> bool:
 
 
 @contextmanager
-def pulse_server(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """Start the server; yields the environment its clients (and paplay) need."""
+def pulse_server(tmp_path: Path, sinks: tuple[str, ...] = ("meeting",)) -> Iterator[dict[str, str]]:
+    """Start the server with a null sink per name ("meeting": its monitor is "Monitor of
+    Meeting"); yields the environment its clients (and paplay) need."""
     run = tmp_path / "pulse"
     run.mkdir()
     socket = run / "native"
@@ -40,8 +41,15 @@ def pulse_server(tmp_path: Path) -> Iterator[dict[str, str]]:
             "--exit-idle-time=-1",
             "--use-pid-file=no",
             "--disallow-exit",
-            "-L",
-            "module-null-sink sink_name=meeting sink_properties=device.description=Meeting",
+            *(
+                arg
+                for name in sinks
+                for arg in (
+                    "-L",
+                    f"module-null-sink sink_name={name} "
+                    f"sink_properties=device.description={name.capitalize()}",
+                )
+            ),
             "-L",
             f"module-native-protocol-unix socket={socket} auth-anonymous=1",
         ],
@@ -64,6 +72,10 @@ def pulse_server(tmp_path: Path) -> Iterator[dict[str, str]]:
         server.wait(10)
 
 
-def play(env: dict[str, str], clip: Path) -> subprocess.Popen[bytes]:
-    """Play ``clip`` into the meeting sink (what a meeting app's voice output would do)."""
-    return subprocess.Popen(["paplay", "--device=meeting", str(clip)], env=env)
+def play(
+    env: dict[str, str], clip: Path, sink: str = "meeting", volume: float = 1.0
+) -> subprocess.Popen[bytes]:
+    """Play ``clip`` into a sink (the meeting's: what a meeting app's voice output would do),
+    at ``volume`` (1: as recorded)."""
+    level = f"--volume={round(65536 * volume)}"
+    return subprocess.Popen(["paplay", f"--device={sink}", level, str(clip)], env=env)

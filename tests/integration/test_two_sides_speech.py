@@ -106,3 +106,15 @@ def test_the_meetings_audio_heard_by_the_microphone_stays_the_meetings(
     # the meeting's words stay there (the recognisers need not agree on every word).
     assert p.echoes_dropped + p.echoes_cleaned >= 1
     assert sum(echoed(said[YOU], theirs)) <= 0.1 * len(theirs), said[YOU]
+
+
+def test_a_language_an_english_only_model_cannot_hear_is_said(tiny_en: Path) -> None:
+    """With meeting audio the microphone's language may differ from the meeting's: tiny.en
+    would write German speech as English words, so the side's load says so."""
+    make = real_factories(RealParts()).recognizer
+    german = make(AsrConfig(model=str(tiny_en), language="de"))
+    english = make(AsrConfig(model=str(tiny_en), language="en"))
+    assert "recognises English only, not 'de'" in german.notice
+    assert "English only" not in english.notice
+    german.close()
+    english.close()
