@@ -5,8 +5,10 @@ about the same time are dropped.
 Words, not samples, are compared: the leak reaches the microphone through a room (delayed,
 quieter, coloured, mixed with the user's own voice), where the two recognisers' words still
 agree. A line of the user's is passed on while it does not look like an echo; its final update
-waits (at most ``wait_s``) until the meeting's side has been recognised that far, so that a
-leak recognised on the microphone first is still caught. A line found to be an echo after
+waits until the meeting's side has been recognised that far (its words reach the line's end,
+or its recogniser has run over audio a second past it), so that a leak recognised on the
+microphone first is still caught, on a slow machine too; ``wait_s`` bounds the wait should
+the meeting's side stall. A line found to be an echo after
 some of it was shown is withdrawn: its final update comes with no words (shown as nothing,
 written nowhere).
 """
@@ -26,7 +28,10 @@ from subtitler.types import AsrUpdate
 log = logging.getLogger(__name__)
 
 WINDOW_S = 2.0  # how far apart in time the two sides' words may be and still be one speech
-WAIT_S = 1.5  # the longest a user's finished line waits for the meeting's side
+WAIT_S = 3.0  # the longest a user's finished line waits for the meeting's side (stalled)
+# How far past a line's end the meeting's recogniser must have run over audio before its
+# silence there says "no echo": a pass runs every update interval (0.5 s; more when busy).
+AHEAD_S = 1.0
 SHARE = 0.6  # the part of a line's words the meeting's side must have said, in order
 MIN_WORDS = 2  # a shorter run of words in common is no echo ("yes" said by both, "of the")
 SHORT = 3  # a line this short is an echo when every word of it was said on the other side
@@ -120,6 +125,7 @@ class EchoGate:
         self._lock = threading.Lock()
         self._heard: dict[int, _Heard] = {}  # the meeting's lines, by segment
         self._heard_t1 = -math.inf  # how far the meeting's audio has been recognised
+        self._fed_t1 = -math.inf  # how far the meeting's recogniser has run over audio
         self._held: dict[int, AsrUpdate] = {}  # the user's finished lines waiting
         self._shown: set[int] = set()  # the user's lines with an update passed on
         self._echoes: set[int] = set()  # the user's lines found to be echoes
@@ -135,6 +141,13 @@ class EchoGate:
             for s in old:
                 del self._heard[s]
             return self._release(u.emitted_at)
+
+    def fed(self, t1: float, now: float) -> list[AsrUpdate]:
+        """The meeting's recogniser has run over its audio up to ``t1``; returns the user's
+        lines that lets go."""
+        with self._lock:
+            self._fed_t1 = max(self._fed_t1, t1)
+            return self._release(now) if self._held else []
 
     def mine(self, u: AsrUpdate) -> list[AsrUpdate]:
         """An update of the user's side; returns what to pass on now."""
@@ -172,7 +185,7 @@ class EchoGate:
         for seg, u in list(self._held.items()):
             echo, own = self._count(u)
             whole = echo >= MIN_WORDS and own < MIN_WORDS  # (more of theirs changes nothing)
-            covered = self._heard_t1 >= u.audio_t1
+            covered = self._heard_t1 >= u.audio_t1 or self._fed_t1 >= u.audio_t1 + AHEAD_S
             if not whole and not covered and now - u.emitted_at < self.wait_s:
                 continue
             del self._held[seg]

@@ -276,6 +276,10 @@ class AsrStage(threading.Thread):
                         return
                     continue
                 self._post(self._recognize(functools.partial(self._feed, [block])))
+                if self.gate is not None and self.side == OTHERS:
+                    # The meeting's side has run this far: the user's lines waiting for it.
+                    for v in self.gate.fed(block.t0 + block.duration, self.clock()):
+                        self._deliver(v)
                 self.metrics.set_dropped(self.side, self.source.dropped)
                 now = self.clock()
                 if now - self._last_level >= 0.05:

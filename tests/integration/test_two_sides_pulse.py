@@ -39,7 +39,7 @@ def main():
     tiny, theirs, mine, out = sys.argv[1:5]
     cfg = AppConfig(
         audio=AudioConfig(device="Monitor of Mic", meeting_device="Monitor of Meeting"),
-        asr=AsrConfig(model=tiny, language="en", you_language="en"),
+        asr=AsrConfig(model=tiny, language="en", you_language="en", adaptive_chunk=False),
     )
     running = threading.Event()
     errors = []

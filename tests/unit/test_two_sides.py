@@ -139,6 +139,16 @@ def test_the_users_own_words_pass_and_their_end_waits_for_the_other_side() -> No
     assert gate.dropped == 0
 
 
+def test_the_meetings_recogniser_running_past_a_line_in_silence_lets_it_go() -> None:
+    """On a slow machine the meeting's side may lag: the user's line waits for it to have run
+    a second past the line's end (not for the clock), then goes on if nothing matched."""
+    gate = EchoGate(wait_s=30.0)
+    end = said(2, "sounds good to me", 5.0, 7.0, True, 7.2)
+    assert gate.mine(end) == []
+    assert gate.fed(7.5, 20.0) == []  # not that far yet, however late it is
+    assert gate.fed(8.0, 20.1) == [end]
+
+
 def test_a_line_shown_before_it_was_found_an_echo_is_withdrawn() -> None:
     gate = EchoGate()
     first = said(5, "the budget is approved", 20.0, 21.5, False, 21.6)
