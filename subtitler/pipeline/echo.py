@@ -16,6 +16,7 @@ written nowhere).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import math
 import re
@@ -49,6 +50,7 @@ def _key(token: str) -> str:
     return "".join(words(token))
 
 
+@functools.lru_cache(maxsize=1 << 16)  # (a meeting's words repeat: compared again and again)
 def same(a: str, b: str) -> bool:
     """One word as two recognisers may write it: the leak reaches the microphone quieter and
     coloured, so its words come out a little different ("moveable" / "movable", "consider" /
@@ -144,10 +146,11 @@ class EchoGate:
 
     def fed(self, t1: float, now: float) -> list[AsrUpdate]:
         """The meeting's recogniser has run over its audio up to ``t1``; returns the user's
-        lines that lets go."""
+        lines that lets go (no word was heard: a waiting line is looked at again only once
+        its wait is over; this comes with every block of audio)."""
         with self._lock:
             self._fed_t1 = max(self._fed_t1, t1)
-            return self._release(now) if self._held else []
+            return self._release(now, heard=False) if self._held else []
 
     def mine(self, u: AsrUpdate) -> list[AsrUpdate]:
         """An update of the user's side; returns what to pass on now."""
@@ -180,13 +183,18 @@ class EchoGate:
         with self._lock:
             return bool(self._held)
 
-    def _release(self, now: float) -> list[AsrUpdate]:
+    def _release(self, now: float, heard: bool = True) -> list[AsrUpdate]:
+        """The waiting lines decided now (``heard`` False: no new words of the meeting's
+        since the last look, so a line still waiting stays as it was)."""
         out: list[AsrUpdate] = []
         for seg, u in list(self._held.items()):
+            covered = self._heard_t1 >= u.audio_t1 or self._fed_t1 >= u.audio_t1 + AHEAD_S
+            over = covered or now - u.emitted_at >= self.wait_s
+            if not over and not heard:
+                continue
             echo, own = self._count(u)
             whole = echo >= MIN_WORDS and own < MIN_WORDS  # (more of theirs changes nothing)
-            covered = self._heard_t1 >= u.audio_t1 or self._fed_t1 >= u.audio_t1 + AHEAD_S
-            if not whole and not covered and now - u.emitted_at < self.wait_s:
+            if not whole and not over:
                 continue
             del self._held[seg]
             if whole:
