@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, QUrl
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon, QWindow
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
@@ -256,6 +256,13 @@ class SubtitlerApp(QObject):
         elif p.state == "paused":
             p.resume()
 
+    # A declared slot: the pipeline's events arrive from its threads as queued calls, and a
+    # method connected without @Slot is added to the class's QMetaObject as a dynamic slot
+    # at connect time, which PySide can fail to find when the call is delivered ("Slot
+    # 'SubtitlerApp::' not found", seen once in a full test run; PySide6's docs ask for
+    # @Slot on every connected method, pymmcore-plus/pymmcore-widgets#516 for cross-thread
+    # ones).
+    @Slot(object)
     def on_event(self, ev: Event) -> None:
         if isinstance(ev, SubtitleEvent):
             self._drop_samples()  # the meeting's own lines take over from the preview's
