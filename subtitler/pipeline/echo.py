@@ -160,7 +160,7 @@ class EchoGate:
             if u.final:
                 self._held[u.segment_id] = u
                 return self._release(u.emitted_at)
-            echo, own = self._count(u)
+            _, _, echo, own = self._look(u)
             if echo >= MIN_WORDS and echo >= self.share * (echo + own):
                 return []  # held back while it looks like the meeting's words
             self._shown.add(u.segment_id)
@@ -192,7 +192,7 @@ class EchoGate:
             over = covered or now - u.emitted_at >= self.wait_s
             if not over and not heard:
                 continue
-            echo, own = self._count(u)
+            tokens, mask, echo, own = self._look(u)
             whole = echo >= MIN_WORDS and own < MIN_WORDS  # (more of theirs changes nothing)
             if not whole and not over:
                 continue
@@ -205,7 +205,7 @@ class EchoGate:
                     out.append(withdrawn(u))
             elif echo >= MIN_WORDS:
                 self.cleaned += 1
-                out.append(self._clean(u))
+                out.append(_cleaned(u, tokens, mask))
             else:
                 out.append(u)
             self._shown.discard(seg)
@@ -218,46 +218,40 @@ class EchoGate:
             w for _, h in sorted(self._heard.items()) if h.t1 >= lo and h.t0 <= hi for w in h.words
         ]
 
-    def _mask(self, u: AsrUpdate) -> tuple[list[str], list[bool]]:
-        """The line's tokens and which of them echo the meeting (a token without letters or
-        digits, "-", never does)."""
+    def _look(self, u: AsrUpdate) -> tuple[list[str], list[bool], int, int]:
+        """The line's tokens, which of them echo the meeting (a token without letters or
+        digits, "-", never does), and (echoed words, the user's own words). A line of a few
+        words each said on the other side around then is all echo, whatever lies between
+        them there (the leftovers of a leak the two recognisers wrote differently: "moveable
+        just")."""
         tokens = u.text.split()
         keys = [_key(t) for t in tokens]
         spoken = [i for i, k in enumerate(keys) if k]
-        marks = echoed([keys[i] for i in spoken], self._theirs(u))
+        said = [keys[i] for i in spoken]
+        theirs = self._theirs(u)
         mask = [False] * len(tokens)
-        for i, m in zip(spoken, marks, strict=True):
+        for i, m in zip(spoken, echoed(said, theirs), strict=True):
             mask[i] = m
-        return tokens, mask
-
-    def _count(self, u: AsrUpdate) -> tuple[int, int]:
-        """(echoed words, the user's own words) of a line. A line of a few words each said
-        on the other side around then is all echo, whatever lies between them there (the
-        leftovers of a leak the two recognisers wrote differently: "moveable just")."""
-        tokens, mask = self._mask(u)
-        spoken = [k for t in tokens if (k := _key(t))]
-        if MIN_WORDS <= len(spoken) <= SHORT and common_in_order(spoken, self._theirs(u)) == len(
-            spoken
-        ):
-            return len(spoken), 0
+        if MIN_WORDS <= len(said) <= SHORT and common_in_order(said, theirs) == len(said):
+            return tokens, mask, len(said), 0
         echo = sum(mask)
-        return echo, len(spoken) - echo
+        return tokens, mask, echo, len(said) - echo
 
-    def _clean(self, u: AsrUpdate) -> AsrUpdate:
-        """The line with the runs of the meeting's words cut out (the user's words stay)."""
-        tokens, mask = self._mask(u)
-        n_committed = len(u.committed_text.split())
-        kept = [t for t, m in zip(tokens, mask, strict=True) if not m]
-        committed = [t for t, m in zip(tokens[:n_committed], mask, strict=False) if not m]
-        cw = u.committed_words
-        if len(cw) == n_committed:  # (one Word per committed token: keep the same ones)
-            cw = tuple(w for w, m in zip(cw, mask, strict=False) if not m)
-        return dataclasses.replace(
-            u,
-            committed_text=" ".join(committed),
-            tentative_text=" ".join(kept[len(committed) :]),
-            committed_words=cw,
-        )
+
+def _cleaned(u: AsrUpdate, tokens: list[str], mask: list[bool]) -> AsrUpdate:
+    """The line with the runs of the meeting's words (``mask``) cut out; the user's stay."""
+    n_committed = len(u.committed_text.split())
+    kept = [t for t, m in zip(tokens, mask, strict=True) if not m]
+    committed = [t for t, m in zip(tokens[:n_committed], mask, strict=False) if not m]
+    cw = u.committed_words
+    if len(cw) == n_committed:  # (one Word per committed token: keep the same ones)
+        cw = tuple(w for w, m in zip(cw, mask, strict=False) if not m)
+    return dataclasses.replace(
+        u,
+        committed_text=" ".join(committed),
+        tentative_text=" ".join(kept[len(committed) :]),
+        committed_words=cw,
+    )
 
 
 def withdrawn(u: AsrUpdate) -> AsrUpdate:

@@ -28,7 +28,7 @@ from subtitler.pipeline.events import (
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
 from subtitler.pipeline.sides import SegmentIds, Side, engine_settings, sides_of
-from subtitler.pipeline.stages import AsrStage, ModelLoader, TranslationStage
+from subtitler.pipeline.stages import AsrStage, ModelLoader, TranslationStage, close_recognizer
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 from subtitler.types import OTHERS
 
@@ -221,7 +221,7 @@ class Pipeline:
         try:
             source = self.factories.audio(side.audio, self.clock)
         except Exception as e:
-            _close_quietly(recognizer)
+            close_recognizer(recognizer)
             raise _InputFailed("audio", e) from e
         return side, source, recognizer
 
@@ -249,7 +249,7 @@ class Pipeline:
         """Start-up's last step (a command): the inputs open, the stages start."""
         if self._stop.is_set():
             for _, _, rec in made:
-                _close_quietly(rec)
+                close_recognizer(rec)
             return False
         self.clock.reset()
         try:
@@ -273,7 +273,7 @@ class Pipeline:
             try:
                 source.start()
             except Exception as e:
-                _close_quietly(recognizer)
+                close_recognizer(recognizer)
                 if len(made) == 1:
                     raise
                 self._side_lost(side, "audio", e)
@@ -478,7 +478,7 @@ class Pipeline:
         """(A command.) The old stages end, the new start (paused if the pipeline is)."""
         if self._stop.is_set() or self.state not in (PipelineState.RUNNING, PipelineState.PAUSED):
             for _, _, rec in made:
-                _close_quietly(rec)
+                close_recognizer(rec)
             return
         for old in self._asrs:
             old.retire()  # its open line ends, its input stops (the device may be reused)
@@ -526,13 +526,6 @@ class _InputFailed(Exception):
     def __init__(self, where: str, error: Exception) -> None:
         super().__init__(str(error))
         self.where, self.error = where, error
-
-
-def _close_quietly(recognizer: Recognizer) -> None:
-    try:
-        recognizer.close()
-    except Exception as e:  # releasing must not stop anything else
-        log.warning("closing the recogniser: %s", e)
 
 
 def replace_mt(cfg: AppConfig, **changes: object) -> AppConfig:

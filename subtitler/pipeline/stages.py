@@ -208,14 +208,14 @@ class AsrStage(threading.Thread):
         if recognizer is not None:
             old_rec, self.recognizer = self.recognizer, recognizer
             self._numbering = self._ids.numbering()  # it numbers its lines from 0 again
-            _close(old_rec)
+            close_recognizer(old_rec)
 
     def close(self) -> None:
         """Release the recognisers (their worker processes); safe while run() is stuck in one."""
         with self._lock:
             pending, self._new_recognizer = self._new_recognizer, None
         for r in (self.recognizer, pending):
-            _close(r)
+            close_recognizer(r)
 
     def _feed(self, blocks: list[AudioBlock], finish: bool = False) -> list[AsrUpdate]:
         for b in blocks:
@@ -306,13 +306,12 @@ class AsrStage(threading.Thread):
             self._flush_gate()
 
     def _retire(self) -> None:
-        with self._source_lock:
-            try:
-                self.source.stop()
-            except Exception as e:  # a vanished device must not keep the new one from opening
-                log.warning("audio stop: %s", e)
+        try:
+            self.pause()  # (stops the input)
+        except Exception as e:  # a vanished device must not keep the new one from opening
+            log.warning("audio stop: %s", e)
         self._release_due(wait=True)
-        _close(self.recognizer)
+        close_recognizer(self.recognizer)
         self.done.set()
 
 
@@ -321,7 +320,8 @@ def _row(side: str, lang: str) -> str:
     return f"{side}:{lang}" if side else lang
 
 
-def _close(recognizer: Recognizer | None) -> None:
+def close_recognizer(recognizer: Recognizer | None) -> None:
+    """Release a recogniser; a failure to is logged (releasing must not stop anything)."""
     if recognizer is None:
         return
     try:
