@@ -54,6 +54,10 @@ class StreamingOptions:
     # Finished sentences stay in the window (as context, passed as the prefix) until it is
     # longer than this; then it starts after the latest one.
     context_s: float = 8.0
+    # An utterance's window starts this much earlier, on the committed words said just
+    # before it (their text is the prefix): a short utterance is heard with the voice and
+    # words around it, as offline decoding hears it, not alone.
+    lookback_s: float = 8.0
     vad: bool = True  # skip silence and end utterances with Silero VAD
     silence_end_s: float = 0.8  # silence that ends an utterance
     speech_pad_s: float = 0.2  # audio kept before speech starts and after it ends
@@ -139,6 +143,8 @@ class StreamingRecognizer:
         self.backend = backend
         self.notice = notice  # what loading it found for the user (see asr.engine)
         self.opt = options or StreamingOptions()
+        if self.opt.language is None and not getattr(backend, "multilingual", True):
+            self.opt = replace(self.opt, language="en")  # an English-only model (tiny.en)
         if self.opt.vad and vad is None:
             raise ValueError("options.vad is set: pass a speech-probability source")
         self._cost_clock = cost_clock
@@ -160,10 +166,10 @@ class StreamingRecognizer:
         self._prev_language: str | None = None  # the language of the utterances before
         self._history_language: str | None = None  # the language of the committed text
         self._heard_language: str | None = None  # the language of the last hypothesis
+        self._history: list[Word] = []  # committed words, for the prompt
         self._begin(0.0)
         self._segment_id = 0
         self._seg = _Segment()
-        self._history: list[Word] = []  # committed words, for the prompt
         self._failure: Exception | None = None  # a failed backend call, raised by process()
 
     @property
@@ -241,8 +247,9 @@ class StreamingRecognizer:
         elif self._open is not None:
             keep_from = self._win_t0
         else:
-            # Silence: the VAD reports a start up to ~a frame late, keep a second of pre-roll.
-            keep_from = self._t_end - self.opt.speech_pad_s - 1.0
+            # Silence: the VAD reports a start up to ~a frame late, keep a second of pre-roll
+            # (and what the next utterance's window looks back on).
+            keep_from = self._t_end - self.opt.speech_pad_s - max(1.0, self.opt.lookback_s)
         cut = round((keep_from - self._buf_t0) * SAMPLE_RATE)
         if cut > 0:
             self._buf = self._buf[cut:]
@@ -300,12 +307,33 @@ class StreamingRecognizer:
     def _begin(self, start: float) -> None:
         """Fresh recogniser state for an utterance whose speech starts at ``start``."""
         self._win_t0 = max(self._buf_t0, start - self.opt.speech_pad_s)
+        self._last_commit_end = -1.0
+        self._utt_t0 = self._win_t0  # this utterance's own audio starts here
+        self._detected = False  # its language told from its own audio
+        back = self._look_back(start)
+        if back is not None:
+            self._win_t0 = back
+            self._last_commit_end = self._history[-1].end
         self._cut = self._win_t0  # latest end of a finished sentence inside the window
         self._last_run = start  # the first run waits for min_chunk_s of speech
         self._tail: list[Word] = []  # previous hypothesis after the committed words
-        self._last_commit_end = -1.0
         self._prev_language = self._language or self._prev_language
         self._language = None
+
+    def _look_back(self, start: float) -> float | None:
+        """Where a window starting on the committed words before ``start`` begins: before
+        the first of them said within lookback_s whose audio is still here; None if none."""
+        if self.opt.lookback_s <= 0 or not self._history:
+            return None
+        if self._history[-1].end > start or self._history[-1].end < start - self.opt.lookback_s:
+            return None
+        floor = max(self._buf_t0, start - self.opt.lookback_s)
+        prev_end = -1.0
+        for w in self._history:
+            if w.start - 0.1 >= floor and w.start - 0.1 >= prev_end - 1e-6:
+                return max(prev_end, w.start - 0.1)
+            prev_end = w.end
+        return None
 
     def _finish_utterance(
         self, start: float, end: float, short: bool, now: float
@@ -337,17 +365,23 @@ class StreamingRecognizer:
     def _recognise(self, t0: float, t1: float, final: bool) -> list[Word] | None:
         """Words of the window [t0, t1] on the stream clock, not yet committed and where
         someone spoke; None when the window is too short to recognise."""
-        audio = self._audio(t0, t1)
-        if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
-            return None
         language = self.opt.language or self._language
         detect = language is None
-        if detect and self._prev_language and self._speech(t0, t1) < self.opt.language_speech_s:
+        own = self._speech(max(t0, self._utt_t0), t1)  # this utterance's speech
+        if detect and self._prev_language and own < self.opt.language_speech_s:
             # Too little speech to tell the language: as the utterance before, and kept for a
             # short utterance's final pass.
             language, detect = self._prev_language, False
             if final:
                 self._language = language
+        if self.opt.language is None and not self._detected:
+            # Until this utterance's language is told from its own audio, it is recognised
+            # alone: a window that starts on the words before, in their language, would have
+            # Whisper go on in it (and from short lines, say them again).
+            t0 = max(t0, self._utt_t0)
+        audio = self._audio(t0, t1)
+        if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
+            return None
         prefix = self._prefix(t0)
         # Committed text in another language is no prompt: Whisper would translate into it.
         prompt = self._prompt(t0) if self._history_language in (None, language) else ""
@@ -369,9 +403,14 @@ class StreamingRecognizer:
                 self.opt.max_chunk_s, max(self.opt.min_chunk_s, self._cost / self.opt.duty)
             )
         self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final, cost, self.chunk_s))
-        enough = final or self._speech(t0, t1) >= self.opt.language_speech_s
+        enough = final or own >= self.opt.language_speech_s
         if detect and hyp.language and enough:
             self._language = hyp.language  # detected once, kept for the utterance
+            self._detected = True
+            if hyp.language != self._history_language:
+                # Another language than the words looked back on: the window starts with
+                # this utterance (those words would be a prefix in the wrong language).
+                self._win_t0 = max(self._win_t0, self._utt_t0)
         self._heard_language = hyp.language  # what updates say until then
         words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
         # A word that overlaps no speech was made up for silence or noise ("Thank you.").

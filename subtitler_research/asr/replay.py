@@ -260,6 +260,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--duty", type=float, default=d.duty, help="busy share the cadence aims at")
     g.add_argument("--context", type=float, default=d.context_s, help="finished text kept (s)")
     g.add_argument("--tail-guard", type=float, default=d.tail_guard_s)
+    g.add_argument(
+        "--lookback", type=float, default=d.lookback_s, help="window starts on earlier words (s)"
+    )
     return ap
 
 
@@ -279,6 +282,7 @@ def streaming_options(a: argparse.Namespace, cfg: AsrConfig) -> StreamingOptions
         duty=a.duty,
         context_s=a.context,
         tail_guard_s=a.tail_guard,
+        lookback_s=a.lookback,
     )
 
 

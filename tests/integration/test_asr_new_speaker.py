@@ -32,6 +32,15 @@ READER = sorted(DATA.glob("LJ001-00*.flac"))
 # The MFA speaker's first 13.3 s (cold_corpus.wav), as MFA's reference transcript has it.
 NEW_SPEAKER = DATA / "mfa_cold_corpus_0-13s.flac"
 REPEATS = DATA / "mfa_acoustic_corpus_14s-end.flac"
+# A LibriVox reader of Sense and Sensibility, ch. 1 (five sentences, 27 s).
+AUSTEN = DATA / "librivox_austen_sense_ch1.flac"
+AUSTEN_TEXT = (
+    "and mister john dashwood had then leisure to consider how much there might be prudently "
+    "in his power to do for them he was not an ill disposed young man unless to be rather "
+    "cold hearted and rather selfish is to be ill disposed had he married a more amiable "
+    "woman he might have been made still more respectable than he was he might even have "
+    "been made amiable himself"
+)
 NEW_SPEAKER_TEXT = (
     "so this is the sick corpus i have a cold so i probably sound quite different than the "
     "acoustic corpus the recording environment is also quite different"
@@ -155,3 +164,16 @@ def test_a_person_saying_words_words_words_keeps_them_and_what_follows(
         after = said[said.index("more") + 1 :]
         assert sum(t == "words" for t in after) >= 2, text
         assert {"should", "be", "all"} <= set(after), text  # what follows it is not cut
+
+
+def test_a_short_sentence_is_heard_with_the_words_said_before_it(
+    backend: FasterWhisperBackend, session: object
+) -> None:
+    """ "Had he married a more amiable woman ..." follows a second of pause: recognised from
+    a window of its own, tiny.en heard "How do you marry the more amiable woman" (61 of the
+    70 words in all); with the words said before it in its window (lookback_s), "Had he
+    married a" (65). Offline, the whole clip in one window: 69."""
+    words = stream(backend, session, decode_audio_file(AUSTEN))
+    text = " ".join(normalize(join_words([w.text for w in words])))
+    assert "had he married a more amiable woman" in text, text
+    assert recognised(AUSTEN_TEXT, words) >= 63, text

@@ -70,8 +70,15 @@ def view(ups: list[AsrUpdate]) -> list[tuple[float, int, str, str, bool]]:
 
 
 # The scripts below were written for a fixed 1 s cadence, sentences cut from the window at
-# once, and commits up to the window's end; the tests further down change one at a time.
-CLASSIC = {"min_chunk_s": 1.0, "adaptive": False, "tail_guard_s": 0.0, "context_s": 0.0}
+# once, commits up to the window's end and a window of its own per utterance; the tests further
+# down change one at a time.
+CLASSIC = {
+    "min_chunk_s": 1.0,
+    "adaptive": False,
+    "tail_guard_s": 0.0,
+    "context_s": 0.0,
+    "lookback_s": 0.0,
+}
 
 
 def no_vad(**kw: object) -> StreamingOptions:
@@ -550,3 +557,69 @@ def test_recognitions_count_the_backend_calls_that_worked() -> None:
     assert rec.recognitions == 1 and len(be.calls) == 2
     feed(rec, 2.0, 3.0)
     assert rec.recognitions == 2
+
+
+# -- issue 26: an utterance heard with the words said just before it
+
+
+def test_a_new_utterance_is_recognised_with_the_words_said_just_before_it() -> None:
+    """lookback_s: a new utterance's window starts on the committed words said within
+    lookback_s before it (their text is the prefix, what came earlier the prompt), so a short
+    utterance is not recognised alone; after a longer pause it starts on its own speech."""
+    first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.5)]
+    hello, bye = [("Hello.", 4.0, 4.5)], [("Bye.", 14.0, 14.5)]
+    be = ScriptedBackend([first, first, first, hello, hello, bye, bye])
+    vad = speech_probs([(0.5, 2.5), (4.0, 4.5), (14.0, 14.5)])
+    rec = StreamingRecognizer(be, with_vad(lookback_s=3.0, language="en"), vad)
+    ups = feed(rec, 0.0, 16.0)
+    ups += rec.finish(now=16.0)
+    # "morning" began 3.1 s before the second utterance, "all." within 3 s: the window starts
+    # just before "all.". The third utterance comes 9.5 s after the second: its own window.
+    assert [(c.t0, c.prompt, c.prefix) for c in be.calls[3:]] == [
+        (1.7, "Good morning", "all."),
+        (1.7, "Good morning", "all."),
+        (13.784, "Good morning all. Hello.", ""),
+        (13.784, "Good morning all. Hello.", ""),
+    ]
+    assert [u.committed_text for u in ups if u.final] == ["Good morning all.", "Hello.", "Bye."]
+    # Without it the second utterance is recognised alone (before issue 26: always).
+    be2 = ScriptedBackend([first, first, first, hello])
+    rec2 = StreamingRecognizer(be2, with_vad(language="en"), speech_probs([(0.5, 2.5), (4.0, 4.5)]))
+    feed(rec2, 0.0, 6.0)
+    assert be2.calls[3].t0 == pytest.approx(3.8) and be2.calls[3].prefix == ""
+
+
+def test_the_language_of_an_utterance_is_told_from_its_own_audio() -> None:
+    """With a detected language, an utterance is recognised alone until its language is told
+    from its own audio (the words before, in their language, would have Whisper go on in
+    it); in the language of the words before, its window then looks back on them."""
+    first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.5)]
+    for lang, then in (("fr", 3.8), ("en", 1.7)):
+        later = [("Bonjour", 4.0, 4.6), ("à", 5.0, 5.2), ("tous.", 5.3, 5.6)]
+        be = ScriptedBackend(
+            [first, first, first, [("Bon", 4.0, 4.5)], later[:2], later, later],
+            languages=["en"] * 5 + [lang] * 3,
+        )
+        vad = speech_probs([(0.5, 2.5), (4.0, 7.0)])
+        rec = StreamingRecognizer(be, with_vad(lookback_s=3.0), vad)
+        ups = feed(rec, 0.0, 9.0)
+        assert [(c.t0, c.language, c.prefix) for c in be.calls[3:]] == [
+            (3.8, "en", ""),  # under 2 s of speech: the language before, alone
+            (3.8, "en", ""),
+            (3.8, None, ""),  # 3 s: its language is told from it alone
+            (then, lang, "all. Bonjour à" if lang == "en" else "Bonjour à"),
+        ], lang
+        assert [u.committed_text for u in ups if u.final] == [
+            "Good morning all.",
+            "Bonjour à tous.",
+        ]
+
+
+def test_an_english_only_model_has_its_language_fixed() -> None:
+    """tiny.en never detects a language: its utterances look back from the first run."""
+
+    class EnglishOnly(ScriptedBackend):
+        multilingual = False
+
+    rec = StreamingRecognizer(EnglishOnly([]), with_vad(), speech_probs([]))
+    assert rec.opt.language == "en"
