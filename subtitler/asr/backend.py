@@ -29,6 +29,9 @@ class Hypothesis:
     words: tuple[Word, ...]
     language: str | None = None  # detected or forced language code
     after_prefix: bool = False  # the words are those after the prefix it was given
+    # The languages the audio sounds like, most likely first, with their probabilities
+    # (asked for with ``rank_languages``; empty from an English-only model).
+    language_probs: tuple[tuple[str, float], ...] = ()
 
 
 @runtime_checkable
@@ -41,10 +44,19 @@ class AsrBackend(Protocol):
     of the buffer: a recogniser may continue after it instead of recognising it again, and then
     returns only the words after it (``Hypothesis.after_prefix``); one that ignores it returns
     all words, and the policy drops those already committed by their times.
+    ``rank_languages`` asks for ``Hypothesis.language_probs`` too (a multilingual model
+    tells them from the same audio, whatever language it recognises it in).
     """
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: Samples,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis: ...
 
     def set_hotwords(self, hotwords: str) -> None:

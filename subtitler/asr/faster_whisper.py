@@ -20,7 +20,7 @@ call does three things wrong for a streaming window re-recognised every second:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ _LOGPROB = -1.0
 _TOKENS_PER_S = 12.0
 # Hotwords take at most this many of the prompt's tokens; the earlier text gets the rest.
 _MAX_HOTWORD_TOKENS = _MAX_LENGTH // 4
+_RANKED = 5  # languages a ranking lists (the rest count as unlikely)
 
 
 @dataclass(frozen=True)
@@ -244,10 +245,12 @@ class FasterWhisperBackend:
     def _language(self, encoded: Any, language: str | None) -> str:
         if not self.multilingual:
             return "en"
-        if language:
-            return language
-        best = self._model.model.detect_language(encoded)[0][0][0]  # "<|de|>"
-        return str(best[2:-2])
+        return language or self._ranked(encoded)[0][0]
+
+    def _ranked(self, encoded: Any) -> tuple[tuple[str, float], ...]:
+        """The languages ``encoded`` sounds like, most likely first (the first _RANKED)."""
+        found = self._model.model.detect_language(encoded)[0][:_RANKED]  # ("<|de|>", p), ...
+        return tuple((str(token[2:-2]), float(p)) for token, p in found)
 
     def _prompt(self, tokenizer: Any, prompt: str, prefix: list[int]) -> list[int]:
         previous = tokenizer.encode(" " + prompt.strip()) if prompt.strip() else []
@@ -334,17 +337,31 @@ class FasterWhisperBackend:
     # -- AsrBackend ----------------------------------------------------------------------
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: Samples,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis:
         audio = np.asarray(audio, dtype=np.float32).reshape(-1)
         if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
             return Hypothesis((), language if self.multilingual else "en")
         encoded, content = self._encode(audio)
-        lang = self._language(encoded, language)
+        ranked = self._ranked(encoded) if self.multilingual and rank_languages else ()
+        lang = ranked[0][0] if ranked and not language else self._language(encoded, language)
+        hyp = self._recognise(encoded, content, lang, prompt, prefix, len(audio) / SAMPLE_RATE)
+        return replace(hyp, language_probs=ranked)
+
+    def _recognise(
+        self, encoded: Any, content: int, lang: str, prompt: str, prefix: str, seconds: float
+    ) -> Hypothesis:
         tokenizer = self._tokenizer(lang)
         fixed = tokenizer.encode(" " + prefix.strip()) if prefix.strip() else []
         prompt_tokens = self._prompt(tokenizer, prompt, fixed)
-        result = self._decode(encoded, tokenizer, prompt_tokens, len(audio) / SAMPLE_RATE)
+        result = self._decode(encoded, tokenizer, prompt_tokens, seconds)
         tokens: list[int] = result.sequences_ids[0]
         forced = prompt_tokens[len(prompt_tokens) - len(fixed) - self.settings.timestamps :]
         forced = forced if fixed else []

@@ -72,7 +72,14 @@ class WorkerWhisper:
         return float(self._proc.handler_s) if self._proc is not None else 0.0
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: Samples,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis:
         if self._proc is None:  # crashed last time: a fresh process, the same model
             self._start()
@@ -80,7 +87,7 @@ class WorkerWhisper:
         samples = np.ascontiguousarray(audio, dtype=np.float32)
         try:
             hyp: Hypothesis = self._proc.call(
-                "transcribe", samples, t0, prompt, language, prefix, self.hotwords
+                "transcribe", samples, t0, prompt, language, prefix, self.hotwords, rank_languages
             )
         except WorkerCrashed as e:
             self._proc.close()
@@ -124,10 +131,16 @@ class WhisperService:
         language: str | None,
         prefix: str = "",
         hotwords: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis:
         self.backend.set_hotwords(hotwords)
         hyp: Hypothesis = self.backend.transcribe(
-            audio, t0=t0, prompt=prompt, language=language, prefix=prefix
+            audio,
+            t0=t0,
+            prompt=prompt,
+            language=language,
+            prefix=prefix,
+            rank_languages=rank_languages,
         )
         return hyp
 

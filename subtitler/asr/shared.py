@@ -106,14 +106,28 @@ class SharedBackend:
         self._close_lock = threading.Lock()
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: Samples,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis:
-        t0 = time.perf_counter()
+        asked = time.perf_counter()
         with self._loaded.calls:
-            self._loaded.waits.add(time.perf_counter() - t0)
+            self._loaded.waits.add(time.perf_counter() - asked)
             backend = self._loaded.backend
             backend.set_hotwords(self.hotwords)
-            return backend.transcribe(audio, t0=t0, prompt=prompt, language=language, prefix=prefix)
+            return backend.transcribe(
+                audio,
+                t0=t0,
+                prompt=prompt,
+                language=language,
+                prefix=prefix,
+                rank_languages=rank_languages,
+            )
 
     def set_hotwords(self, hotwords: str) -> None:
         self.hotwords = hotwords

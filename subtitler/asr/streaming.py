@@ -5,7 +5,9 @@ serves the live ASR thread, the replay tool and the tests (after whisper_streami
 ``OnlineASRProcessor``). Words are committed once two consecutive hypotheses agree on them,
 at the end of an utterance too (a second pass confirms what the last one heard first);
 committed text is split into sentences, each sentence is one segment. A word that does not
-overlap speech (by the VAD) is not taken from any hypothesis.
+overlap speech (by the VAD) is not taken from any hypothesis. An utterance's window starts on
+the words committed in the seconds before it (their text is the prefix), so that a short
+utterance after a pause is heard in context, as offline decoding hears it.
 
 The cadence adapts to compute: the recogniser runs again once ``chunk_s`` of new audio is
 in, where ``chunk_s`` is its recent cost divided by ``duty`` (the share of time it may keep
@@ -25,7 +27,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from subtitler.asr.backend import MIN_WINDOW_S, SAMPLE_RATE, AsrBackend, Samples
+from subtitler.asr.backend import MIN_WINDOW_S, SAMPLE_RATE, AsrBackend, Hypothesis, Samples
+from subtitler.asr.language import LanguageBelief
 from subtitler.asr.sentences import ends_sentence, join_words
 from subtitler.asr.vad import SpeechProbabilities, UtteranceDetector, VadEvent, VadOptions
 from subtitler.config import AsrConfig
@@ -62,10 +65,11 @@ class StreamingOptions:
     silence_end_s: float = 0.8  # silence that ends an utterance
     speech_pad_s: float = 0.2  # audio kept before speech starts and after it ends
     language: str | None = None  # fixed language, or None to detect once per utterance
-    # Detection needs speech to go on: an utterance's language is detected on its first
-    # window with this much speech (or its last, if shorter); until then it is recognised in
-    # the previous utterance's language. On a second or less, Whisper base named a different
-    # language for nearly every Dutch line of the development set and wrote English.
+    # Detection needs speech to go on: an utterance's language is decided on its first
+    # window with this much speech (or its last, if shorter), with what the utterances before
+    # said (asr/language.py); until then it is recognised in theirs. On a second or less,
+    # Whisper base named a different language for nearly every Dutch line of the development
+    # set and wrote English.
     language_speech_s: float = 2.0
     prompt_chars: int = 200  # committed text handed to the recogniser as its prompt
     # A speaker who never ends a sentence still gets readable lines (and translations that
@@ -166,6 +170,7 @@ class StreamingRecognizer:
         self._prev_language: str | None = None  # the language of the utterances before
         self._history_language: str | None = None  # the language of the committed text
         self._heard_language: str | None = None  # the language of the last hypothesis
+        self._belief = LanguageBelief()  # the languages heard, utterance by utterance
         self._history: list[Word] = []  # committed words, for the prompt
         self._begin(0.0)
         self._segment_id = 0
@@ -365,15 +370,14 @@ class StreamingRecognizer:
     def _recognise(self, t0: float, t1: float, final: bool) -> list[Word] | None:
         """Words of the window [t0, t1] on the stream clock, not yet committed and where
         someone spoke; None when the window is too short to recognise."""
+        t0 = max(t0, self._win_t0)  # (a window that gave way to its utterance's own)
         language = self.opt.language or self._language
-        detect = language is None
         own = self._speech(max(t0, self._utt_t0), t1)  # this utterance's speech
-        if detect and self._prev_language and own < self.opt.language_speech_s:
-            # Too little speech to tell the language: as the utterance before, and kept for a
-            # short utterance's final pass.
-            language, detect = self._prev_language, False
-            if final:
-                self._language = language
+        # The language is decided once per utterance, from enough of its speech (or all of
+        # a short one) with what the utterances before said; until then it is theirs.
+        decide = language is None and (final or own >= self.opt.language_speech_s)
+        if language is None:
+            language = self._belief.best() or self._prev_language
         if self.opt.language is None and not self._detected:
             # Until this utterance's language is told from its own audio, it is recognised
             # alone: a window that starts on the words before, in their language, would have
@@ -382,20 +386,50 @@ class StreamingRecognizer:
         audio = self._audio(t0, t1)
         if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
             return None
+        hyp = self._call(audio, t0, t1, final, language, rank=decide)
+        if hyp is not None and decide:
+            heard = dict(hyp.language_probs) or ({hyp.language: 1.0} if hyp.language else {})
+            choice = self._belief.best(heard) or hyp.language
+            self._belief.add(heard)
+            self._language, self._detected = choice, True
+            if choice != self._history_language:
+                # Another language than the words looked back on: the window starts with
+                # this utterance (those words would be a prefix in the wrong language).
+                self._win_t0 = max(self._win_t0, self._utt_t0)
+            if choice and choice != hyp.language:
+                # Whisper's first language for this window alone is not the one this
+                # utterance and those before make most likely: recognised again in that one.
+                log.debug("language %s heard as %s", choice, hyp.language)
+                hyp = self._call(audio, t0, t1, final, choice, rank=False)
+        if hyp is None:
+            return [] if final else None  # a failed final pass still closes its segment
+        self._heard_language = hyp.language  # what updates say until then
+        words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
+        # A word that overlaps no speech was made up for silence or noise ("Thank you.").
+        spoken = [w for w in words if self._speech(w.start - 0.1, w.end + 0.1) > 0]
+        return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(self._prefix(t0)))
+
+    def _call(
+        self, audio: Samples, t0: float, t1: float, final: bool, language: str | None, rank: bool
+    ) -> Hypothesis | None:
+        """One recognition of ``audio`` (from ``t0``), timed; None if it failed (the failure
+        is raised by process())."""
         prefix = self._prefix(t0)
         # Committed text in another language is no prompt: Whisper would translate into it.
         prompt = self._prompt(t0) if self._history_language in (None, language) else ""
         c0 = self._cost_clock()
         try:
             hyp = self.backend.transcribe(
-                audio, t0=t0, prompt=prompt, language=language, prefix=prefix
+                audio,
+                t0=t0,
+                prompt=prompt,
+                language=language,
+                prefix=prefix,
+                rank_languages=rank,
             )
         except Exception as e:
             self._failure = self._failure or e
-            if not final:
-                return None  # the next run tries again with more audio
-            # A final pass still closes its segment; the committed words are kept.
-            return []
+            return None
         cost = self._cost_clock() - c0
         self._cost = cost if not self.runs else 0.5 * self._cost + 0.5 * cost
         if self.opt.adaptive:
@@ -403,19 +437,7 @@ class StreamingRecognizer:
                 self.opt.max_chunk_s, max(self.opt.min_chunk_s, self._cost / self.opt.duty)
             )
         self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final, cost, self.chunk_s))
-        enough = final or own >= self.opt.language_speech_s
-        if detect and hyp.language and enough:
-            self._language = hyp.language  # detected once, kept for the utterance
-            self._detected = True
-            if hyp.language != self._history_language:
-                # Another language than the words looked back on: the window starts with
-                # this utterance (those words would be a prefix in the wrong language).
-                self._win_t0 = max(self._win_t0, self._utt_t0)
-        self._heard_language = hyp.language  # what updates say until then
-        words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
-        # A word that overlaps no speech was made up for silence or noise ("Thank you.").
-        spoken = [w for w in words if self._speech(w.start - 0.1, w.end + 0.1) > 0]
-        return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(prefix))
+        return hyp
 
     def _run(self, t1: float, now: float, final: bool) -> list[AsrUpdate]:
         t0 = self._win_t0

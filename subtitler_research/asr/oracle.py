@@ -71,7 +71,14 @@ class OracleBackend:
     language: str = "en"
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: Samples,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis:
         t1 = t0 + len(audio) / SAMPLE_RATE
         rng = random.Random(f"{self.seed}:{round(t1 * 1000)}")

@@ -89,9 +89,15 @@ class SteadyClock:
                 prompt: str,
                 language: str | None,
                 prefix: str = "",
+                rank_languages: bool = False,
             ) -> Hypothesis:
                 out = backend.transcribe(
-                    audio, t0=t0, prompt=prompt, language=language, prefix=prefix
+                    audio,
+                    t0=t0,
+                    prompt=prompt,
+                    language=language,
+                    prefix=prefix,
+                    rank_languages=rank_languages,
                 )
                 clock.t += clock.cost_s
                 return out

@@ -62,7 +62,14 @@ class Recorder:
         self.windows: list[tuple[float, float]] = []
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: Samples,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis:
         self.windows.append((t0, t0 + len(audio) / 16000))
         return Hypothesis((), "en")

@@ -28,22 +28,37 @@ class Call:
 
 @dataclass
 class ScriptedBackend:
-    """Returns the given hypotheses in order; words are given in stream time."""
+    """Returns the given hypotheses in order; words are given in stream time. ``languages``:
+    the language each call hears (the last one for the calls after); a call recognises in
+    the language it is asked for, or else in the one it hears, and ranks the one it hears at
+    ``confidence`` when asked to."""
 
     script: list[list[tuple[str, float, float]]]
     languages: list[str] = field(default_factory=lambda: ["en"])
+    confidence: float = 0.9
     calls: list[Call] = field(default_factory=list)
     hotwords: list[str] = field(default_factory=list)  # every set_hotwords, in order
     closed: bool = False
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: Samples,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis:
         t1 = round(t0 + len(audio) / SR, 3)
         self.calls.append(Call(round(t0, 3), t1, prompt, language, prefix))
         words = self.script[len(self.calls) - 1] if len(self.calls) <= len(self.script) else []
-        lang = self.languages[min(len(self.calls), len(self.languages)) - 1]
-        return Hypothesis(tuple(Word(" " + w, s - t0, e - t0) for w, s, e in words), lang)
+        heard = self.languages[min(len(self.calls), len(self.languages)) - 1]
+        return Hypothesis(
+            tuple(Word(" " + w, s - t0, e - t0) for w, s, e in words),
+            language or heard,
+            language_probs=((heard, self.confidence),) if rank_languages else (),
+        )
 
     def set_hotwords(self, hotwords: str) -> None:
         self.hotwords.append(hotwords)
@@ -179,7 +194,14 @@ def test_window_stays_under_trim_limit_without_punctuation() -> None:
 
     class Monologue(ScriptedBackend):
         def transcribe(
-            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+            self,
+            audio: Samples,
+            *,
+            t0: float,
+            prompt: str,
+            language: str | None,
+            prefix: str = "",
+            rank_languages: bool = False,
         ) -> Hypothesis:
             self.script.append(hyp(t0, t0 + len(audio) / SR))
             return super().transcribe(audio, t0=t0, prompt=prompt, language=language)
@@ -227,7 +249,6 @@ def test_vad_skips_silence_and_ends_the_utterance() -> None:
             [("Bonjour", 5.0, 5.6)],  # second utterance: a regular run at 6.0 s ...
             [("Bonjour", 5.0, 5.6)],  # ... and the final pass at the end of the stream
         ],
-        languages=["en", "en", "en", "fr", "fr"],
     )
     vad = speech_probs([(0.5, 2.5), (5.0, 5.6)])
     rec = StreamingRecognizer(be, with_vad(silence_end_s=0.8, speech_pad_s=0.2), vad)
@@ -250,7 +271,8 @@ def test_vad_skips_silence_and_ends_the_utterance() -> None:
         (4.792, 5.8),
     ]
     # The language was detected until the utterance had 2 s of speech, then kept; the second
-    # utterance (0.6 s of speech, too little to tell) is taken in the language before.
+    # utterance (0.6 s of speech, too little to tell) is asked in the language before (and
+    # its final pass ranks the languages: test_language_belief.py).
     assert [c.language for c in be.calls] == [None, None, "en", "en", "en"]
     assert [u.language for u in ups] == ["en", "en", "en", "en", "en"]
     assert ups[1].audio_t0 == 0.5
@@ -263,16 +285,17 @@ def test_a_long_enough_utterance_in_another_language_switches_and_drops_the_prom
             [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.4)],
             [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.4)],
             [("Goede", 5.0, 5.4)],  # 1 s into the next utterance: still English
-            [("Goedemorgen", 5.0, 5.8), ("allemaal.", 6.0, 6.8)],  # 2 s: detected
+            [("Goede", 5.0, 5.4), ("morgen", 5.4, 5.8)],  # 2 s: asked in English, heard Dutch
+            [("Goedemorgen", 5.0, 5.8), ("allemaal.", 6.0, 6.8)],  # so recognised in Dutch
             [("Goedemorgen", 5.0, 5.8), ("allemaal.", 6.0, 6.8)],
         ],
-        languages=["en", "en", "en", "en", "nl", "nl"],
+        languages=["en", "en", "en", "en", "nl"],
     )
     vad = speech_probs([(0.5, 2.5), (4.5, 7.0)])
     rec = StreamingRecognizer(be, with_vad(silence_end_s=0.8, speech_pad_s=0.2), vad)
     ups = feed(rec, 0.0, 7.0)
     ups += rec.finish(now=7.0)
-    assert [c.language for c in be.calls][3:] == ["en", None, "nl"]
+    assert [c.language for c in be.calls][3:] == ["en", "en", "nl", "nl"]
     assert [u.committed_text for u in ups if u.final] == [
         "Good morning all.",
         "Goedemorgen allemaal.",
@@ -280,7 +303,8 @@ def test_a_long_enough_utterance_in_another_language_switches_and_drops_the_prom
     assert ups[-1].language == "nl"
     # English committed text is the prompt for English, not for the Dutch that follows.
     assert be.calls[3].prompt == "Good morning all."
-    assert be.calls[4].prompt == be.calls[5].prompt == ""
+    assert be.calls[4].prompt == "Good morning all."
+    assert be.calls[5].prompt == be.calls[6].prompt == ""
 
 
 def test_fixed_language_is_always_passed() -> None:
@@ -333,7 +357,14 @@ def test_window_is_cut_even_when_hypotheses_never_agree() -> None:
     # window passes the limit the words heard a chunk ago are committed to make a cut.
     class Babble(ScriptedBackend):
         def transcribe(
-            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+            self,
+            audio: Samples,
+            *,
+            t0: float,
+            prompt: str,
+            language: str | None,
+            prefix: str = "",
+            rank_languages: bool = False,
         ) -> Hypothesis:
             t1 = t0 + len(audio) / SR
             n = len(self.calls)
@@ -503,7 +534,14 @@ def test_the_last_committed_word_heard_again_after_the_prefix_is_dropped() -> No
 
     class AfterPrefix(ScriptedBackend):
         def transcribe(
-            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+            self,
+            audio: Samples,
+            *,
+            t0: float,
+            prompt: str,
+            language: str | None,
+            prefix: str = "",
+            rank_languages: bool = False,
         ) -> Hypothesis:
             h = super().transcribe(audio, t0=t0, prompt=prompt, language=language, prefix=prefix)
             return Hypothesis(h.words, h.language, after_prefix=True)
@@ -539,7 +577,14 @@ def test_recognitions_count_the_backend_calls_that_worked() -> None:
 
     class Failing(ScriptedBackend):
         def transcribe(
-            self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+            self,
+            audio: Samples,
+            *,
+            t0: float,
+            prompt: str,
+            language: str | None,
+            prefix: str = "",
+            rank_languages: bool = False,
         ) -> Hypothesis:
             if len(self.calls) == 1:
                 self.calls.append(Call(t0, t0, prompt, language, prefix))
@@ -594,20 +639,21 @@ def test_the_language_of_an_utterance_is_told_from_its_own_audio() -> None:
     from its own audio (the words before, in their language, would have Whisper go on in
     it); in the language of the words before, its window then looks back on them."""
     first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.5)]
-    for lang, then in (("fr", 3.8), ("en", 1.7)):
-        later = [("Bonjour", 4.0, 4.6), ("à", 5.0, 5.2), ("tous.", 5.3, 5.6)]
-        be = ScriptedBackend(
-            [first, first, first, [("Bon", 4.0, 4.5)], later[:2], later, later],
-            languages=["en"] * 5 + [lang] * 3,
-        )
+    later = [("Bonjour", 4.0, 4.6), ("à", 5.0, 5.2), ("tous.", 5.3, 5.6)]
+    script = [first, first, first, [("Bon", 4.0, 4.5)], later[:2], later[:2], later, later]
+    for lang, calls in (
+        ("fr", [(3.8, "fr", ""), (3.8, "fr", "Bonjour à")]),  # French: again, alone
+        ("en", [(1.7, "en", "all. Bonjour à")] * 2),  # English: the last passes look back
+    ):
+        be = ScriptedBackend(script, languages=["en"] * 5 + [lang] * 3)
         vad = speech_probs([(0.5, 2.5), (4.0, 7.0)])
         rec = StreamingRecognizer(be, with_vad(lookback_s=3.0), vad)
         ups = feed(rec, 0.0, 9.0)
         assert [(c.t0, c.language, c.prefix) for c in be.calls[3:]] == [
             (3.8, "en", ""),  # under 2 s of speech: the language before, alone
             (3.8, "en", ""),
-            (3.8, None, ""),  # 3 s: its language is told from it alone
-            (then, lang, "all. Bonjour à" if lang == "en" else "Bonjour à"),
+            (3.8, "en", ""),  # 3 s: its language is told from it (ranked)
+            *calls,
         ], lang
         assert [u.committed_text for u in ups if u.final] == [
             "Good morning all.",

@@ -126,7 +126,14 @@ class Backend:
         self.fail_at, self.calls = fail_at, 0
 
     def transcribe(
-        self, audio: np.ndarray, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: np.ndarray,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis:
         self.calls += 1
         if self.calls in self.fail_at:

@@ -27,7 +27,14 @@ class SlowBackend:
         self.hotwords = hotwords
 
     def transcribe(
-        self, audio: Samples, *, t0: float, prompt: str, language: str | None, prefix: str = ""
+        self,
+        audio: Samples,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
     ) -> Hypothesis:
         self.overlapped |= self.busy
         self.busy = True
