@@ -19,6 +19,7 @@ class SlowBackend:
         self.seconds = seconds
         self.hotwords = ""
         self.calls: list[tuple[str | None, str]] = []
+        self.asked: list[tuple[float, bool]] = []  # (t0, rank_languages) of each call
         self.busy = False
         self.overlapped = False
         self.closed = 0
@@ -40,6 +41,7 @@ class SlowBackend:
         self.busy = True
         time.sleep(self.seconds)
         self.calls.append((language, self.hotwords))
+        self.asked.append((t0, rank_languages))
         self.busy = False
         return Hypothesis(())
 
@@ -92,3 +94,13 @@ def test_recognitions_take_turns_each_with_its_own_hotwords() -> None:
     assert sorted(backend.calls) == [("de", "Gutenberg"), ("en", "Subiaco")]
     (waits,) = pool.waits()
     assert waits.calls == 2 and waits.waited == 1 and 0.1 < waits.max_s < 1.0
+
+
+def test_a_recognition_is_passed_on_as_asked() -> None:
+    """The window's stream time and the language ranking reach the loaded backend (the
+    stream time was once replaced by the pool's own clock reading)."""
+    backend = SlowBackend()
+    mine, _ = SharedBackends().get("tiny", lambda: (backend, ""))
+    mine.transcribe(AUDIO, t0=12.5, prompt="", language=None, rank_languages=True)
+    mine.transcribe(AUDIO, t0=13.0, prompt="", language="nl")
+    assert backend.asked == [(12.5, True), (13.0, False)]
