@@ -389,7 +389,12 @@ class StreamingRecognizer:
         hyp = self._call(audio, t0, t1, final, language, rank=decide)
         if hyp is not None and decide:
             heard = dict(hyp.language_probs) or ({hyp.language: 1.0} if hyp.language else {})
-            choice = self._belief.best(heard) or hyp.language
+            if own >= self.opt.language_speech_s and heard:
+                # Enough speech to go on: Whisper's first language for it (a long utterance
+                # in another language than an hour of speech before is that language).
+                choice: str | None = max(sorted(heard), key=heard.__getitem__)
+            else:  # a short utterance: its language with those before
+                choice = self._belief.best(heard) or hyp.language
             self._belief.add(heard)
             self._language, self._detected = choice, True
             if choice != self._history_language:

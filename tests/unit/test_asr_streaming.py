@@ -669,3 +669,17 @@ def test_an_english_only_model_has_its_language_fixed() -> None:
 
     rec = StreamingRecognizer(EnglishOnly([]), with_vad(), speech_probs([]))
     assert rec.opt.language == "en"
+
+
+def test_a_short_line_takes_the_language_of_those_before_and_a_long_one_its_own() -> None:
+    """Three English lines, then one of 1.5 s heard as Dutch (Whisper is often wrong on so
+    little): still English. Then 3 s heard as Dutch: Dutch at once, recognised again in it."""
+    lines = [(0.5, 2.5), (4.0, 6.0), (7.5, 9.5), (11.0, 12.5), (14.0, 17.0)]
+    heard = ["en"] * 9 + ["nl"] * 20
+    be = ScriptedBackend([], languages=heard)
+    rec = StreamingRecognizer(be, with_vad(), speech_probs(lines))
+    feed(rec, 0.0, 19.0)
+    short = [c.language for c in be.calls if 10.7 <= c.t0 < 13.0]
+    long = [c.language for c in be.calls if c.t0 >= 13.7]
+    assert short == ["en", "en", "en"]  # two runs and the final pass: still English
+    assert long == ["en", "en", "nl", "nl", "nl"]  # at 2 s: Dutch, again in it, two more

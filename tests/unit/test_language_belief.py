@@ -42,6 +42,20 @@ def test_one_odd_line_does_not_switch_the_language_and_a_few_lines_do() -> None:
     assert picks == ["en"] * 5 + ["nl"] * 7
 
 
+def test_after_a_long_passage_even_certain_lines_take_a_few_to_switch() -> None:
+    """Why a long utterance is not decided by the belief (streaming.py): after a long
+    English passage, lines heard as French with certainty switch only at the fourth; an
+    utterance with enough speech of its own takes Whisper's language for it."""
+    b = LanguageBelief()
+    for _ in range(30):
+        b.add({"en": 0.96, "cy": 0.03})
+    picks = []
+    for _ in range(5):
+        picks.append(b.best({"fr": 1.0}))
+        b.add({"fr": 1.0})
+    assert picks == ["en", "en", "en", "fr", "fr"]
+
+
 def test_the_belief_follows_the_newest_evidence_of_equal_weight() -> None:
     b = LanguageBelief()
     b.add({"en": 0.9})
