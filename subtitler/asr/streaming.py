@@ -319,7 +319,10 @@ class StreamingRecognizer:
         if back is not None:
             self._win_t0 = back
             self._last_commit_end = self._history[-1].end
-        self._cut = self._win_t0  # latest end of a finished sentence inside the window
+        # Latest end of a finished sentence inside the window; the words looked back on
+        # count as one: the window gives them up once it is longer than context_s (they are
+        # for a short utterance, and a longer window costs the encoder more).
+        self._cut = self._utt_t0
         self._last_run = start  # the first run waits for min_chunk_s of speech
         self._tail: list[Word] = []  # previous hypothesis after the committed words
         self._prev_language = self._language or self._prev_language

@@ -615,7 +615,7 @@ def test_a_new_utterance_is_recognised_with_the_words_said_just_before_it() -> N
     hello, bye = [("Hello.", 4.0, 4.5)], [("Bye.", 14.0, 14.5)]
     be = ScriptedBackend([first, first, first, hello, hello, bye, bye])
     vad = speech_probs([(0.5, 2.5), (4.0, 4.5), (14.0, 14.5)])
-    rec = StreamingRecognizer(be, with_vad(lookback_s=3.0, language="en"), vad)
+    rec = StreamingRecognizer(be, with_vad(lookback_s=3.0, context_s=8.0, language="en"), vad)
     ups = feed(rec, 0.0, 16.0)
     ups += rec.finish(now=16.0)
     # "morning" began 3.1 s before the second utterance, "all." within 3 s: the window starts
@@ -647,7 +647,7 @@ def test_the_language_of_an_utterance_is_told_from_its_own_audio() -> None:
     ):
         be = ScriptedBackend(script, languages=["en"] * 5 + [lang] * 3)
         vad = speech_probs([(0.5, 2.5), (4.0, 7.0)])
-        rec = StreamingRecognizer(be, with_vad(lookback_s=3.0), vad)
+        rec = StreamingRecognizer(be, with_vad(lookback_s=3.0, context_s=8.0), vad)
         ups = feed(rec, 0.0, 9.0)
         assert [(c.t0, c.language, c.prefix) for c in be.calls[3:]] == [
             (3.8, "en", ""),  # under 2 s of speech: the language before, alone
@@ -683,3 +683,15 @@ def test_a_short_line_takes_the_language_of_those_before_and_a_long_one_its_own(
     long = [c.language for c in be.calls if c.t0 >= 13.7]
     assert short == ["en", "en", "en"]  # two runs and the final pass: still English
     assert long == ["en", "en", "nl", "nl", "nl"]  # at 2 s: Dutch, again in it, two more
+
+
+def test_a_window_gives_up_the_words_looked_back_on_once_it_is_long() -> None:
+    """The words before are for a short utterance: once the window is longer than context_s
+    it starts on the utterance's own speech (a longer window costs the encoder more)."""
+    first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.5)]
+    be = ScriptedBackend([first, first, first] + [[("Hello", 4.0, 4.5)]] * 8)
+    vad = speech_probs([(0.5, 2.5), (4.0, 8.0)])
+    rec = StreamingRecognizer(be, with_vad(lookback_s=3.0, context_s=4.0, language="en"), vad)
+    feed(rec, 0.0, 8.0)
+    # Windows 1.7-5.0 (3.3 s) and 1.7-6.0 (4.3 s: longer than 4 s), then from 3.8 s on.
+    assert [(c.t0, c.t1) for c in be.calls[3:]] == [(1.7, 5.0), (1.7, 6.0), (3.8, 7.0), (3.8, 8.0)]
