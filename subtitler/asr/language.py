@@ -7,6 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
+def likeliest(scores: Mapping[str, float]) -> str | None:
+    """The language with the highest score (ties: the first by name); None if none."""
+    return max(sorted(scores), key=scores.__getitem__) if scores else None
+
+
 @dataclass
 class LanguageBelief:
     """Whisper's language probabilities of the utterances heard so far, pooled.
@@ -35,8 +40,7 @@ class LanguageBelief:
     def best(self, probs: Mapping[str, float] | None = None) -> str | None:
         """The most likely language, with one more utterance's ``probs`` if given; None
         before any evidence."""
-        pooled = self._pooled(probs or {})
-        return max(sorted(pooled), key=pooled.__getitem__) if pooled else None
+        return likeliest(self._pooled(probs or {}))
 
     def add(self, probs: Mapping[str, float]) -> None:
         """One utterance's language probabilities."""

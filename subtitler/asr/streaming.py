@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from subtitler.asr.backend import MIN_WINDOW_S, SAMPLE_RATE, AsrBackend, Hypothesis, Samples
-from subtitler.asr.language import LanguageBelief
+from subtitler.asr.language import LanguageBelief, likeliest
 from subtitler.asr.sentences import ends_sentence, join_words
 from subtitler.asr.vad import SpeechProbabilities, UtteranceDetector, VadEvent, VadOptions
 from subtitler.config import AsrConfig
@@ -389,13 +389,14 @@ class StreamingRecognizer:
         audio = self._audio(t0, t1)
         if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
             return None
-        hyp = self._call(audio, t0, t1, final, language, rank=decide)
+        prefix = self._prefix(t0)
+        hyp = self._call(audio, t0, t1, final, language, prefix, rank=decide)
         if hyp is not None and decide:
             heard = dict(hyp.language_probs) or ({hyp.language: 1.0} if hyp.language else {})
             if own >= self.opt.language_speech_s and heard:
                 # Enough speech to go on: Whisper's first language for it (a long utterance
                 # in another language than an hour of speech before is that language).
-                choice: str | None = max(sorted(heard), key=heard.__getitem__)
+                choice: str | None = likeliest(heard)
             else:  # a short utterance: its language with those before
                 choice = self._belief.best(heard) or hyp.language
             self._belief.add(heard)
@@ -408,21 +409,27 @@ class StreamingRecognizer:
                 # Whisper's first language for this window alone is not the one this
                 # utterance and those before make most likely: recognised again in that one.
                 log.debug("language %s heard as %s", choice, hyp.language)
-                hyp = self._call(audio, t0, t1, final, choice, rank=False)
+                hyp = self._call(audio, t0, t1, final, choice, prefix, rank=False)
         if hyp is None:
             return [] if final else None  # a failed final pass still closes its segment
         self._heard_language = hyp.language  # what updates say until then
         words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
         # A word that overlaps no speech was made up for silence or noise ("Thank you.").
         spoken = [w for w in words if self._speech(w.start - 0.1, w.end + 0.1) > 0]
-        return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(self._prefix(t0)))
+        return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(prefix))
 
     def _call(
-        self, audio: Samples, t0: float, t1: float, final: bool, language: str | None, rank: bool
+        self,
+        audio: Samples,
+        t0: float,
+        t1: float,
+        final: bool,
+        language: str | None,
+        prefix: str,
+        rank: bool,
     ) -> Hypothesis | None:
-        """One recognition of ``audio`` (from ``t0``), timed; None if it failed (the failure
-        is raised by process())."""
-        prefix = self._prefix(t0)
+        """One recognition of ``audio`` (from ``t0``, the committed ``prefix`` inside it),
+        timed; None if it failed (the failure is raised by process())."""
         # Committed text in another language is no prompt: Whisper would translate into it.
         prompt = self._prompt(t0) if self._history_language in (None, language) else ""
         c0 = self._cost_clock()
