@@ -18,6 +18,10 @@ LlamaLM (default settings: flash attention, n_ubatch 512; ``--gpu-layers`` as th
 
 Each is the median of ``--repeat`` runs after a 48-token context; random weights only time.
 The planner's table (subtitler/models/hardware.py, TRANSLATOR_COST_MS) is these figures.
+
+``--rows N`` times instead one batch of N tokens by how many of its last tokens have logits
+(0..N): what a verify pass costs by the length of its draft, where llama.cpp's CPU matrix
+product for the output layer works in tiles of columns (docs/benchmarks/translator.md).
 """
 
 from __future__ import annotations
@@ -78,6 +82,29 @@ def measure(
         lm.close()
 
 
+def rows_curve(
+    path: Path, threads: int, n: int, repeat: int, gpu_layers: int | None = None
+) -> list[float]:
+    """ms of one batch of ``n`` tokens with logits at its last r tokens, for r = 0..n (the
+    median of ``repeat`` rounds, every r once per round)."""
+    lm = LlamaLM(LlamaSettings(str(path), n_ctx=512, n_threads=threads, n_gpu_layers=gpu_layers))
+    try:
+        rng = np.random.default_rng(0)
+        ids = [int(t) for t in rng.integers(3, min(lm.n_vocab, 30000), CONTEXT + n)]
+        ctx, batch = ids[:CONTEXT], ids[CONTEXT:]
+        lm.evaluate(ctx, [CONTEXT - 1])
+        times: list[list[float]] = [[] for _ in range(n + 1)]
+        for _ in range(repeat):
+            for r in range(n + 1):
+                lm.truncate(CONTEXT)
+                t0 = time.perf_counter()
+                lm.evaluate(batch, list(range(n - r, n)))
+                times[r].append(time.perf_counter() - t0)
+        return [1e3 * statistics.median(t) for t in times]
+    finally:
+        lm.close()
+
+
 def models(a: argparse.Namespace) -> list[tuple[str, Path]]:
     out = []
     for spec in a.model:
@@ -122,11 +149,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "subtitler-bench")
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--rows", type=int, default=0, help="time one batch of N tokens by its rows of logits"
+    )
     a = ap.parse_args(argv)
     rows: list[dict[str, Any]] = []
     if a.build_only:
         for _, path in models(a):
             print(path)
+        return 0
+    if a.rows:
+        print("| model | threads | " + " | ".join(f"{r} rows" for r in range(a.rows + 1)) + " |")
+        print("|---|---:|" + "---:|" * (a.rows + 1))
+        for name, path in models(a):
+            for th in (int(x) for x in a.threads.split(",")):
+                ms = rows_curve(path, th, a.rows, a.repeat, a.gpu_layers)
+                rows.append({"model": name, "threads": th, "batch": a.rows, "ms_by_rows": ms})
+                print(f"| {name} | {th} | " + " | ".join(f"{x:.1f}" for x in ms) + " |", flush=True)
+        if a.json:
+            a.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
         return 0
     print("| model | threads | decode step ms | verified token ms | prompt token ms |")
     print("|---|---:|---:|---:|---:|")
