@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -229,4 +230,29 @@ def test_a_pinned_revision_and_checksum_are_read() -> None:
     e = parse_catalog(d).get("whisper-tiny")
     assert e.revision == "0123456789abcdef0123456789abcdef01234567"
     assert e.files[0].sha256 == "ab" * 32
-    assert load_catalog().get("whisper-tiny").revision == "main"  # none pinned (README)
+
+
+def test_every_whisper_entry_is_pinned_to_a_commit_and_its_weights_to_a_checksum() -> None:
+    """Each Whisper conversion is fetched at the commit its publisher's listing showed, and
+    its weights are checked against their sha256 and size (models/README.md says where each
+    was read); the GGUF entries could not be pinned and follow main."""
+    cat = load_catalog()
+    for e in cat.of_kind("asr"):
+        assert re.fullmatch(r"[0-9a-f]{40}", e.revision), e.id
+        weights = next(f for f in e.files if f.path == "model.bin")
+        assert weights.sha256 and re.fullmatch(r"[0-9a-f]{64}", weights.sha256), e.id
+        assert weights.size and weights.size > 10_000_000, e.id
+    assert {e.revision for e in cat.of_kind("mt")} == {"main"}
+
+
+def test_the_tiny_en_pin_is_the_file_the_speech_tests_hold(tiny_en: Path) -> None:
+    """The one pin this machine can check byte for byte: the catalog's tiny.en weights are
+    the real tiny.en of the speech tests (its own package, not downloaded from the hub)."""
+    from tests.conftest import TINY_EN_SHA256
+
+    entry = load_catalog().get("whisper-tiny-en")
+    weights = next(f for f in entry.files if f.path == "model.bin")
+    assert weights.sha256 == TINY_EN_SHA256  # the fixture checked the file against it
+    assert weights.size == (tiny_en / "model.bin").stat().st_size
+    required = {f.path for f in entry.files if not f.optional}
+    assert required <= {p.name for p in tiny_en.iterdir()}
