@@ -173,11 +173,13 @@ def whisper_run_cost(size_name: str, threads: int) -> float | None:
 # Gemma 3 270M's own weights. Four threads cannot be measured on this 2-vCPU machine: more
 # threads than measured are scaled per doubling (translator_load).
 TRANSLATOR_COST_MS: dict[str, dict[int, tuple[float, float, float]]] = {
-    "gemma3-270m": {1: (45.4, 10.5, 3.6), 2: (38.9, 7.4, 3.1)},
-    "qwen3-0.6b": {1: (107.7, 30.7, 15.2), 2: (57.2, 15.7, 8.4)},
-    "tower-plus-2b": {1: (312.1, 99.8, 70.2), 2: (198.3, 64.5, 53.6)},
-    "qwen3-4b": {1: (455.2, 160.2, 126.0), 2: (383.0, 121.4, 98.9)},
-    "qwen3-8b": {1: (884.2, 287.4, 239.0), 2: (688.1, 191.8, 148.8)},
+    "gemma3-270m": {1: (39.0, 9.8, 3.6), 2: (31.4, 8.0, 3.1)},
+    "qwen3-0.6b": {1: (80.8, 19.7, 11.0), 2: (48.1, 12.2, 6.6)},
+    "qwen3-1.7b": {1: (273.2, 57.4, 46.7), 2: (153.8, 32.1, 28.0)},
+    "tower-plus-2b": {1: (341.5, 86.0, 67.1), 2: (189.9, 53.0, 39.6)},
+    "gemma3-4b": {1: (437.1, 145.7, 111.0), 2: (230.5, 82.8, 67.3)},
+    "qwen3-4b": {1: (403.1, 130.6, 101.7), 2: (255.5, 84.0, 65.8)},
+    "qwen3-8b": {1: (896.4, 265.4, 225.5), 2: (470.2, 172.2, 128.0)},
 }
 # An SSBD translator's work per second of speech (beta 0.2, Gemma 3 270M on the pipeline
 # replay of real talks, docs/benchmarks/translator.md): prompt tokens, verified tokens and

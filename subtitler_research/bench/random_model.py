@@ -56,8 +56,10 @@ PRESETS: dict[str, Shape] = {
 CATALOG_SHAPES: dict[str, tuple[Shape, int, str]] = {
     "gemma3-270m": (Shape(18, 640, 4, 1, 2048), 262144, "q4_0"),
     "qwen3-0.6b": (PRESETS["qwen3-0.6b"], 151936, "q8_0"),
+    "qwen3-1.7b": (Shape(28, 2048, 16, 8, 6144), 151936, "q8_0"),
     "tower-plus-2b": (Shape(26, 2304, 8, 4, 9216), 256000, "q4_0"),
     "qwen3-4b": (Shape(36, 2560, 32, 8, 9728), 151936, "q4_0"),
+    "gemma3-4b": (Shape(34, 2560, 8, 4, 10240), 262144, "q4_0"),
     "qwen3-8b": (Shape(36, 4096, 32, 8, 12288), 151936, "q4_0"),
     "tower-plus-9b": (Shape(42, 3584, 16, 8, 14336), 256000, "q4_0"),
 }  # (layers, hidden, heads, kv heads, FFN)

@@ -232,17 +232,33 @@ def test_a_pinned_revision_and_checksum_are_read() -> None:
     assert e.files[0].sha256 == "ab" * 32
 
 
-def test_every_whisper_entry_is_pinned_to_a_commit_and_its_weights_to_a_checksum() -> None:
-    """Each Whisper conversion is fetched at the commit its publisher's listing showed, and
-    its weights are checked against their sha256 and size (models/README.md says where each
-    was read); the GGUF entries could not be pinned and follow main."""
+def test_entries_are_pinned_where_a_listing_of_their_files_was_found() -> None:
+    """Each entry is fetched at a commit and its weights checked against a sha256 and size
+    (models/README.md says where each was read); the Tower+ exports had no listing anywhere,
+    and Gemma 3 4B's repository was squashed after the commits others pinned, so it follows
+    main with its weights still checked."""
     cat = load_catalog()
-    for e in cat.of_kind("asr"):
-        assert re.fullmatch(r"[0-9a-f]{40}", e.revision), e.id
-        weights = next(f for f in e.files if f.path == "model.bin")
-        assert weights.sha256 and re.fullmatch(r"[0-9a-f]{64}", weights.sha256), e.id
-        assert weights.size and weights.size > 10_000_000, e.id
-    assert {e.revision for e in cat.of_kind("mt")} == {"main"}
+    weights = {e.id: [f for f in e.files if f.path.endswith((".bin", ".gguf"))] for e in cat}
+    unchecked = {i for i, fs in weights.items() if not all(f.sha256 and f.size for f in fs)}
+    assert unchecked == {"tower-plus-2b-q4_k_m", "tower-plus-9b-q4_k_m"}
+    for fs in weights.values():
+        assert all(re.fullmatch(r"[0-9a-f]{64}", f.sha256) for f in fs if f.sha256)
+    on_main = {e.id for e in cat if e.revision == "main"}
+    assert on_main == unchecked | {"gemma3-4b-it-q4_k_m"}
+    assert all(re.fullmatch(r"[0-9a-f]{40}", e.revision) for e in cat if e.id not in on_main)
+
+
+def test_the_catalog_offers_current_laptop_translators_usable_at_work() -> None:
+    """Qwen3 1.7B and Gemma 3 4B (issue 30): usable at work, with their own chat templates,
+    and planned from measured costs of their shapes."""
+    from subtitler.models.hardware import TRANSLATOR_COST_MS
+
+    cat = load_catalog()
+    for model_id, template in (("qwen3-1.7b-q8_0", "qwen3"), ("gemma3-4b-it-q4_k_m", "gguf")):
+        e = cat.get(model_id)
+        assert e.commercial and e.at_work == "yes" and e.template == template
+        assert e.shape in TRANSLATOR_COST_MS
+    assert "prohibited use policy" in cat.get("gemma3-4b-it-q4_k_m").licence_text
 
 
 def test_the_tiny_en_pin_is_the_file_the_speech_tests_hold(tiny_en: Path) -> None:
