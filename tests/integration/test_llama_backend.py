@@ -9,7 +9,7 @@ import pytest
 
 from subtitler.models.templates import resolve_template
 from subtitler.mt.llama_backend import LlamaLM, LlamaSettings, ModelLoadError
-from subtitler.mt.prompts import PromptBuilder
+from subtitler.mt.prompts import INSTRUCTION, PromptBuilder
 
 # Expected ids from llama.cpp's GPT-2 tokenizer test vectors (models/ggml-vocab-gpt-2.gguf.inp/.out,
 # MIT, the ggml authors): the rebuilt tokenizer must reproduce them.
@@ -70,6 +70,29 @@ def test_gguf_chat_template_via_llama_cpp(exact_lm: LlamaLM) -> None:
     p = PromptBuilder("gguf", "en", "de", formatter=exact_lm).build("Hi there")
     assert p.startswith("<|im_start|>user\nTranslate the English source text to German.")
     assert p.endswith("English: Hi there\nGerman:<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_a_gemma_chat_template_gives_gemma_turns(tmp_path: Path) -> None:
+    """The catalog's Gemma 3 4B uses its file's own template ("gguf"): llama.cpp recognises a
+    Gemma template by its turn markers and writes the translation request as a user turn with
+    the model's turn opened after it (a system message has no place in Gemma's turns)."""
+    from subtitler_research.bench.random_model import PRESETS, build_random_llama
+
+    gemma_style = (
+        "{% for m in messages %}<start_of_turn>{{ m['role'] }}\n{{ m['content'] }}"
+        "<end_of_turn>\n{% endfor %}<start_of_turn>model\n"
+    )
+    path = build_random_llama(
+        tmp_path / "g.gguf", PRESETS["tiny"],
+        tiktoken=Path(__file__).resolve().parents[1] / "data" / "gpt2.tiktoken",
+        chat_template=gemma_style,
+    )  # fmt: skip
+    with LlamaLM(LlamaSettings(str(path), n_ctx=256, n_threads=1)) as lm:
+        assert resolve_template("auto", lm.metadata) == "gguf"
+        p = PromptBuilder("gguf", "en", "de", formatter=lm).build("Hi there")
+    user = INSTRUCTION.format(src="English", tgt="German") + "\nEnglish: Hi there\nGerman:"
+    assert p == f"<start_of_turn>user\n{user}<end_of_turn>\n<start_of_turn>model\n"
+    assert p.count("<start_of_turn>") == 2 and "system" not in p
 
 
 @pytest.mark.parametrize(
