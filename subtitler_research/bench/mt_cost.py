@@ -31,6 +31,8 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +49,26 @@ from subtitler_research.bench.random_model import (
 CONTEXT, DRAFT, PROMPT = 48, 24, 64
 
 
-def measure(
-    path: Path, threads: int, repeat: int, gpu_layers: int | None = None
-) -> dict[str, float]:
+@contextmanager
+def after_context(
+    path: Path, threads: int, n: int, gpu_layers: int | None = None
+) -> Iterator[tuple[LlamaLM, list[int]]]:
+    """The model loaded with a CONTEXT-token context evaluated, and ``n`` more token ids to
+    time after it (``lm.truncate(CONTEXT)`` returns to that context)."""
     lm = LlamaLM(LlamaSettings(str(path), n_ctx=512, n_threads=threads, n_gpu_layers=gpu_layers))
     try:
         rng = np.random.default_rng(0)
-        ids = [int(t) for t in rng.integers(3, min(lm.n_vocab, 30000), CONTEXT + PROMPT)]
-        ctx, batch = ids[:CONTEXT], ids[CONTEXT:]
-        lm.evaluate(ctx, [CONTEXT - 1])
+        ids = [int(t) for t in rng.integers(3, min(lm.n_vocab, 30000), CONTEXT + n)]
+        lm.evaluate(ids[:CONTEXT], [CONTEXT - 1])
+        yield lm, ids[CONTEXT:]
+    finally:
+        lm.close()
+
+
+def measure(
+    path: Path, threads: int, repeat: int, gpu_layers: int | None = None
+) -> dict[str, float]:
+    with after_context(path, threads, PROMPT, gpu_layers) as (lm, batch):
         steps, verified, prompt = [], [], []
         for _ in range(repeat):
             lm.truncate(CONTEXT)
@@ -78,8 +91,6 @@ def measure(
             "n_vocab": float(lm.n_vocab),
             "gpu_offload": float(lm.gpu_offload),
         }
-    finally:
-        lm.close()
 
 
 def rows_curve(
@@ -87,12 +98,7 @@ def rows_curve(
 ) -> list[float]:
     """ms of one batch of ``n`` tokens with logits at its last r tokens, for r = 0..n (the
     median of ``repeat`` rounds, every r once per round)."""
-    lm = LlamaLM(LlamaSettings(str(path), n_ctx=512, n_threads=threads, n_gpu_layers=gpu_layers))
-    try:
-        rng = np.random.default_rng(0)
-        ids = [int(t) for t in rng.integers(3, min(lm.n_vocab, 30000), CONTEXT + n)]
-        ctx, batch = ids[:CONTEXT], ids[CONTEXT:]
-        lm.evaluate(ctx, [CONTEXT - 1])
+    with after_context(path, threads, n, gpu_layers) as (lm, batch):
         times: list[list[float]] = [[] for _ in range(n + 1)]
         for _ in range(repeat):
             for r in range(n + 1):
@@ -101,8 +107,6 @@ def rows_curve(
                 lm.evaluate(batch, list(range(n - r, n)))
                 times[r].append(time.perf_counter() - t0)
         return [1e3 * statistics.median(t) for t in times]
-    finally:
-        lm.close()
 
 
 def models(a: argparse.Namespace) -> list[tuple[str, Path]]:
