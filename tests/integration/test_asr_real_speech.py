@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,7 @@ from subtitler.asr.sentences import join_words
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SileroStream
 from subtitler.types import AsrUpdate
-from subtitler_research.asr.replay import blocks_of, main, simulate
+from subtitler_research.asr.replay import SteadyClock, blocks_of, main, simulate
 from subtitler_research.asr.wer import word_error_rate
 from tests.conftest import speech_clips
 
@@ -45,11 +45,22 @@ def backend(tiny_en: Path) -> FasterWhisperBackend:
     return FasterWhisperBackend(WhisperSettings(str(tiny_en), device="cpu", threads=2))
 
 
-def steady_clock() -> Callable[[], float]:
-    """A cost clock on which every recogniser call takes 50 ms: the adaptive cadence, and so
-    the words, do not depend on how busy the test machine is."""
-    ticks = itertools.count(0.0, 0.025)  # read twice per call
-    return lambda: next(ticks)
+@dataclass
+class SteadyReplay:
+    updates: list[AsrUpdate]
+    rec: StreamingRecognizer
+
+
+def steady_replay(backend: FasterWhisperBackend, audio: np.ndarray) -> SteadyReplay:
+    """The stream played at 1x on a clock on which only recogniser calls take time, 50 ms
+    each: the cadence, what audio each call sees, and so the words, do not depend on how
+    busy the test machine is (the stream's clock was the wall clock's compute time before,
+    and a busy machine once moved a word out of its clip)."""
+    clock = SteadyClock(0.05)
+    rec = StreamingRecognizer(
+        clock.wrap(backend), StreamingOptions(language="en"), SileroStream(silero_session()), clock
+    )
+    return SteadyReplay(simulate(blocks_of(audio, 100), rec, clock).updates, rec)
 
 
 def talk(pause_s: float = 0.8) -> tuple[np.ndarray, list[tuple[float, float]], str]:
@@ -96,10 +107,8 @@ def test_streaming_real_speech_within_the_wer_bound_and_nothing_in_the_pauses(
     backend: FasterWhisperBackend,
 ) -> None:
     audio, spans, reference = talk()
-    rec = StreamingRecognizer(
-        backend, StreamingOptions(language="en"), SileroStream(silero_session()), steady_clock()
-    )
-    result = simulate(blocks_of(audio, 100), rec)
+    result = steady_replay(backend, audio)
+    rec = result.rec
     w = word_error_rate(reference, committed_text(result.updates))
     assert w.wer <= STREAMING_WER_BOUND, w.line()
     # Every committed word lies on a clip (with 0.3 s of slack for the aligner), none in a pause.
@@ -122,11 +131,7 @@ def test_silence_and_noise_emit_no_words(backend: FasterWhisperBackend) -> None:
     brown = np.cumsum(rng.standard_normal(20 * SR)).astype(np.float32)
     brown = (brown - np.convolve(brown, np.ones(1600) / 1600, mode="same")) * 0.004
     audio = np.concatenate([np.zeros(20 * SR, np.float32), white, brown.astype(np.float32)])
-    rec = StreamingRecognizer(
-        backend, StreamingOptions(language="en"), SileroStream(silero_session()), steady_clock()
-    )
-    result = simulate(blocks_of(audio, 100), rec)
-    assert [u.text for u in result.updates] == []
+    assert [u.text for u in steady_replay(backend, audio).updates] == []
 
 
 def test_a_window_too_short_to_align_gives_no_words_and_no_error(
