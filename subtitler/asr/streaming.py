@@ -463,6 +463,12 @@ class StreamingRecognizer:
         # At the end of an utterance punctuation may still change ("hand," -> "hand."):
         # the words must agree, the last pass writes them.
         n = common_prefix(self._tail, words, loose=final)
+        if not final and self.opt.language is None and not self._detected:
+            # Until its own audio has told this utterance's language, its words are only
+            # shown: the first passes are asked in the language before, and a line in
+            # another language comes out translated or misheard into it; committed, those
+            # words would stay in the transcript and be the prompt of every later pass.
+            n = 0
         if not final and self.opt.tail_guard_s > 0:
             while n and words[n - 1].end > t1 - self.opt.tail_guard_s:
                 n -= 1

@@ -412,7 +412,8 @@ def test_words_heard_only_by_the_last_pass_need_a_second_opinion() -> None:
             [("Good", 0.5, 0.8), ("morning.", 0.9, 1.5)],  # the confirming pass
         ]
     )
-    rec = StreamingRecognizer(be, with_vad(tail_guard_s=0.5), speech_probs([(0.5, 1.8)]))
+    opts = with_vad(tail_guard_s=0.5, language="en")
+    rec = StreamingRecognizer(be, opts, speech_probs([(0.5, 1.8)]))
     ups = feed(rec, 0.0, 4.0)
     assert view(ups) == [
         (1.5, 0, "", "Good morning", False),
@@ -522,7 +523,8 @@ def test_a_word_the_last_pass_misheard_is_confirmed_by_the_passes_around_it() ->
             [("simpler,", 0.5, 1.2), ("rounder.", 1.8, 2.3)],  # second pass
         ]
     )
-    rec = StreamingRecognizer(be, with_vad(tail_guard_s=0.5), speech_probs([(0.5, 2.4)]))
+    opts = with_vad(tail_guard_s=0.5, language="en")
+    rec = StreamingRecognizer(be, opts, speech_probs([(0.5, 2.4)]))
     ups = feed(rec, 0.0, 4.0)
     assert view(ups)[1] == (2.5, 0, "simpler,", "rounder", False)
     assert [u.committed_text for u in ups if u.final] == ["simpler, rounder."]
@@ -695,3 +697,37 @@ def test_a_window_gives_up_the_words_looked_back_on_once_it_is_long() -> None:
     feed(rec, 0.0, 8.0)
     # Windows 1.7-5.0 (3.3 s) and 1.7-6.0 (4.3 s: longer than 4 s), then from 3.8 s on.
     assert [(c.t0, c.t1) for c in be.calls[3:]] == [(1.7, 5.0), (1.7, 6.0), (3.8, 7.0), (3.8, 8.0)]
+
+
+def test_words_are_committed_only_once_the_utterance_language_is_told() -> None:
+    """With a detected language, what an utterance's first passes hear in the language before
+    is shown but not committed: a Dutch line after English ones, heard as English twice
+    before its language is told, would otherwise keep the English words (and have them as
+    the prompt and prefix of every Dutch pass after)."""
+    english = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 3.4)]
+    misheard = [("Good", 5.5, 5.9), ("morning", 5.9, 6.3)]  # Dutch speech, asked in English
+    dutch = [("Goedemorgen", 5.5, 6.3), ("allemaal.", 6.5, 8.8)]
+    be = ScriptedBackend(
+        [english] * 3 + [[], misheard, misheard, dutch, dutch, dutch],
+        languages=["en"] * 6 + ["nl"] * 4,
+    )
+    vad = speech_probs([(0.5, 3.5), (5.5, 9.0)])
+    rec = StreamingRecognizer(be, with_vad(language_speech_s=3.0), vad)
+    ups = feed(rec, 0.0, 11.0)
+    # 1 s and 2 s into the Dutch line: English; at 3 s told Dutch and recognised again.
+    assert [(c.t1, c.language) for c in be.calls[4:8]] == [
+        (6.5, "en"),
+        (7.5, "en"),
+        (8.5, "en"),
+        (8.5, "nl"),
+    ]
+    second = [u for u in ups if u.segment_id == 1]
+    assert [(u.committed_text, u.tentative_text) for u in second] == [
+        ("", "Good morning"),  # shown, never committed
+        ("", "Goedemorgen allemaal."),
+        ("Goedemorgen allemaal.", ""),
+    ]
+    assert [u.committed_text for u in ups if u.final] == [
+        "Good morning all.",
+        "Goedemorgen allemaal.",
+    ]

@@ -155,7 +155,7 @@ class Backend:
 
 def test_a_failed_final_run_closes_the_segment_with_what_was_committed() -> None:
     be = Backend(fail_at=set())
-    rec = StreamingRecognizer(be, StreamingOptions(vad=False, min_chunk_s=0.5))
+    rec = StreamingRecognizer(be, StreamingOptions(vad=False, min_chunk_s=0.5, language="en"))
     out = []
     for i in range(12):  # 1.2 s: two runs agree on the first words
         rec.insert_audio(AudioBlock(np.zeros(1600, np.float32), 0.1 * i))
