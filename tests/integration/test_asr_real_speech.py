@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,13 @@ STREAMING_WER_BOUND = 0.10
 @pytest.fixture(scope="module")
 def backend(tiny_en: Path) -> FasterWhisperBackend:
     return FasterWhisperBackend(WhisperSettings(str(tiny_en), device="cpu", threads=2))
+
+
+def steady_clock() -> Callable[[], float]:
+    """A cost clock on which every recogniser call takes 50 ms, for a stream driven at each
+    block's own end time (tests/integration/test_glossary_recognition.py)."""
+    ticks = itertools.count(0.0, 0.025)  # read twice per call
+    return lambda: next(ticks)
 
 
 @dataclass
