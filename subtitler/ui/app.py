@@ -45,6 +45,7 @@ from subtitler.session import (
 from subtitler.ui.about import AboutDialog
 from subtitler.ui.app_state import AppState
 from subtitler.ui.bridge import EventBridge
+from subtitler.ui.gc_guard import GuiThreadCollector
 from subtitler.ui.glossary_dialog import GlossaryDialog
 from subtitler.ui.history import HistoryDialog
 from subtitler.ui.hotkeys import OLD_DEFAULTS, GlobalHotkeys, replace_old_defaults
@@ -554,6 +555,8 @@ def run_app(args: Any, data_dir: Path) -> int:
     qapp.setApplicationName("subtitler")
     qapp.setQuitOnLastWindowClosed(False)  # the overlay hides; the tray keeps the app
     qapp.setWindowIcon(app_icon())
+    # Cycles are freed on this thread only (a Qt object freed in a pipeline thread crashes).
+    GuiThreadCollector(qapp).start()
     guard = SingleInstance(data_dir)
     notices: list[str] = []
     if not guard.acquire():
