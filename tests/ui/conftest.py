@@ -15,4 +15,6 @@ def _gui_thread_gc(qapp: object) -> Iterator[None]:
     collector = GuiThreadCollector()
     collector.start()
     yield
-    collector.stop()  # a last collection here, on the GUI thread
+    # A last collection here, on the GUI thread: a test's dialogs are freed before the next
+    # test paints (freed later, in its repaint, they crashed Qt's offscreen backing store).
+    collector.stop()

@@ -4,11 +4,8 @@ aside with a notice and the app stays up."""
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from PySide6.QtWidgets import QDialogButtonBox, QTableWidgetItem
 
 from subtitler.config import AppConfig, MtConfig
@@ -18,14 +15,6 @@ from subtitler.pipeline.pipeline import Factories
 from subtitler.ui.app import SubtitlerApp
 from subtitler.ui.glossary_dialog import GlossaryDialog
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
-
-
-@pytest.fixture(autouse=True)
-def _collect() -> Iterator[None]:
-    """Dialogs are freed here, not by a later garbage collection in the middle of another
-    test's repaint (that crashed Qt's offscreen backing store)."""
-    yield
-    gc.collect()
 
 
 def _dialog(qtbot, g: Glossary) -> GlossaryDialog:  # type: ignore[no-untyped-def]
