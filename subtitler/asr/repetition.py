@@ -148,8 +148,13 @@ def lend_times(words: Sequence[Word], fixed: int = 0) -> list[Word]:
                     lent[j] = Word(
                         w.text, donor.start, donor.end, max(w.probability, donor.probability)
                     )
-            # Only where the copy's words stay in order (a word's audio never before the one
-            # said ahead of it).
+            # A word left without audio goes where the one before it ends (it had none to be
+            # placed by); the copy is taken only where its words stay in order.
+            for j in range(1, k):
+                w = lent[j]
+                if w.end - w.start < MIN_WORD_S and w.start < lent[j - 1].end:
+                    at = lent[j - 1].end
+                    lent[j] = Word(w.text, at, at, w.probability)
             if all(a.start <= b.start + 1e-6 for a, b in itertools.pairwise(lent)):
                 out[s0 : s0 + k] = lent
     return out

@@ -164,3 +164,18 @@ def test_lending_leaves_a_decoder_loop_and_repeated_speech_alone() -> None:
     # Speech that is all heard has nothing to borrow.
     words = said("And here's some more words, words, words, words, and that should be all.")
     assert lend_times(words) == words
+
+
+def test_a_word_neither_copy_heard_does_not_stop_the_lending() -> None:
+    # The same utterance at another cadence: the first copy heard up to the second "words,",
+    # the second copy heard from its third "words," on, but for the fourth, which neither
+    # copy has audio for.
+    first = [*said("And here are some more words,", 0.8), Word(" words,", 2.3, 2.78)]
+    first += squeezed("words, words. And I should be all. Thanks.", 2.78)
+    second = squeezed("And here are some more words,", 2.78)
+    second += [Word(" words,", 3.06, 3.42), Word(" words,", 3.72, 3.8), Word(" words.", 4.7, 4.7)]
+    second += said("And I should be all. Thanks.", 5.74, each=0.2)
+    prefix = len(said("And here are some more words, words,"))
+    tail = kept_after_lending(first + second, fixed=prefix)
+    # The fourth "words" has no audio in either copy and goes (as a copy of "words").
+    assert " ".join(w.text.strip() for w in tail) == "words, And I should be all. Thanks."
