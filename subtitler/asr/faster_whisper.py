@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from subtitler.asr.backend import MIN_WINDOW_S, SAMPLE_RATE, AsrError, Hypothesis, Samples
-from subtitler.asr.repetition import loop_words, plain
+from subtitler.asr.repetition import lend_times, loop_words, plain
 from subtitler.config import AsrConfig
 from subtitler.types import Word
 
@@ -375,9 +375,12 @@ class FasterWhisperBackend:
             return Hypothesis((), lang)
         # The prefix is aligned with the new text (its words place the new ones in time),
         # then left out: the caller has it already.
-        known, new = _split_prefix(
-            self._aligned(tokenizer, fixed + text, encoded, content), len(fixed)
-        )
+        aligned = self._aligned(tokenizer, fixed + text, encoded, content)
+        known, new = _split_prefix(aligned, len(fixed))
+        # A phrase written twice whose audio the aligner split between the copies is one
+        # phrase with that audio (asr/repetition.py).
+        kept = lend_times(known + new, fixed=len(known))
+        known, new = kept[: len(known)], kept[len(known) :]
         # After the prefix Whisper may say it again at the end of the audio ("... for your
         # country. What your country can do for you ..."), squeezed into the last moment.
         if _repeats(known, new):

@@ -18,7 +18,9 @@ unheard, so that "words, words, words" stays however often it was said. A copy c
 end of the text (a loop stopped by the token limit) counts when unheard; the word between two
 copies goes with the dropped copy when it is unheard too. Besides copies, a run of
 ``MIN_RUN`` or more unheard words is dropped wherever it is: text beyond the audio
-(near-copies such as "here's" / "here are" included).
+(near-copies such as "here's" / "here are" included). Where a long phrase's copies share its
+audio (the aligner gave the first copy the start and a later one the end), the copy that stays
+first takes the later copies' times for its unheard words (:func:`lend_times`).
 
 Measured on real speech before choosing it (docs/benchmarks/asr.md, "Repetition"): in the
 decoder loops of tiny.en 89% of the words from the loop's start were aligned to no time,
@@ -31,6 +33,7 @@ thresholds (-1.0, 2.4) tell neither apart on a streaming window.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -98,6 +101,65 @@ def _unheard_runs(words: Sequence[Word]) -> set[int]:
     return out
 
 
+def _kept(
+    words: Sequence[Word], occ: list[tuple[int, int]], unheard: list[bool], fixed: int
+) -> int:
+    """Which occurrence stays: the settled one, else the first heard one, else the one with
+    the most audio (the first of equals)."""
+    if occ[0][0] < fixed:
+        return 0
+    if False in unheard:
+        return unheard.index(False)
+    heard = [sum(w.end - w.start for w in words[s:e]) for s, e in occ]
+    return heard.index(max(heard))
+
+
+def lend_times(words: Sequence[Word], fixed: int = 0) -> list[Word]:
+    """The words, where a phrase of LONG_PHRASE words or more was written twice in a row, with
+    the audio the aligner gave a dropped copy's word lent to the same word of the copy that
+    stays.
+
+    Whisper can write a whole utterance twice ("... words, words. And that should be all. And
+    here are some more words, words. And that should be all."), and the monotonic aligner may
+    then give the start of the utterance's audio to the first copy and its end to the second:
+    each copy is half heard. The copies are one phrase; the one that stays (:func:`loop_words`)
+    takes each of its unheard words' time from a later copy that has it, so that the phrase is
+    kept once with the audio it was said in (before, the first copy's end counted as unheard
+    and the second copy went as a loop: the words were lost)."""
+    out = list(words)
+    keys = [plain(w) for w in words]
+    n = len(keys)
+    for i in range(n):
+        for k in range(LONG_PHRASE, (n - i) // 2 + 1):
+            if _periodic(keys[i : i + k]):
+                continue
+            occ = [(s, e) for s, e in _occurrences(keys, i, k, 0) if e - s == k]
+            if len(occ) < 2:
+                continue
+            keep = _kept(out, occ, [_unheard(out[s:e]) for s, e in occ], fixed)
+            s0 = occ[keep][0]
+            lent = list(out[s0 : s0 + k])
+            for j, w in enumerate(lent):
+                if s0 + j < fixed or w.end - w.start >= MIN_WORD_S:
+                    continue
+                donors = [out[s + j] for o, (s, _) in enumerate(occ) if o != keep]
+                donor = next((d for d in donors if d.end - d.start >= MIN_WORD_S), None)
+                if donor is not None:
+                    lent[j] = Word(
+                        w.text, donor.start, donor.end, max(w.probability, donor.probability)
+                    )
+            # A word left without audio goes where the one before it ends (it had none to be
+            # placed by); the copy is taken only where its words stay in order.
+            for j in range(1, k):
+                w = lent[j]
+                if w.end - w.start < MIN_WORD_S and w.start < lent[j - 1].end:
+                    at = lent[j - 1].end
+                    lent[j] = Word(w.text, at, at, w.probability)
+            if all(a.start <= b.start + 1e-6 for a, b in itertools.pairwise(lent)):
+                out[s0 : s0 + k] = lent
+    return out
+
+
 def loop_words(words: Sequence[Word], fixed: int = 0) -> set[int]:
     """Indices of the words that are loop copies of a phrase, or in a run of unheard words
     (see the module's rule). The first ``fixed`` words are settled (committed text the
@@ -120,15 +182,7 @@ def loop_words(words: Sequence[Word], fixed: int = 0) -> set[int]:
                     u or (k >= LONG_PHRASE and e - s == k)
                     for (s, e), u in zip(occ, unheard, strict=True)
                 ]
-                # What stays: the settled occurrence, else the first heard one, else the one
-                # with the most audio (the first of equals).
-                heard = [sum(w.end - w.start for w in words[s:e]) for s, e in occ]
-                if occ[0][0] < fixed:
-                    keep = 0
-                elif False in unheard:
-                    keep = unheard.index(False)
-                else:
-                    keep = heard.index(max(heard))
+                keep = _kept(words, occ, unheard, fixed)
                 for o, ((s, e), x) in enumerate(zip(occ, loop, strict=True)):
                     if x and o != keep:
                         drop.update(range(s, e))

@@ -4,10 +4,11 @@ Insert audio, then ask for updates, passing the stream-clock time as data; the s
 serves the live ASR thread, the replay tool and the tests (after whisper_streaming's
 ``OnlineASRProcessor``). Words are committed once two consecutive hypotheses agree on them,
 at the end of an utterance too (a second pass confirms what the last one heard first);
-committed text is split into sentences, each sentence is one segment. A word that does not
-overlap speech (by the VAD) is not taken from any hypothesis. An utterance's window starts on
-the words committed in the seconds before it (their text is the prefix), so that a short
-utterance after a pause is heard in context, as offline decoding hears it.
+committed text is split into sentences, each sentence is one segment. A word away from
+speech (by the VAD; a word Whisper is sure of may lie half a second from it) is not taken from
+any hypothesis. An utterance's window starts on the words committed in the seconds before it
+(their text is the prefix), so that a short utterance after a pause is heard in context, as
+offline decoding hears it.
 
 The cadence adapts to compute: the recogniser runs again once ``chunk_s`` of new audio is
 in, where ``chunk_s`` is its recent cost divided by ``duty`` (the share of time it may keep
@@ -39,6 +40,14 @@ log = logging.getLogger(__name__)
 _GAP_S = 0.05  # a block starting this much after the previous one ends marks lost audio
 _MAX_OVERLAP_WORDS = 5  # longest re-recognised tail of committed text that is removed
 _CLAUSE_MARKS = (",", ";", ":", "，", "、", "；", "：")
+# A word is taken from a hypothesis only where it lies within _NEAR_S of speech frames; one
+# Whisper is at least _SURE_P sure of, within _SURE_NEAR_S. Silero can mark a soft word
+# between louder ones silence (tiny.en 0.99 sure of the MFA speaker's fourth "word" in "word
+# word word word word", a "But" after a pause): chosen on the development set's tune split
+# (docs/benchmarks/asr.md, session I); what Whisper writes in a pause lies further from speech.
+_NEAR_S = 0.1
+_SURE_NEAR_S = 0.5
+_SURE_P = 0.5
 
 
 @dataclass(frozen=True)
@@ -415,8 +424,13 @@ class StreamingRecognizer:
         self._heard_language = hyp.language  # what updates say until then
         words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
         # A word that overlaps no speech was made up for silence or noise ("Thank you.").
-        spoken = [w for w in words if self._speech(w.start - 0.1, w.end + 0.1) > 0]
+        spoken = [w for w in words if self._spoken(w)]
         return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(prefix))
+
+    def _spoken(self, w: Word) -> bool:
+        """Does ``w`` lie where someone spoke (by the VAD)?"""
+        near = _SURE_NEAR_S if w.probability >= _SURE_P else _NEAR_S
+        return self._speech(w.start - near, w.end + near) > 0
 
     def _call(
         self,

@@ -177,3 +177,27 @@ def test_a_short_sentence_is_heard_with_the_words_said_before_it(
     text = " ".join(normalize(join_words([w.text for w in words])))
     assert "had he married a more amiable woman" in text, text
     assert recognised(AUSTEN_TEXT, words) >= 63, text
+
+
+def test_an_utterance_written_twice_keeps_its_end(backend: FasterWhisperBackend) -> None:
+    """In the stream, once "And here are some more words, words," was committed (the prefix),
+    tiny.en wrote the rest of the utterance and then the utterance again, and the aligner gave
+    the end's audio ("And I should be all. Thanks.") to the second copy: the first copy's end
+    counted as unheard, the second copy went as a loop, and the end was never committed (the
+    development set's tune split, 218-225 s). Windows as the stream had them: the end is kept
+    (asr/repetition.py lend_times); before, it was lost from all six."""
+    audio = decode_audio_file(REPEATS)
+    prompt = "slow and slightly lower in intensity. We're just saying some words."
+    prefix = "And here are some more words, words,"
+    ends = 0
+    for t0 in (4.0, 4.2):
+        for t1 in (10.25, 10.5, 10.75):
+            hyp = backend.transcribe(
+                audio[round(t0 * SR) : round(t1 * SR)],
+                t0=t0,
+                prompt=prompt,
+                language="en",
+                prefix=prefix,
+            )
+            ends += "should be all" in " ".join(normalize(join_words([w.text for w in hyp.words])))
+    assert ends >= 4

@@ -7,7 +7,9 @@ mostly at the end of the window.
 
 from __future__ import annotations
 
-from subtitler.asr.repetition import loop_words
+import itertools
+
+from subtitler.asr.repetition import lend_times, loop_words
 from subtitler.types import Word
 
 
@@ -120,3 +122,60 @@ def test_a_sentence_said_again_after_the_committed_text_is_a_loop_whatever_its_t
     # Committed words are never dropped, and two-word phrases said twice stay when heard.
     words = said("very good, very good.")
     assert loop_words(words, fixed=2) == set()
+
+
+def kept_after_lending(words: list[Word], fixed: int = 0) -> list[Word]:
+    lent = lend_times(words, fixed)
+    drop = loop_words(lent, fixed)
+    return [w for i, w in enumerate(lent) if i not in drop and i >= fixed]
+
+
+def test_an_utterance_written_twice_keeps_the_audio_the_aligner_gave_its_second_copy() -> None:
+    # tiny.en on the MFA speaker's last utterance (the development set's tune split, 218-225 s):
+    # the window's text was the utterance twice, and the aligner gave its start to the first
+    # copy and its end ("And I should be all. Thanks.") to the second. Before, the first copy's
+    # end counted as unheard and the second went as a loop: the end was lost.
+    first = [
+        *said("And here are some more words, words,", 0.8),
+        *squeezed("words, words. And I should be all. Thanks.", 3.7),
+    ]
+    second = [
+        *squeezed("And here are some more words, words, words,", 3.7),
+        Word(" words.", 4.68, 4.70),
+        *said("And I should be all. Thanks.", 5.8, each=0.2),
+    ]
+    out = kept_after_lending(first + second)
+    assert " ".join(w.text.strip() for w in out) == (
+        "And here are some more words, words, words. And I should be all. Thanks."
+    )
+    assert out[-1].start == second[-1].start  # the end's audio, lent to the copy that stays
+    assert all(a.start <= b.start for a, b in itertools.pairwise(out))
+    # After committed words (the prefix), the same: the new words are the utterance's end.
+    prefix = len(said("And here are some more words, words,"))
+    tail = kept_after_lending(first + second, fixed=prefix)
+    assert " ".join(w.text.strip() for w in tail) == "words. And I should be all. Thanks."
+
+
+def test_lending_leaves_a_decoder_loop_and_repeated_speech_alone() -> None:
+    # A loop's copies have no audio to lend: its first copy only, as before.
+    first = said("Printing then for our purpose,")
+    loop = squeezed("printing then for our purpose, printing then for our purpose.", 1.5)
+    assert lend_times(first + loop) == first + loop
+    # Speech that is all heard has nothing to borrow.
+    words = said("And here's some more words, words, words, words, and that should be all.")
+    assert lend_times(words) == words
+
+
+def test_a_word_neither_copy_heard_does_not_stop_the_lending() -> None:
+    # The same utterance at another cadence: the first copy heard up to the second "words,",
+    # the second copy heard from its third "words," on, but for the fourth, which neither
+    # copy has audio for.
+    first = [*said("And here are some more words,", 0.8), Word(" words,", 2.3, 2.78)]
+    first += squeezed("words, words. And I should be all. Thanks.", 2.78)
+    second = squeezed("And here are some more words,", 2.78)
+    second += [Word(" words,", 3.06, 3.42), Word(" words,", 3.72, 3.8), Word(" words.", 4.7, 4.7)]
+    second += said("And I should be all. Thanks.", 5.74, each=0.2)
+    prefix = len(said("And here are some more words, words,"))
+    tail = kept_after_lending(first + second, fixed=prefix)
+    # The fourth "words" has no audio in either copy and goes (as a copy of "words").
+    assert " ".join(w.text.strip() for w in tail) == "words, And I should be all. Thanks."
