@@ -423,7 +423,7 @@ class StreamingRecognizer:
             return [] if final else None  # a failed final pass still closes its segment
         self._heard_language = hyp.language  # what updates say until then
         words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
-        # A word that overlaps no speech was made up for silence or noise ("Thank you.").
+        # A word away from speech was made up for silence or noise ("Thank you.").
         spoken = [w for w in words if self._spoken(w)]
         return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(prefix))
 
