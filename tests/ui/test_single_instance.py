@@ -28,6 +28,12 @@ from subtitler.ui.single_instance import (
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# A pytest tmp_path is too long for a socket path, so the tests that use one put their socket
+# in the real per-user folder in /tmp (subtitler-UID), which two tests below empty and hand to
+# another user: every test here runs in one worker (tools/dev.py: --dist loadgroup). Side by
+# side, the toggle test once found that folder another user's and its toggle did not arrive.
+pytestmark = pytest.mark.xdist_group("tmp-subtitler-uid")
+
 
 def test_a_second_start_wakes_the_first(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     first = SingleInstance(tmp_path)
@@ -232,9 +238,8 @@ def test_private_folder_check(tmp_path: Path) -> None:
     assert not private_dir_ok(tmp_path / "none", uid)
 
 
-# These two use the real per-user folder in /tmp (subtitler-UID), which they empty: never side
-# by side in two test workers (tools/dev.py runs pytest-xdist with --dist loadgroup).
-@pytest.mark.xdist_group("tmp-subtitler-uid")
+# These two use the real per-user folder in /tmp (subtitler-UID), which they empty (the module's
+# group keeps them off other workers).
 def test_the_socket_lives_in_a_private_folder(
     qtbot, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
@@ -326,7 +331,6 @@ def squat(data: Path, attacker: int, victim: int) -> tuple[int, int]:
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="playing another user needs root")
-@pytest.mark.xdist_group("tmp-subtitler-uid")
 def test_another_user_cannot_stand_in_for_the_running_app(short_tmp: Path) -> None:
     """Another local user listens first on the name the app used to take in /tmp (and on its
     would-be private folder there): a second start still reaches the real first instance."""
