@@ -165,3 +165,22 @@ def test_the_suite_runs_in_a_worker_per_core_unless_the_caller_chose(
     assert dev.parallel([]) == ["-n", "4", "--dist", "loadgroup"]  # each may hold a real model
     monkeypatch.setattr(dev.os, "cpu_count", lambda: 1)
     assert dev.parallel([]) == []
+
+
+def test_tests_of_one_group_run_in_one_worker(tmp_path: Path) -> None:
+    """What the suite's xdist_group marks rely on (tests that share the per-user folder in
+    /tmp, or hold one real model): with pytest 9.2 and pytest-xdist 3.8, --dist loadgroup
+    silently spread a group over the workers (pytest-dev/pytest-xdist#1386)."""
+    (tmp_path / "test_grouped.py").write_text(
+        "import os, pytest\n"
+        "pytestmark = pytest.mark.xdist_group('one')\n"
+        "@pytest.mark.parametrize('i', range(8))\n"
+        "def test_it(i):\n"
+        "    with open('workers.txt', 'a') as f:\n"
+        "        f.write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n"
+    )
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    cmd += ["-n", "2", "--dist", "loadgroup"]
+    subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True, timeout=120)
+    workers = (tmp_path / "workers.txt").read_text().split()
+    assert len(workers) == 8 and len(set(workers)) == 1, workers
