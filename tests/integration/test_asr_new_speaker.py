@@ -20,12 +20,11 @@ import pytest
 from subtitler.asr.faster_whisper import FasterWhisperBackend, WhisperSettings, decode_audio_file
 from subtitler.asr.faster_whisper import silero_session as _silero_session
 from subtitler.asr.sentences import join_words
-from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import FRAME, STATE_S, SileroStream
 from subtitler.types import Word
-from subtitler_research.asr.replay import SteadyClock, blocks_of, simulate
 from subtitler_research.asr.wer import normalize
 from tests.conftest import DATA
+from tests.helpers.steady_replay import steady_replay
 
 SR = 16000
 READER = sorted(DATA.glob("LJ001-00*.flac"))
@@ -106,18 +105,6 @@ def test_no_probability_depends_on_audio_older_than_the_state(session: object) -
     assert not np.array_equal(probs[1][:settled], probs[0][:settled])  # it did hear them
 
 
-def stream(
-    backend: FasterWhisperBackend, session: object, audio: npt.NDArray[np.float32]
-) -> list[Word]:
-    """Committed words of a streaming run on a steady clock."""
-    clock = SteadyClock(0.05)
-    rec = StreamingRecognizer(
-        clock.wrap(backend), StreamingOptions(language="en"), SileroStream(session), clock
-    )
-    result = simulate(blocks_of(audio, 100), rec, clock)
-    return [w for u in result.updates if u.final for w in u.committed_words]
-
-
 def recognised(reference: str, words: list[Word]) -> int:
     """How many words of ``reference`` appear, in order, in ``words`` (normalised)."""
     ref, hyp = normalize(reference), normalize(join_words([w.text for w in words]))
@@ -132,13 +119,13 @@ def recognised(reference: str, words: list[Word]) -> int:
 
 
 def test_streaming_recognises_the_new_speaker_after_a_long_passage(
-    backend: FasterWhisperBackend, session: object
+    backend: FasterWhisperBackend,
 ) -> None:
     before = passage()
     silence = np.zeros(SR, np.float32)
     audio = np.concatenate([before, silence, decode_audio_file(NEW_SPEAKER), silence])
     start = (len(before) + len(silence)) / SR
-    words = stream(backend, session, audio)
+    words = steady_replay(backend, audio).committed_words
     new = [w for w in words if w.end > start]
     # 27 words; with the state carried through the passage none was recognised (nothing on
     # screen at all); measured here: 21, and 122 words of the passage.
@@ -149,14 +136,14 @@ def test_streaming_recognises_the_new_speaker_after_a_long_passage(
 
 
 def test_a_person_saying_words_words_words_keeps_them_and_what_follows(
-    backend: FasterWhisperBackend, session: object
+    backend: FasterWhisperBackend,
 ) -> None:
     """The issue's utterance: the old repetition filter cut it after "words, words" and
     dropped the rest."""
     audio = decode_audio_file(REPEATS)
     offline = backend.transcribe(audio, t0=0.0, prompt="", language="en")
     silence = np.zeros(SR, np.float32)
-    streamed = stream(backend, session, np.concatenate([silence, audio, silence]))
+    streamed = steady_replay(backend, np.concatenate([silence, audio, silence])).committed_words
     for words in (list(offline.words), streamed):
         said = normalize(join_words([w.text for w in words]))
         text = " ".join(said)
@@ -167,13 +154,13 @@ def test_a_person_saying_words_words_words_keeps_them_and_what_follows(
 
 
 def test_a_short_sentence_is_heard_with_the_words_said_before_it(
-    backend: FasterWhisperBackend, session: object
+    backend: FasterWhisperBackend,
 ) -> None:
     """ "Had he married a more amiable woman ..." follows a second of pause: recognised from
     a window of its own, tiny.en heard "How do you marry the more amiable woman" (61 of the
     70 words in all); with the words said before it in its window (lookback_s), "Had he
     married a" (65). Offline, the whole clip in one window: 69."""
-    words = stream(backend, session, decode_audio_file(AUSTEN))
+    words = steady_replay(backend, decode_audio_file(AUSTEN)).committed_words
     text = " ".join(normalize(join_words([w.text for w in words])))
     assert "had he married a more amiable woman" in text, text
     assert recognised(AUSTEN_TEXT, words) >= 63, text

@@ -13,7 +13,6 @@ import itertools
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,15 +23,13 @@ from subtitler.asr.faster_whisper import (
     FasterWhisperBackend,
     WhisperSettings,
     decode_audio_file,
-    silero_session,
 )
 from subtitler.asr.sentences import join_words
-from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
-from subtitler.asr.vad import SileroStream
 from subtitler.types import AsrUpdate
-from subtitler_research.asr.replay import SteadyClock, blocks_of, main, simulate
+from subtitler_research.asr.replay import main
 from subtitler_research.asr.wer import word_error_rate
 from tests.conftest import speech_clips
+from tests.helpers.steady_replay import steady_replay
 
 SR = 16000
 CLIPS = speech_clips()
@@ -51,24 +48,6 @@ def steady_clock() -> Callable[[], float]:
     block's own end time (tests/integration/test_glossary_recognition.py)."""
     ticks = itertools.count(0.0, 0.025)  # read twice per call
     return lambda: next(ticks)
-
-
-@dataclass
-class SteadyReplay:
-    updates: list[AsrUpdate]
-    rec: StreamingRecognizer
-
-
-def steady_replay(backend: FasterWhisperBackend, audio: np.ndarray) -> SteadyReplay:
-    """The stream played at 1x on a clock on which only recogniser calls take time, 50 ms
-    each: the cadence, what audio each call sees, and so the words, do not depend on how
-    busy the test machine is (the stream's clock was the wall clock's compute time before,
-    and a busy machine once moved a word out of its clip)."""
-    clock = SteadyClock(0.05)
-    rec = StreamingRecognizer(
-        clock.wrap(backend), StreamingOptions(language="en"), SileroStream(silero_session()), clock
-    )
-    return SteadyReplay(simulate(blocks_of(audio, 100), rec, clock).updates, rec)
 
 
 def talk(pause_s: float = 0.8) -> tuple[np.ndarray, list[tuple[float, float]], str]:
