@@ -443,3 +443,19 @@ def child_main(conn: Any, abort: Any, service: str, log_path: str, level: int) -
             break
     with contextlib.suppress(Exception):
         host.close()
+    _drop_log(log_path)
+
+
+def _drop_log(path: str) -> None:
+    """Remove the child's log on its way out: the parent removes it when it closes the
+    engine, but a parent that was killed (a crash, an ended task, a test's terminate) never
+    does, and each left one in the temporary folder."""
+    with contextlib.suppress(OSError):
+        # Windows does not remove a file this process still writes to (fd 1 and 2); while
+        # the parent still reads it, the removal fails there and the parent's close does it.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    with contextlib.suppress(OSError):
+        os.unlink(path)

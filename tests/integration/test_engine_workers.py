@@ -388,3 +388,33 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_an_engine_log_goes_with_the_engine_when_the_app_was_killed(tmp_path: Path) -> None:
+    # The parent removes a worker's log when it closes the engine; an app that was killed
+    # never does, and each of its workers left a log in the temporary folder (hundreds here).
+    killed_app = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from subtitler.config import MtConfig\n"
+        "from subtitler.mt.isolated import WorkerEngine\n"
+        "e = WorkerEngine(MtConfig(model_path=sys.argv[1]), Path(sys.argv[1]))\n"
+        "print(e.pid, flush=True)\n"
+        "os._exit(9)  # no finalizer, no atexit: as a killed process ends\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path), "TEMP": str(tmp_path), "TMP": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", killed_app, str(FIXTURE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 9, out.stderr[-2000:]
+    child = int(out.stdout.split()[-1])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (_alive(child) or list(tmp_path.glob("*.log"))):
+        time.sleep(0.1)
+    assert not _alive(child), "the engine outlived the app"
+    assert list(tmp_path.glob("subtitler-engine-*.log")) == []
