@@ -95,6 +95,7 @@ class LlamaServer:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self.log.unlink(missing_ok=True)  # each run left one in the temporary folder
 
 
 Fault = Callable[[str, dict[str, Any]], str]  # (path, request body) -> mode
