@@ -257,3 +257,42 @@ def test_a_window_of_the_app_in_use_is_never_under_the_overlay(xvfb: str, tmp_pa
         "glossary True True",
         "glossary back True",
     ], out.stdout + out.stderr
+
+
+def test_a_terminate_signal_quits_the_app_as_quit_does(
+    xvfb: str, tmp_path: Path, tiny_en: Path
+) -> None:
+    """SIGTERM (a logout, `kill`, a service manager) ends the app through its own Quit: the
+    pipeline stops, the lines are written, the engines end and leave nothing behind (before:
+    Python's default ended the process on the spot, exit status -15)."""
+    gguf = build_random_llama(tmp_path / "mt.gguf", PRESETS["tiny"], seed=5)
+    data, temp = tmp_path / "data", tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "DISPLAY": xvfb, "QT_QPA_PLATFORM": "xcb", "TMPDIR": str(temp)}
+    cmd = [sys.executable, str(ROOT / "main.py"), "--replay", str(CLIP), "--data-dir", str(data)]
+    cmd += ["--asr-model", str(tiny_en), "--mt-model", str(gguf)]
+    cmd += ["--config", str(tmp_path / "config.toml")]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            done = list((data / "transcripts").glob("*.jsonl")) if data.exists() else []
+            if done and done[0].read_text().strip():
+                break
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            time.sleep(0.2)
+        else:
+            pytest.fail("no transcript line within 90 s")
+        proc.terminate()
+        out = proc.communicate(timeout=30)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+    assert proc.returncode == 0, out[-2000:]
+    log = (data / "subtitler.log").read_text(encoding="utf-8")
+    assert "SIGTERM: quitting" in log
+    assert json.loads(done[0].read_text().splitlines()[0])["source"]
+    assert list(temp.glob("subtitler-engine-*.log")) == []
