@@ -16,7 +16,8 @@ def test_every_subpackage_is_installed() -> None:
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     listed = set(cfg["setuptools"]["packages"])
     found = set(find_packages(str(ROOT), include=["subtitler", "subtitler.*"]))
-    assert listed == found | {"subtitler.assets"}
+    assets = {f"subtitler.assets.{d.name}" for d in (ROOT / "assets").iterdir() if d.is_dir()}
+    assert listed == found | {"subtitler.assets"} | assets
     assert cfg["setuptools"]["package-dir"] == {"subtitler.assets": "assets"}
 
 
