@@ -45,7 +45,7 @@ from subtitler.session import (
 from subtitler.ui.about import AboutDialog
 from subtitler.ui.app_state import AppState
 from subtitler.ui.bridge import EventBridge
-from subtitler.ui.end_signals import EndSignals
+from subtitler.ui.end_signals import quit_on_end_signals
 from subtitler.ui.gc_guard import GuiThreadCollector
 from subtitler.ui.glossary_dialog import GlossaryDialog
 from subtitler.ui.history import HistoryDialog
@@ -618,8 +618,8 @@ def run_app(args: Any, data_dir: Path) -> int:
     guard.activated.connect(app.bring_forward)
     guard.command.connect(app.toggle)
     app.start()
-    EndSignals(app.quit, qapp)  # a logout, `kill` or Ctrl-C quits as Quit does
     try:
-        return int(qapp.exec())
+        with quit_on_end_signals(app.quit):  # a logout, `kill` or Ctrl-C quits as Quit does
+            return int(qapp.exec())
     finally:
         guard.release()

@@ -15,43 +15,49 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QObject, QSocketNotifier, QTimer
+from PySide6.QtCore import QSocketNotifier, QTimer
 
 log = logging.getLogger(__name__)
 
 SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
 
 
-class EndSignals(QObject):
-    """Calls ``quit`` once, in the event loop, when one of SIGNALS arrives."""
+@contextlib.contextmanager
+def quit_on_end_signals(quit: Callable[[], None]) -> Iterator[None]:
+    """While inside, one of SIGNALS calls ``quit`` once, in the event loop; the handlers
+    before are put back on the way out."""
+    if sys.platform == "win32":
+        yield
+        return
+    asked: list[int] = []
 
-    def __init__(self, quit: Callable[[], None], parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._quit = quit
-        self._asked = False
-        self._notifier: QSocketNotifier | None = None
-        if sys.platform == "win32":
-            return
-        self._r, self._w = socket.socketpair()
-        for s in (self._r, self._w):
-            s.setblocking(False)
-        signal.set_wakeup_fd(self._w.fileno(), warn_on_full_buffer=False)
-        for name in SIGNALS:
-            signal.signal(getattr(signal, name), self._on_signal)
-        self._notifier = QSocketNotifier(self._r.fileno(), QSocketNotifier.Type.Read, self)
-        self._notifier.activated.connect(self._drain)
+    def on_signal(signum: int, _frame: object) -> None:
+        if not asked:
+            asked.append(signum)
+            log.info("%s: quitting", signal.Signals(signum).name)
+            QTimer.singleShot(0, quit)  # in the loop, not inside whatever was interrupted
 
-    def _drain(self) -> None:
-        # The Python handler has run (or runs right here, before these lines): only the
-        # wake-up bytes are left to read.
-        with contextlib.suppress(OSError):
-            self._r.recv(4096)
+    r, w = socket.socketpair()
+    for s in (r, w):
+        s.setblocking(False)
+    notifier = QSocketNotifier(r.fileno(), QSocketNotifier.Type.Read)
+    # The handler has run by the time this slot does: only the wake-up bytes are left.
+    notifier.activated.connect(lambda *_: _drain(r))
+    old_fd = signal.set_wakeup_fd(w.fileno(), warn_on_full_buffer=False)
+    old = {name: signal.signal(getattr(signal, name), on_signal) for name in SIGNALS}
+    try:
+        yield
+    finally:
+        for name, handler in old.items():
+            signal.signal(getattr(signal, name), handler)
+        signal.set_wakeup_fd(old_fd)
+        notifier.setEnabled(False)
+        r.close()
+        w.close()
 
-    def _on_signal(self, signum: int, _frame: object) -> None:
-        if self._asked:
-            return
-        self._asked = True
-        log.info("%s: quitting", signal.Signals(signum).name)
-        QTimer.singleShot(0, self._quit)  # in the loop, not inside whatever was interrupted
+
+def _drain(r: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        r.recv(4096)

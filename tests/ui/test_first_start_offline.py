@@ -53,6 +53,9 @@ class _App:
     def start(self) -> None:
         pass
 
+    def quit(self) -> None:
+        pass
+
 
 def test_the_first_start_offers_models_without_connecting(
     qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
