@@ -63,7 +63,8 @@ def test_the_project_is_mit_licensed_in_one_voice() -> None:
     licence = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert licence.startswith("MIT License\n") and "subtitler contributors" in licence
     with (ROOT / "pyproject.toml").open("rb") as f:
-        assert tomllib.load(f)["project"]["license"] == {"text": "MIT"}
+        project = tomllib.load(f)["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
     assert notices.project_licence() == licence
 
 
