@@ -193,15 +193,7 @@ def test_a_translator_that_aborts_llama_cpp_leaves_the_app_running(
     )
     log = data / "subtitler.log"
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            done = list((data / "transcripts").glob("*.jsonl")) if data.exists() else []
-            if done and done[0].read_text().strip():
-                break
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            time.sleep(0.2)
-        else:
-            pytest.fail("no transcript line within 90 s")
+        done = _first_line(proc, data)
         assert proc.poll() is None  # still running
     finally:
         proc.terminate()
@@ -210,7 +202,7 @@ def test_a_translator_that_aborts_llama_cpp_leaves_the_app_running(
     assert "broken.gguf: llama.cpp crashed loading it (llama-vocab.cpp" in text
     # The engine's own abort message reached the log file too.
     assert "GGML_ASSERT(id_to_token.size() == token_to_id.size()) failed" in text
-    rec = json.loads(done[0].read_text().splitlines()[0])
+    rec = json.loads(done.read_text().splitlines()[0])
     assert rec["source"] and rec["translation"] == ""
 
 
@@ -276,15 +268,7 @@ def test_a_terminate_signal_quits_the_app_as_quit_does(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            done = list((data / "transcripts").glob("*.jsonl")) if data.exists() else []
-            if done and done[0].read_text().strip():
-                break
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            time.sleep(0.2)
-        else:
-            pytest.fail("no transcript line within 90 s")
+        done = _first_line(proc, data)
         proc.terminate()
         out = proc.communicate(timeout=30)[0]
     finally:
@@ -294,5 +278,17 @@ def test_a_terminate_signal_quits_the_app_as_quit_does(
     assert proc.returncode == 0, out[-2000:]
     log = (data / "subtitler.log").read_text(encoding="utf-8")
     assert "SIGTERM: quitting" in log
-    assert json.loads(done[0].read_text().splitlines()[0])["source"]
+    assert json.loads(done.read_text().splitlines()[0])["source"]
     assert list(temp.glob("subtitler-engine-*.log")) == []
+
+
+def _first_line(proc: subprocess.Popen[str], data: Path) -> Path:
+    """The app's transcript once it holds a line (the app must stay up meanwhile)."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        done = list((data / "transcripts").glob("*.jsonl")) if data.exists() else []
+        if done and done[0].read_text().strip():
+            return done[0]
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        time.sleep(0.2)
+    pytest.fail("no transcript line within 90 s")
