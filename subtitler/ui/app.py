@@ -124,6 +124,7 @@ class SubtitlerApp(QObject):
         self.errors: list[str] = []
         # What the app is doing, in one line: on the overlay and in the tray until it changes.
         self.state = AppState()
+        self._ended = False  # shut_down() ran
         self.hotkeys = hotkeys or GlobalHotkeys()
         self.hotkey_problems: dict[str, str] = {}
         if (display := replace_old_defaults(config.display)) is not None:
@@ -533,6 +534,15 @@ class SubtitlerApp(QObject):
         return (self.web.url if self.web is not None else "", self.web_problem)
 
     def quit(self) -> None:
+        self.shut_down()
+        QApplication.quit()
+
+    def shut_down(self) -> None:
+        """Stop the pipeline (the lines said are written), save the settings: once, however
+        the app ends (Quit, an end signal, or the system ending the event loop at a logout)."""
+        if self._ended:
+            return
+        self._ended = True
         self.stop_web()
         self.session.stop(2.0)
         # Events the pipeline posted before it stopped are not delivered any more (the
@@ -545,7 +555,6 @@ class SubtitlerApp(QObject):
                 gui.focusWindowChanged.disconnect(self._focus_changed)
         self._save()
         self.hotkeys.close()
-        QApplication.quit()
 
 
 def run_app(args: Any, data_dir: Path) -> int:
@@ -622,4 +631,5 @@ def run_app(args: Any, data_dir: Path) -> int:
         with quit_on_end_signals(app.quit):  # a logout, `kill` or Ctrl-C quits as Quit does
             return int(qapp.exec())
     finally:
+        app.shut_down()  # the loop can end without Quit: macOS's or Windows's logout
         guard.release()

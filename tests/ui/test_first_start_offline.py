@@ -56,6 +56,9 @@ class _App:
     def quit(self) -> None:
         pass
 
+    def shut_down(self) -> None:
+        pass
+
 
 def test_the_first_start_offers_models_without_connecting(
     qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -135,9 +138,12 @@ def test_every_way_through_the_first_run_ends_in_the_running_app(
             super().__init__(*a, **kw)
             apps.append(self)
 
+    settled: list[Any] = []  # what the overlay said then (run_app shuts the app down after)
+
     def run_until_settled(self: QApplication) -> int:
         (app,) = apps
         qtbot.waitUntil(lambda: app.overlay.state.run in ("stopped", "finished"), timeout=90_000)
+        settled.append(app.overlay.state)
         return 0
 
     monkeypatch.setattr(FirstRunDialog, "exec", go_through)
@@ -154,7 +160,7 @@ def test_every_way_through_the_first_run_ends_in_the_running_app(
         saved = app.config if way == "files" else settings_store.load(config).config
         assert saved.mt.tgt_lang == "fr" == app.config.mt.tgt_lang
         assert app.overlay.isVisible()
-        state = app.overlay.state
+        (state,) = settled
         if way == "skip":
             plan = dialogs[0].plan
             (asr,) = [e for e in plan.offer if e.kind == "asr"]
@@ -169,5 +175,47 @@ def test_every_way_through_the_first_run_ends_in_the_running_app(
             assert (saved.asr.model, saved.mt.model_path) == (str(tiny_en), str(FIXTURE))
             assert state.text == "Replay finished", state.text
             assert any(line.translation for line in app.overlay.lines())
+    finally:
+        app.quit()
+
+
+def test_the_app_stops_however_its_event_loop_ends(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_en: Path
+) -> None:
+    """The system can end the event loop without the app's Quit (a logout on macOS or
+    Windows): the pipeline is stopped and the settings saved all the same (before: left
+    running, the line being said never written)."""
+    from subtitler.pipeline.pipeline import PipelineState
+    from tests.integration.test_engine_workers import FIXTURE
+
+    apps: list[ui_app.SubtitlerApp] = []
+
+    class Seen(ui_app.SubtitlerApp):
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, **kw)
+            apps.append(self)
+
+    def ended_by_the_system(self: QApplication) -> int:
+        (app,) = apps
+        qtbot.waitUntil(
+            lambda: (
+                app.session.pipeline is not None
+                and app.session.pipeline.state is PipelineState.RUNNING
+            ),
+            timeout=60_000,
+        )
+        return 0
+
+    monkeypatch.setattr(ui_app, "SingleInstance", _Guard)
+    monkeypatch.setattr(ui_app, "SubtitlerApp", Seen)
+    monkeypatch.setattr(QApplication, "exec", ended_by_the_system)
+    argv = ["--config", str(tmp_path / "config.toml"), "--replay", str(DATA / "LJ001-0008.flac")]
+    argv += ["--asr-model", str(tiny_en), "--mt-model", str(FIXTURE)]
+    assert ui_app.run_app(parser().parse_args(argv), tmp_path / "data") == 0
+    (app,) = apps
+    try:
+        assert app.session.pipeline is not None
+        assert app.session.pipeline.state is PipelineState.STOPPED
+        assert app.session.pipeline.finished.is_set()
     finally:
         app.quit()
