@@ -10,6 +10,7 @@ a meeting app is in front. It talks in lines over stdin / stdout:
                              released in reverse), then the keysyms its window received
     hold MODS KEY N       -> "got ...": KEY pressed N times before its release (a held key)
     lock KEY              -> "ok": tap a lock key (Num_Lock, Caps_Lock) to switch it
+    remap KEY             -> "ok": KEY's map written back unchanged (every client is told)
     quit
 
 MODS are keysym names joined with "+" ("Control_L+Shift_L") or "-" for none. Key presses go
@@ -108,6 +109,10 @@ class Client:
         x.XGrabKey.argtypes = [vp, ctypes.c_int, ctypes.c_uint, ul, ctypes.c_int] + [
             ctypes.c_int
         ] * 2
+        x.XGetKeyboardMapping.restype = ctypes.POINTER(ul)
+        x.XGetKeyboardMapping.argtypes = [vp, ctypes.c_ubyte, ctypes.c_int, ctypes.c_void_p]
+        x.XChangeKeyboardMapping.argtypes = [vp, ctypes.c_int, ctypes.c_int, vp, ctypes.c_int]
+        x.XFree.argtypes = [vp]
         self.xtst.XTestFakeKeyEvent.argtypes = [vp, ctypes.c_uint, ctypes.c_int, ul]
         self.errors: list[int] = []
         self._on_error = ERROR_HANDLER(self._record_error)  # kept: X calls it later
@@ -165,6 +170,15 @@ class Client:
             self.xtst.XTestFakeKeyEvent(self.dpy, k, 1, 0)
         for c in [k, *reversed(codes)]:
             self.xtst.XTestFakeKeyEvent(self.dpy, c, 0, 0)
+        self.x.XSync(self.dpy, 0)
+
+    def remap(self, key: str) -> None:
+        """Write one key's keysyms back unchanged: the server tells every client that the
+        keyboard map changed (MappingNotify), as after a switch of layout."""
+        code, per = self.keycode(key), ctypes.c_int()
+        syms = self.x.XGetKeyboardMapping(self.dpy, code, 1, ctypes.byref(per))
+        self.x.XChangeKeyboardMapping(self.dpy, code, per.value, syms, 1)
+        self.x.XFree(syms)
         self.x.XSync(self.dpy, 0)
 
     def received(self) -> list[str]:
@@ -268,6 +282,9 @@ def main() -> int:
         elif cmd == "lock":
             c.tap([args[0]])
             c.received()
+            print("ok", flush=True)
+        elif cmd == "remap":
+            c.remap(args[0])
             print("ok", flush=True)
         elif cmd == "quit":
             break

@@ -367,16 +367,21 @@ class X11Hotkeys:
             log.warning("the X display closed the hotkey connection; hotkeys are off")
             self._notifier.setEnabled(False)
             return
-        remap = False
-        while ev := self._x.xcb_poll_for_event(self._conn):
-            kind = ctypes.c_uint8.from_address(ev).value & 0x7F
-            if kind in (KEY_PRESS, KEY_RELEASE):
-                k = _KeyEvent.from_address(ev)
-                self._on_key(kind == KEY_PRESS, k.detail, k.state, k.time)
-            elif kind == MAPPING_NOTIFY:
-                remap |= _MappingNotify.from_address(ev).request != 2  # not the pointer's
-            self._x.free(ev)
-        if remap:
+        while True:
+            remap = False
+            while ev := self._x.xcb_poll_for_event(self._conn):
+                kind = ctypes.c_uint8.from_address(ev).value & 0x7F
+                if kind in (KEY_PRESS, KEY_RELEASE):
+                    k = _KeyEvent.from_address(ev)
+                    self._on_key(kind == KEY_PRESS, k.detail, k.state, k.time)
+                elif kind == MAPPING_NOTIFY:
+                    remap |= _MappingNotify.from_address(ev).request != 2  # not the pointer's
+                self._x.free(ev)
+            if not remap:
+                return
+            # Grabbing again waits for the server's answers, and xcb queues the events that
+            # come meanwhile: the socket has nothing more to say then, so they are read here
+            # (a press right after a switch of keyboard was lost).
             self._regrab()
 
     def _on_key(self, press: bool, keycode: int, state: int, time: int) -> None:
