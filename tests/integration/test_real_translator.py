@@ -115,11 +115,13 @@ def test_a_wrong_template_shows_no_control_text(gemma: Path) -> None:
 
 
 def test_beta0_equals_rt_token_for_token(gemma: Path) -> None:
-    """SSBD at beta 0 verifies the draft in batches and must give exactly the tokens RT
-    decodes one by one. With this Q4_K_M file that holds when llama.cpp evaluates at most 7
-    tokens per micro-batch: from 8 on its matrix products take another path, whose logits
-    differ from single-token decoding by up to ~2 (argmax flips; docs/benchmarks/translator.md)."""
-    lm = LlamaLM(LlamaSettings(str(gemma), n_ctx=1024, n_threads=2, n_ubatch=7))
+    """SSBD at beta 0 verifies the draft in one call and must give exactly the tokens RT
+    decodes one by one. How many tokens per micro-batch keep this Q4_K_M file's logits bit for
+    bit those of single-token decoding depends on the CPU's kernels (7 on one x86-64 machine of
+    this project, 2 on another: README, "Exactness of beta = 0"); one per micro-batch is the
+    same computation as RT's on any CPU, so what is checked is SSBD's own part: the draft's
+    positions and logits, acceptance and the rollback after a rejection."""
+    lm = LlamaLM(LlamaSettings(str(gemma), n_ctx=1024, n_threads=2, n_ubatch=1))
     try:
         trs = {
             m: StreamTranslator(lm, PromptBuilder("fewshot", "en", "de"), DecodeOptions(m, 0.0))
