@@ -338,8 +338,15 @@ class StreamingRecognizer:
         self._language = None
 
     def _look_back(self, start: float) -> float | None:
-        """Where a window starting on the committed words before ``start`` begins: before
-        the first of them said within lookback_s whose audio is still here; None if none."""
+        """Where a window starting on the committed words before ``start`` begins: a tenth
+        of a second before the first of them said within lookback_s, after a pause of that
+        much, whose audio is still here; None if none.
+
+        The aligner writes an utterance's words end to end and its first word at its
+        window's start, where the audio kept begins: so the window looks back to the first
+        pause inside the committed words said within lookback_s, and not at all when they
+        have none. Looking back on the first committed word after the floor in any case
+        was measured worse (docs/benchmarks/asr.md, session L)."""
         if self.opt.lookback_s <= 0 or not self._history:
             return None
         if self._history[-1].end > start or self._history[-1].end < start - self.opt.lookback_s:
