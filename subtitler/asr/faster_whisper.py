@@ -20,6 +20,8 @@ call does three things wrong for a streaming window re-recognised every second:
 from __future__ import annotations
 
 import logging
+import statistics
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from subtitler.asr.backend import MIN_WINDOW_S, SAMPLE_RATE, AsrError, Hypothesis, Samples
+from subtitler.asr.faster_of import FasterOf
 from subtitler.asr.repetition import lend_times, loop_words, plain
 from subtitler.config import AsrConfig
 from subtitler.types import Word
@@ -207,6 +210,34 @@ class FasterWhisperBackend:
         self.multilingual = bool(self._model.model.is_multilingual)
         self._tokenizers: dict[str, Any] = {}
         self.hotwords = settings.hotwords
+        # The decoder's steps (beam search, language detection, alignment) multiply small
+        # matrices: a second CTranslate2 thread can cost more than it brings. Measured on two
+        # 2-vCPU machines: tiny.en's beam search 0.07 s on 2 threads against 0.06 s on 1,
+        # then 0.25 s against 0.09 s, to the token the same output (docs/benchmarks/asr.md,
+        # session M). So with several CPU threads a copy of the model on one thread runs the
+        # steps if, over the first passes, it decodes faster; the encoder keeps every thread.
+        self._steps = self._model
+        self._one: Any = None
+        self.step_choice: FasterOf | None = None
+        if self.device == "cpu" and settings.threads > 1:
+            self._one = WhisperModel(
+                settings.model,
+                device="cpu",
+                compute_type=self.compute_type,
+                cpu_threads=1,
+                local_files_only=True,
+            )
+            self.step_choice = FasterOf()
+
+    @property
+    def step_threads(self) -> int | None:
+        """Threads of the decoder's steps; None while the first passes still compare them."""
+        choice = self.step_choice
+        if choice is None:
+            return self.settings.threads if self.device == "cpu" else None
+        if choice.chosen is None:
+            return None
+        return 1 if choice.chosen == 1 else self.settings.threads
 
     def set_hotwords(self, hotwords: str) -> None:
         """Words to expect from the next recognition on (the glossary's terms)."""
@@ -249,7 +280,7 @@ class FasterWhisperBackend:
 
     def _ranked(self, encoded: Any) -> tuple[tuple[str, float], ...]:
         """The languages ``encoded`` sounds like, most likely first (the first _RANKED)."""
-        found = self._model.model.detect_language(encoded)[0][:_RANKED]  # ("<|de|>", p), ...
+        found = self._steps.model.detect_language(encoded)[0][:_RANKED]  # ("<|de|>", p), ...
         return tuple((str(token[2:-2]), float(p)) for token, p in found)
 
     def _prompt(self, tokenizer: Any, prompt: str, prefix: list[int]) -> list[int]:
@@ -276,7 +307,11 @@ class FasterWhisperBackend:
 
         s = self.settings
         cap = s.max_new_tokens or int(8 + _TOKENS_PER_S * seconds)
-        return self._model.model.generate(
+        choice = self.step_choice
+        which = choice.next() if choice is not None and choice.chosen is None else None
+        model = self._one if which == 1 else self._steps
+        start = time.perf_counter()
+        result = model.model.generate(
             encoded,
             [prompt],
             beam_size=s.beam_size,
@@ -289,6 +324,27 @@ class FasterWhisperBackend:
             suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
             max_initial_timestamp_index=50,  # the first word starts within 1 s (Whisper's)
         )[0]
+        if choice is not None and which is not None:
+            cost = (time.perf_counter() - start) / (len(result.sequences_ids[0]) + 1)
+            self._settle(choice.record(which, cost))
+        return result
+
+    def _settle(self, chosen: int | None) -> None:
+        """Keeps the model the first passes found faster for the steps (the other copy goes)."""
+        if chosen is None or self.step_choice is None:
+            return
+        costs = [statistics.median(c) * 1000 for c in self.step_choice.costs]
+        if chosen == 1:
+            self._steps = self._one
+        else:
+            self._one = None
+        log.info(
+            "decoding on %d thread(s): %.1f ms per token on %d, %.1f ms on 1",
+            1 if chosen == 1 else self.settings.threads,
+            costs[0],
+            self.settings.threads,
+            costs[1],
+        )
 
     def align(self, audio: Samples, text: str, language: str | None = None) -> list[Word]:
         """Word times of a known ``text`` in ``audio`` (forced alignment; any model weights
@@ -314,7 +370,7 @@ class FasterWhisperBackend:
         # CTranslate2 halves the frames for the encoder stride and median-filters them.
         if not tokens or content // 2 <= _MEDIAN_FILTER:
             return []
-        found = self._model.find_alignment(tokenizer, [tokens], encoded, content)
+        found = self._steps.find_alignment(tokenizer, [tokens], encoded, content)
         alignment = found[0] if found else []
         if not alignment:
             return []
