@@ -22,9 +22,10 @@ from __future__ import annotations
 import logging
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from subtitler.config import AsrConfig
 from subtitler.types import Word
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 _MEDIAN_FILTER = 7  # faster-whisper's alignment median filter width (frames of 20 ms)
 _FRAMES_PER_S = 100  # log-Mel frames per second (hop 160 at 16 kHz)
@@ -210,34 +212,96 @@ class FasterWhisperBackend:
         self.multilingual = bool(self._model.model.is_multilingual)
         self._tokenizers: dict[str, Any] = {}
         self.hotwords = settings.hotwords
-        # The decoder's steps (beam search, language detection, alignment) multiply small
-        # matrices: a second CTranslate2 thread can cost more than it brings. Measured on two
-        # 2-vCPU machines: tiny.en's beam search 0.07 s on 2 threads against 0.06 s on 1,
-        # then 0.25 s against 0.09 s, to the token the same output (docs/benchmarks/asr.md,
-        # session M). So with several CPU threads a copy of the model on one thread runs the
-        # steps if, over the first passes, it decodes faster; the encoder keeps every thread.
-        self._steps = self._model
-        self._one: Any = None
+        # A second CTranslate2 thread can cost more than it brings, above all in the decoder's
+        # steps (small matrices): on two 2-vCPU machines tiny.en's beam search took 0.07 s on
+        # 2 threads against 0.06 s on 1, then 0.25 s against 0.09 s, to the token the same
+        # output (docs/benchmarks/asr.md, session M). So with several CPU threads a copy of
+        # the model on one thread is loaded, the first passes alternate the encoder and the
+        # decoder's steps (beam search, language detection, alignment) between the two, each
+        # part keeps the faster, and a copy neither part kept is let go.
+        self._encoder = self._steps = self._model
+        self._pair: tuple[Any, Any] | None = None
+        self.encode_choice: FasterOf | None = None
         self.step_choice: FasterOf | None = None
         if self.device == "cpu" and settings.threads > 1:
-            self._one = WhisperModel(
+            one = WhisperModel(
                 settings.model,
                 device="cpu",
                 compute_type=self.compute_type,
                 cpu_threads=1,
                 local_files_only=True,
             )
-            self.step_choice = FasterOf()
+            self._pair = (self._model, one)
+            self.encode_choice, self.step_choice = FasterOf(), FasterOf()
+
+    def _threads(self, choice: FasterOf | None) -> int | None:
+        if self.device != "cpu":
+            return None
+        if choice is None:
+            return self.settings.threads
+        return None if choice.chosen is None else (1, self.settings.threads)[choice.chosen == 0]
 
     @property
-    def step_threads(self) -> int | None:
-        """Threads of the decoder's steps; None while the first passes still compare them."""
-        choice = self.step_choice
-        if choice is None:
-            return self.settings.threads if self.device == "cpu" else None
-        if choice.chosen is None:
-            return None
-        return 1 if choice.chosen == 1 else self.settings.threads
+    def threads_in_use(self) -> tuple[int | None, int | None]:
+        """CPU threads of (the encoder, the decoder's steps); None while the first passes
+        still compare them (or on a GPU)."""
+        return self._threads(self.encode_choice), self._threads(self.step_choice)
+
+    @property
+    def models_held(self) -> int:
+        """Copies of the model in memory: two while the first passes compare them, and
+        after where the encoder and the steps each kept a different one."""
+        if self._pair is not None:
+            return 2
+        return 1 if self._encoder is self._steps else 2
+
+    def _on(
+        self,
+        choice: FasterOf | None,
+        settled: Any,
+        run: Callable[[Any], _T],
+        size: Callable[[_T], float],
+    ) -> _T:
+        """``run`` on the model ``choice`` says (``settled`` once all is decided); while the
+        choice is open its cost per unit of ``size(output)`` is counted."""
+        pair = self._pair
+        if choice is None or pair is None:
+            return run(settled)
+        if choice.chosen is not None:
+            return run(pair[choice.chosen])
+        which = choice.next()
+        start = time.perf_counter()
+        out = run(pair[which])
+        if choice.record(which, (time.perf_counter() - start) / max(size(out), 1.0)) is not None:
+            self._settle()
+        return out
+
+    def _step_model(self) -> Any:
+        """The copy that runs the decoder's steps outside the compared beam search."""
+        choice, pair = self.step_choice, self._pair
+        if pair is not None and choice is not None and choice.chosen is not None:
+            return pair[choice.chosen]
+        return self._steps
+
+    def _settle(self) -> None:
+        """Once the encoder and the steps have each chosen, keeps only the copies they use."""
+        enc, steps, pair = self.encode_choice, self.step_choice, self._pair
+        if enc is None or steps is None or pair is None:
+            return
+        if enc.chosen is None or steps.chosen is None:
+            return
+        self._encoder, self._steps = pair[enc.chosen], pair[steps.chosen]
+        self._model = self._encoder  # features, tokenizer and prompt from a copy that stays
+        self._pair = None
+        ms = [[statistics.median(c) * 1000 for c in ch.costs] for ch in (enc, steps)]
+        log.info(
+            "recognising on %d + %d thread(s) (encoder + decoding): encoder %.2f / %.2f ms per "
+            "frame, decoding %.1f / %.1f ms per token, on %d / 1 thread(s)",
+            *self.threads_in_use,
+            *ms[0],
+            *ms[1],
+            self.settings.threads,
+        )
 
     def set_hotwords(self, hotwords: str) -> None:
         """Words to expect from the next recognition on (the glossary's terms)."""
@@ -271,7 +335,9 @@ class FasterWhisperBackend:
         # Zeros after the audio, as faster-whisper's pad_or_trim pads its 30 s window.
         x = np.zeros((1, feats.shape[0], n), dtype=np.float32)
         x[0, :, :content] = feats[:, :content]
-        return self._model.encode(x), content
+        # Cost per frame: the encoder's input grows with the window.
+        encoded = self._on(self.encode_choice, self._encoder, lambda m: m.encode(x), lambda _: n)
+        return encoded, content
 
     def _language(self, encoded: Any, language: str | None) -> str:
         if not self.multilingual:
@@ -280,7 +346,7 @@ class FasterWhisperBackend:
 
     def _ranked(self, encoded: Any) -> tuple[tuple[str, float], ...]:
         """The languages ``encoded`` sounds like, most likely first (the first _RANKED)."""
-        found = self._steps.model.detect_language(encoded)[0][:_RANKED]  # ("<|de|>", p), ...
+        found = self._step_model().model.detect_language(encoded)[0][:_RANKED]  # ("<|de|>", p), ...
         return tuple((str(token[2:-2]), float(p)) for token, p in found)
 
     def _prompt(self, tokenizer: Any, prompt: str, prefix: list[int]) -> list[int]:
@@ -307,43 +373,23 @@ class FasterWhisperBackend:
 
         s = self.settings
         cap = s.max_new_tokens or int(8 + _TOKENS_PER_S * seconds)
-        choice = self.step_choice
-        which = choice.next() if choice is not None and choice.chosen is None else None
-        model = self._one if which == 1 else self._steps
-        start = time.perf_counter()
-        result = model.model.generate(
-            encoded,
-            [prompt],
-            beam_size=s.beam_size,
-            patience=1.0,
-            length_penalty=1.0,
-            max_length=min(_MAX_LENGTH, len(prompt) + cap),
-            return_scores=True,
-            return_no_speech_prob=True,
-            suppress_blank=True,
-            suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
-            max_initial_timestamp_index=50,  # the first word starts within 1 s (Whisper's)
-        )[0]
-        if choice is not None and which is not None:
-            cost = (time.perf_counter() - start) / (len(result.sequences_ids[0]) + 1)
-            self._settle(choice.record(which, cost))
-        return result
-
-    def _settle(self, chosen: int | None) -> None:
-        """Keeps the model the first passes found faster for the steps (the other copy goes)."""
-        if chosen is None or self.step_choice is None:
-            return
-        costs = [statistics.median(c) * 1000 for c in self.step_choice.costs]
-        if chosen == 1:
-            self._steps = self._one
-        else:
-            self._one = None
-        log.info(
-            "decoding on %d thread(s): %.1f ms per token on %d, %.1f ms on 1",
-            1 if chosen == 1 else self.settings.threads,
-            costs[0],
-            self.settings.threads,
-            costs[1],
+        return self._on(
+            self.step_choice,
+            self._steps,
+            lambda m: m.model.generate(
+                encoded,
+                [prompt],
+                beam_size=s.beam_size,
+                patience=1.0,
+                length_penalty=1.0,
+                max_length=min(_MAX_LENGTH, len(prompt) + cap),
+                return_scores=True,
+                return_no_speech_prob=True,
+                suppress_blank=True,
+                suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
+                max_initial_timestamp_index=50,  # the first word starts within 1 s (Whisper's)
+            )[0],
+            lambda r: len(r.sequences_ids[0]) + 1,  # per token: longer texts cost more
         )
 
     def align(self, audio: Samples, text: str, language: str | None = None) -> list[Word]:
@@ -370,7 +416,7 @@ class FasterWhisperBackend:
         # CTranslate2 halves the frames for the encoder stride and median-filters them.
         if not tokens or content // 2 <= _MEDIAN_FILTER:
             return []
-        found = self._steps.find_alignment(tokenizer, [tokens], encoded, content)
+        found = self._step_model().find_alignment(tokenizer, [tokens], encoded, content)
         alignment = found[0] if found else []
         if not alignment:
             return []

@@ -143,40 +143,45 @@ def test_forced_alignment_places_known_words_in_order(backend: FasterWhisperBack
     assert words[0].start >= 0.0 and words[-1].end <= len(audio) / SR + 0.02
 
 
-def test_decoding_steps_on_one_thread_give_what_every_thread_gives(tiny_en: Path) -> None:
-    """With 2 threads the first passes alternate between the model and a one-thread copy for
-    the decoder's steps, then keep the faster (docs/benchmarks/asr.md, session M): to the word
-    and the time, the same as the model on one thread, before and after the choice."""
+def test_one_thread_or_two_the_same_words_before_and_after_the_choice(tiny_en: Path) -> None:
+    """With 2 threads the first passes alternate the encoder and the decoder's steps between
+    the model and a copy on one thread, and each part keeps the faster (docs/benchmarks/asr.md,
+    session M): to the word and the time what the model on one thread gives, throughout."""
     two = FasterWhisperBackend(WhisperSettings(str(tiny_en), device="cpu", threads=2))
     one = FasterWhisperBackend(WhisperSettings(str(tiny_en), device="cpu", threads=1))
-    assert one.step_choice is None and one.step_threads == 1
-    assert two.step_choice is not None and two.step_threads is None
+    assert one.step_choice is None and one.threads_in_use == (1, 1) and one.models_held == 1
+    assert two.threads_in_use == (None, None) and two.models_held == 2
     audio = np.concatenate([decode_audio_file(path) for path, _ in CLIPS[:4]])
-    windows = [audio[i * 2 * SR : (i * 2 + 4) * SR] for i in range(8)]
-    for window in windows:
+    for i in range(8):
+        window = audio[i * 2 * SR : (i * 2 + 4) * SR]
         kwargs = {"t0": 0.0, "prompt": "", "language": None}
         assert two.transcribe(window, **kwargs) == one.transcribe(window, **kwargs)
-    assert two.step_threads in (1, 2)  # whichever this machine decodes faster on
+    # Whichever this machine runs faster; a copy is held only where a part uses it.
+    encoder, steps = two.threads_in_use
+    assert encoder in (1, 2) and steps in (1, 2)
+    assert two.models_held == (1 if encoder == steps else 2)
 
 
-@pytest.mark.parametrize(("slower", "threads"), [(0, 1), (1, 2)])
-def test_the_slower_decoding_goes_and_the_faster_runs_the_steps(
-    tiny_en: Path, slower: int, threads: int
+# Which copy is slower for (the encoder, the decoder's steps): 0 the model on 2 threads, 1
+# the copy on one thread; and the threads each part then runs on.
+@pytest.mark.parametrize(
+    ("slower", "threads"), [((0, 0), (1, 1)), ((1, 1), (2, 2)), ((1, 0), (2, 1))]
+)
+def test_each_part_keeps_the_faster_copy_and_a_copy_no_part_uses_goes(
+    tiny_en: Path, slower: tuple[int, int], threads: tuple[int, int]
 ) -> None:
-    """The first passes' costs decide: the copy on one thread runs the decoder's steps when
-    the model's threads cost more, and is let go when they cost less."""
     two = FasterWhisperBackend(WhisperSettings(str(tiny_en), device="cpu", threads=2))
-    choice = two.step_choice
-    assert choice is not None
-    # Three trials of the model's threads and two of the copy already counted, the slower
-    # way's at 9 s a token: the next pass is the copy's third trial, and it decides.
-    choice.costs[0].extend([9.0 if slower == 0 else 0.0] * 3)
-    choice.costs[1].extend([9.0 if slower == 1 else 0.0] * 2)
+    for choice, slow in zip((two.encode_choice, two.step_choice), slower, strict=True):
+        assert choice is not None
+        # Three trials of the model and two of the copy already counted, the slower one at
+        # 9 s a unit: the next pass is the copy's third trial, and it decides.
+        choice.costs[0].extend([9.0 if slow == 0 else 0.0] * 3)
+        choice.costs[1].extend([9.0 if slow == 1 else 0.0] * 2)
     path, text = CLIPS[0]
     audio = decode_audio_file(path)
     h = two.transcribe(audio, t0=0.0, prompt="", language=None)
-    assert choice.chosen == 1 - slower and two.step_threads == threads
-    assert (two._one is None) == (threads == 2)  # the copy on one thread is let go
+    assert two.threads_in_use == threads
+    assert two.models_held == len(set(threads))
     expected = FasterWhisperBackend(WhisperSettings(str(tiny_en), device="cpu", threads=1))
     assert h == expected.transcribe(audio, t0=0.0, prompt="", language=None)
     assert [w.text.strip() for w in two.align(audio, text)] == text.split()
