@@ -224,15 +224,21 @@ class FasterWhisperBackend:
         self.encode_choice: FasterOf | None = None
         self.step_choice: FasterOf | None = None
         if self.device == "cpu" and settings.threads > 1:
-            one = WhisperModel(
-                settings.model,
-                device="cpu",
-                compute_type=self.compute_type,
-                cpu_threads=1,
-                local_files_only=True,
-            )
-            self._pair = (self._model, one)
-            self.encode_choice, self.step_choice = FasterOf(), FasterOf()
+            try:
+                one = WhisperModel(
+                    settings.model,
+                    device="cpu",
+                    compute_type=self.compute_type,
+                    cpu_threads=1,
+                    local_files_only=True,
+                )
+            except Exception as e:  # memory, above all: the model loaded once is enough
+                log.warning(
+                    "recognising on %d threads only (no copy on one: %s)", settings.threads, e
+                )
+            else:
+                self._pair = (self._model, one)
+                self.encode_choice, self.step_choice = FasterOf(), FasterOf()
 
     def _threads(self, choice: FasterOf | None) -> int | None:
         if self.device != "cpu":

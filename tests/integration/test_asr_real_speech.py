@@ -162,6 +162,27 @@ def test_one_thread_or_two_the_same_words_before_and_after_the_choice(tiny_en: P
     assert two.models_held == (1 if encoder == steps else 2)
 
 
+def test_a_copy_that_cannot_load_leaves_the_model_on_its_threads(
+    tiny_en: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Memory for a second copy is a nicety: without it the model runs on all its threads."""
+    import faster_whisper
+
+    real = faster_whisper.WhisperModel
+
+    def no_room_for_one(*args: object, **kwargs: object) -> object:
+        if kwargs.get("cpu_threads") == 1:
+            raise RuntimeError("std::bad_alloc")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(faster_whisper, "WhisperModel", no_room_for_one)
+    two = FasterWhisperBackend(WhisperSettings(str(tiny_en), device="cpu", threads=2))
+    assert two.threads_in_use == (2, 2) and two.models_held == 1
+    assert "no copy on one: std::bad_alloc" in caplog.text
+    path, text = CLIPS[0]
+    assert [w.text.strip() for w in two.align(decode_audio_file(path), text)] == text.split()
+
+
 # Which copy is slower for (the encoder, the decoder's steps): 0 the model on 2 threads, 1
 # the copy on one thread; and the threads each part then runs on.
 @pytest.mark.parametrize(
