@@ -8,7 +8,8 @@ Windows of ``--window`` seconds are cut from the file every 7 s; each is recogni
 (on 30 s as faster-whisper pads it, and on the window plus padding as this project does),
 beam-5 and greedy decoding, the word-alignment pass; plus Silero VAD over the same audio and
 faster-whisper's own ``transcribe`` (word timestamps, beam 5, no fallback) for comparison.
-Medians over the windows.
+Medians over the windows. With several threads the recogniser first chooses each part's
+threads (``threads_in_use`` in the output: encoder, decoding), as it does in the app.
 """
 
 from __future__ import annotations
@@ -48,8 +49,11 @@ def profile(model: str, audio: np.ndarray, threads: int, window_s: float, n: int
     def add(k: str, v: float) -> None:
         rows.setdefault(k, []).append(v)
 
-    be.transcribe(audio[: int(window_s * 16000)], t0=0, prompt="", language="en")  # warm up
-    full.transcribe(audio[: int(window_s * 16000)], t0=0, prompt="", language="en")
+    # Warm up, and let the first passes choose the threads of each part (the recogniser tries
+    # each part on its threads and on one for six passes, then keeps the faster).
+    for _ in range(6):
+        be.transcribe(audio[: int(window_s * 16000)], t0=0, prompt="", language="en")
+        full.transcribe(audio[: int(window_s * 16000)], t0=0, prompt="", language="en")
     fw = be._model
     tok = be._tokenizer("en")
     prompt = be._prompt(tok, "", [])
@@ -105,7 +109,8 @@ def profile(model: str, audio: np.ndarray, threads: int, window_s: float, n: int
         t = time.perf_counter()
         vad(x)
         add("vad", time.perf_counter() - t)
-    return {k: round(statistics.median(v), 4) for k, v in rows.items()} | {"windows": len(starts)}
+    medians = {k: round(statistics.median(v), 4) for k, v in rows.items()}
+    return medians | {"windows": len(starts), "threads_in_use": list(be.threads_in_use)}
 
 
 def main(argv: list[str] | None = None) -> int:

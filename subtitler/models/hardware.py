@@ -138,7 +138,9 @@ def detect(*, probe_backends: bool = True) -> HardwareInfo:
 # measured on the project's reference machine (x86-64, 2 vCPUs, AVX-512, CTranslate2 4.8.5)
 # with random weights of the real shapes: python -m subtitler_research.bench.asr_cost (figures and
 # command in docs/benchmarks/asr.md). Two threads were slower than one there (the two vCPUs
-# share a core), so the estimate never assumes a second thread helps.
+# share a core), so the estimate never assumes a second thread helps; the recogniser itself
+# runs a part on one thread where its first passes find that faster (asr/faster_whisper.py),
+# so more threads never cost more than the lesser of the two figures.
 WHISPER_RUN_COST_S: dict[str, tuple[float, float]] = {
     "tiny": (0.078, 0.099),
     "base": (0.158, 0.215),
