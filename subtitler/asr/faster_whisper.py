@@ -219,8 +219,7 @@ class FasterWhisperBackend:
         # the model on one thread is loaded, the first passes alternate the encoder and the
         # decoder's steps (beam search, language detection, alignment) between the two, each
         # part keeps the faster, and a copy neither part kept is let go.
-        self._encoder = self._steps = self._model
-        self._pair: tuple[Any, Any] | None = None
+        self._copies: list[Any] = [self._model]  # on all threads, then (if any) on one
         self.encode_choice: FasterOf | None = None
         self.step_choice: FasterOf | None = None
         if self.device == "cpu" and settings.threads > 1:
@@ -237,7 +236,7 @@ class FasterWhisperBackend:
                     "recognising on %d threads only (no copy on one: %s)", settings.threads, e
                 )
             else:
-                self._pair = (self._model, one)
+                self._copies.append(one)
                 self.encode_choice, self.step_choice = FasterOf(), FasterOf()
 
     def _threads(self, choice: FasterOf | None) -> int | None:
@@ -257,55 +256,41 @@ class FasterWhisperBackend:
     def models_held(self) -> int:
         """Copies of the model in memory: two while the first passes compare them, and
         after where the encoder and the steps each kept a different one."""
-        if self._pair is not None:
-            return 2
-        return 1 if self._encoder is self._steps else 2
+        return sum(m is not None for m in self._copies)
+
+    def _copy(self, choice: FasterOf | None) -> Any:
+        """The copy a part runs on: the chosen one, else the model on all its threads."""
+        return self._copies[0 if choice is None or choice.chosen is None else choice.chosen]
 
     def _on(
-        self,
-        choice: FasterOf | None,
-        settled: Any,
-        run: Callable[[Any], _T],
-        size: Callable[[_T], float],
+        self, choice: FasterOf | None, run: Callable[[Any], _T], size: Callable[[_T], float]
     ) -> _T:
-        """``run`` on the model ``choice`` says (``settled`` once all is decided); while the
-        choice is open its cost per unit of ``size(output)`` is counted."""
-        pair = self._pair
-        if choice is None or pair is None:
-            return run(settled)
-        if choice.chosen is not None:
-            return run(pair[choice.chosen])
+        """``run`` on the copy ``choice`` says; while the choice is open the copies take turns
+        and the cost per unit of ``size(output)`` is counted."""
+        if choice is None or choice.chosen is not None:
+            return run(self._copy(choice))
         which = choice.next()
         start = time.perf_counter()
-        out = run(pair[which])
+        out = run(self._copies[which])
         if choice.record(which, (time.perf_counter() - start) / max(size(out), 1.0)) is not None:
             self._settle()
         return out
 
-    def _step_model(self) -> Any:
-        """The copy that runs the decoder's steps outside the compared beam search."""
-        choice, pair = self.step_choice, self._pair
-        if pair is not None and choice is not None and choice.chosen is not None:
-            return pair[choice.chosen]
-        return self._steps
-
     def _settle(self) -> None:
         """Once the encoder and the steps have each chosen, keeps only the copies they use."""
-        enc, steps, pair = self.encode_choice, self.step_choice, self._pair
-        if enc is None or steps is None or pair is None:
+        choices = [c for c in (self.encode_choice, self.step_choice) if c is not None]
+        kept = {c.chosen for c in choices}
+        if None in kept:
             return
-        if enc.chosen is None or steps.chosen is None:
-            return
-        self._encoder, self._steps = pair[enc.chosen], pair[steps.chosen]
-        self._model = self._encoder  # features, tokenizer and prompt from a copy that stays
-        self._pair = None
-        ms = [[statistics.median(c) * 1000 for c in ch.costs] for ch in (enc, steps)]
+        self._copies = [m if i in kept else None for i, m in enumerate(self._copies)]
+        # Features, tokenizer and prompt from a copy that stays.
+        self._model = next(m for m in self._copies if m is not None)
+        ms = [statistics.median(c) * 1000 for ch in choices for c in ch.costs]
         log.info(
             "recognising on %d + %d thread(s) (encoder + decoding): encoder %.2f / %.2f ms per "
             "frame, decoding %.1f / %.1f ms per token, on %d / 1 thread(s)",
             *self.threads_in_use,
-            *ms[0],
-            *ms[1],
+            *ms,
             self.settings.threads,
         )
 
@@ -342,7 +327,7 @@ class FasterWhisperBackend:
         x = np.zeros((1, feats.shape[0], n), dtype=np.float32)
         x[0, :, :content] = feats[:, :content]
         # Cost per frame: the encoder's input grows with the window.
-        encoded = self._on(self.encode_choice, self._encoder, lambda m: m.encode(x), lambda _: n)
+        encoded = self._on(self.encode_choice, lambda m: m.encode(x), lambda _: n)
         return encoded, content
 
     def _language(self, encoded: Any, language: str | None) -> str:
@@ -352,7 +337,8 @@ class FasterWhisperBackend:
 
     def _ranked(self, encoded: Any) -> tuple[tuple[str, float], ...]:
         """The languages ``encoded`` sounds like, most likely first (the first _RANKED)."""
-        found = self._step_model().model.detect_language(encoded)[0][:_RANKED]  # ("<|de|>", p), ...
+        model = self._copy(self.step_choice).model
+        found = model.detect_language(encoded)[0][:_RANKED]  # ("<|de|>", p), ...
         return tuple((str(token[2:-2]), float(p)) for token, p in found)
 
     def _prompt(self, tokenizer: Any, prompt: str, prefix: list[int]) -> list[int]:
@@ -381,7 +367,6 @@ class FasterWhisperBackend:
         cap = s.max_new_tokens or int(8 + _TOKENS_PER_S * seconds)
         return self._on(
             self.step_choice,
-            self._steps,
             lambda m: m.model.generate(
                 encoded,
                 [prompt],
@@ -422,7 +407,7 @@ class FasterWhisperBackend:
         # CTranslate2 halves the frames for the encoder stride and median-filters them.
         if not tokens or content // 2 <= _MEDIAN_FILTER:
             return []
-        found = self._step_model().find_alignment(tokenizer, [tokens], encoded, content)
+        found = self._copy(self.step_choice).find_alignment(tokenizer, [tokens], encoded, content)
         alignment = found[0] if found else []
         if not alignment:
             return []
