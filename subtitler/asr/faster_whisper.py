@@ -217,8 +217,8 @@ class FasterWhisperBackend:
         # 2 threads against 0.06 s on 1, then 0.25 s against 0.09 s, to the token the same
         # output (docs/benchmarks/asr.md, session M). So with several CPU threads a copy of
         # the model on one thread is loaded, the first passes alternate the encoder and the
-        # decoder's steps (beam search, language detection, alignment) between the two, each
-        # part keeps the faster, and a copy neither part kept is let go.
+        # beam search between the two, each keeps the faster (language detection and the
+        # alignment follow the beam search), and a copy neither part kept is let go.
         self._copies: list[Any] = [self._model]  # on all threads, then (if any) on one
         self.encode_choice: FasterOf | None = None
         self.step_choice: FasterOf | None = None
