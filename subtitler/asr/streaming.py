@@ -8,7 +8,8 @@ committed text is split into sentences, each sentence is one segment. A word awa
 speech (by the VAD; a word Whisper is sure of may lie half a second from it) is not taken from
 any hypothesis. An utterance's window starts on the words committed in the seconds before it
 (their text is the prefix), so that a short utterance after a pause is heard in context, as
-offline decoding hears it.
+offline decoding hears it; it also takes in the pause before it where Silero doubted a voice
+there (a drawled span of spontaneous speech scores under speech).
 
 The cadence adapts to compute: the recogniser runs again once ``chunk_s`` of new audio is
 in, where ``chunk_s`` is its recent cost divided by ``duty`` (the share of time it may keep
@@ -70,6 +71,13 @@ class StreamingOptions:
     # before it (their text is the prefix): a short utterance is heard with the voice and
     # words around it, as offline decoding hears it, not alone.
     lookback_s: float = 8.0
+    # A pause of up to bridge_s after the last committed word, in which Silero doubted at
+    # least bridge_doubt_s of frames (a voice it scores under speech: a drawled or soft span
+    # of spontaneous speech), is recognised with the utterance after it: the window starts
+    # on that word's end. The pauses of the tune split's readers had at most 0.1 s of such
+    # frames, a pause of hesitations 0.23 s (docs/benchmarks/asr.md, session N).
+    bridge_s: float = 3.0
+    bridge_doubt_s: float = 0.25
     vad: bool = True  # skip silence and end utterances with Silero VAD
     silence_end_s: float = 0.8  # silence that ends an utterance
     speech_pad_s: float = 0.2  # audio kept before speech starts and after it ends
@@ -262,8 +270,9 @@ class StreamingRecognizer:
             keep_from = self._win_t0
         else:
             # Silence: the VAD reports a start up to ~a frame late, keep a second of pre-roll
-            # (and what the next utterance's window looks back on).
-            keep_from = self._t_end - self.opt.speech_pad_s - max(1.0, self.opt.lookback_s)
+            # (and what the next utterance's window looks back on or takes in).
+            back = max(1.0, self.opt.lookback_s, self.opt.bridge_s)
+            keep_from = self._t_end - self.opt.speech_pad_s - back
         cut = round((keep_from - self._buf_t0) * SAMPLE_RATE)
         if cut > 0:
             self._buf = self._buf[cut:]
@@ -322,6 +331,9 @@ class StreamingRecognizer:
         """Fresh recogniser state for an utterance whose speech starts at ``start``."""
         self._win_t0 = max(self._buf_t0, start - self.opt.speech_pad_s)
         self._last_commit_end = -1.0
+        self._bridged = self._bridge(start)
+        if self._bridged is not None:
+            self._win_t0 = self._last_commit_end = self._bridged[0]
         self._utt_t0 = self._win_t0  # this utterance's own audio starts here
         self._detected = False  # its language told from its own audio
         back = self._look_back(start)
@@ -336,6 +348,19 @@ class StreamingRecognizer:
         self._tail: list[Word] = []  # previous hypothesis after the committed words
         self._prev_language = self._language or self._prev_language
         self._language = None
+
+    def _bridge(self, start: float) -> tuple[float, float] | None:
+        """The pause (from, to) between the last committed word and speech starting at
+        ``start`` that this utterance's window takes in, or None: one of at most bridge_s,
+        whose audio is still here, with bridge_doubt_s of frames Silero doubted."""
+        if self._probs is None or not self._history or self.opt.bridge_s <= 0:
+            return None
+        end = self._history[-1].end
+        if not (max(self._buf_t0, self._win_t0 - self.opt.bridge_s) <= end < self._win_t0):
+            return None
+        if self._detector.doubt_between(end, self._win_t0) < self.opt.bridge_doubt_s:
+            return None
+        return end, start
 
     def _look_back(self, start: float) -> float | None:
         """Where a window starting on the committed words before ``start`` begins: a tenth
@@ -437,7 +462,17 @@ class StreamingRecognizer:
     def _spoken(self, w: Word) -> bool:
         """Does ``w`` lie where someone spoke (by the VAD)?"""
         near = _SURE_NEAR_S if w.probability >= _SURE_P else _NEAR_S
-        return self._speech(w.start - near, w.end + near) > 0
+        if self._speech(w.start - near, w.end + near) > 0:
+            return True
+        # In a pause the window takes in, a word Whisper is sure of where Silero doubted.
+        b = self._bridged
+        return (
+            b is not None
+            and w.probability >= _SURE_P
+            and b[0] <= w.start
+            and w.end <= b[1]
+            and self._detector.doubt_between(w.start, w.end) > 0
+        )
 
     def _call(
         self,

@@ -117,6 +117,10 @@ class VadOptions:
     neg_threshold: float = 0.35  # below this it is silence; in between keeps the current state
     silence_end_s: float = 0.8  # silence after the last speech frame that ends an utterance
     min_speech_s: float = 0.25  # shorter utterances are reported as too short (clicks, coughs)
+    # Below speech, at or above this: a voice Silero doubts (a drawled or soft span of
+    # spontaneous speech scores 0.1-0.45); the silence between read sentences scores
+    # 0.02-0.05 (docs/benchmarks/asr.md, session N).
+    doubt_threshold: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,8 @@ class UtteranceDetector:
     # Runs of speech frames (start, end) on the stream clock, for the recogniser to check
     # that a word lies where someone spoke; the owner drops the ones it no longer needs.
     spans: list[tuple[float, float]] = field(default_factory=list)
+    # Runs of frames Silero doubts (not speech, at or above doubt_threshold), likewise.
+    doubts: list[tuple[float, float]] = field(default_factory=list)
 
     @property
     def speaking(self) -> bool:
@@ -163,11 +169,9 @@ class UtteranceDetector:
             self._frames += 1
             speech = p >= o.threshold or (self._prev_speech and p >= o.neg_threshold)
             self._prev_speech = speech
+            if speech or p >= o.doubt_threshold:
+                _extend(self.spans if speech else self.doubts, t)
             if speech:
-                if self.spans and self.spans[-1][1] >= t - 1e-6:
-                    self.spans[-1] = (self.spans[-1][0], t + FRAME_S)
-                else:
-                    self.spans.append((t, t + FRAME_S))
                 if not self._speaking:
                     self._speaking, self._start = True, t
                     events.append(VadEvent("start", t))
@@ -180,14 +184,20 @@ class UtteranceDetector:
 
     def speech_between(self, t0: float, t1: float) -> float:
         """Seconds of speech frames between ``t0`` and ``t1``."""
-        return sum(max(0.0, min(e, t1) - max(s, t0)) for s, e in self.spans)
+        return _overlap(self.spans, t0, t1)
+
+    def doubt_between(self, t0: float, t1: float) -> float:
+        """Seconds of doubted frames (not speech, at or above doubt_threshold) between
+        ``t0`` and ``t1``."""
+        return _overlap(self.doubts, t0, t1)
 
     def forget_before(self, t: float) -> None:
-        """Drop speech runs that ended before ``t``."""
-        k = 0
-        while k < len(self.spans) and self.spans[k][1] < t:
-            k += 1
-        del self.spans[:k]
+        """Drop speech and doubted runs that ended before ``t``."""
+        for runs in (self.spans, self.doubts):
+            k = 0
+            while k < len(runs) and runs[k][1] < t:
+                k += 1
+            del runs[:k]
 
     def close(self) -> list[VadEvent]:
         """End of stream: close an open utterance at its last speech frame."""
@@ -196,6 +206,18 @@ class UtteranceDetector:
         self._speaking = self._prev_speech = False
         short = self._last_speech_end - self._start < self.options.min_speech_s
         return [VadEvent("end", self._last_speech_end, short)]
+
+
+def _extend(runs: list[tuple[float, float]], t: float) -> None:
+    """Add the frame at ``t`` to ``runs`` (joined to the last run if it touches it)."""
+    if runs and runs[-1][1] >= t - 1e-6:
+        runs[-1] = (runs[-1][0], t + FRAME_S)
+    else:
+        runs.append((t, t + FRAME_S))
+
+
+def _overlap(runs: list[tuple[float, float]], t0: float, t1: float) -> float:
+    return sum(max(0.0, min(e, t1) - max(s, t0)) for s, e in runs)
 
 
 def find_utterances(

@@ -135,6 +135,49 @@ def test_streaming_recognises_the_new_speaker_after_a_long_passage(
     assert len([w for w in words if w.end <= start]) >= 100
 
 
+def test_a_drawled_span_between_two_utterances_is_heard(backend: FasterWhisperBackend) -> None:
+    """The MFA speaker drawls "... so I probably sound quite different than the" (5.5-8 s of
+    the clip): Silero scores it 0.1-0.45, under speech, so an utterance ends inside it and the
+    next starts at "acoustic corpus". Recognised alone, that was "strict purpose" and none of
+    the seven words was ever recognised; the next utterance's window now takes in the pause
+    Silero doubted (streaming.bridge_s): measured "It's not quite different than the acoustic
+    purpose" (5)."""
+    lead = 1.5  # (where the VAD splits the span so; with 1 s of silence before, it does not)
+    audio = np.concatenate(
+        [np.zeros(round(lead * SR), np.float32), decode_audio_file(NEW_SPEAKER), np.zeros(SR)]
+    )
+    words = steady_replay(backend, audio.astype(np.float32)).committed_words
+    before = [w for w in words if w.end <= lead + 9.5]  # "the recording environment" follows
+    n = recognised("probably sound quite different than the acoustic", before)
+    assert n >= 4, join_words([w.text for w in words])
+
+
+def test_noise_between_sentences_is_taken_in_but_nothing_is_written_there(
+    backend: FasterWhisperBackend,
+) -> None:
+    """White noise at -34 dBFS between three sentences: Silero doubts 0.4 s of each 2.5 s
+    gap (0.1-0.16), so the next sentence's window takes the noise in; no word is written in
+    it, and every word of the sentences is there."""
+    rng = np.random.default_rng(7)
+    noise = (rng.standard_normal(round(2.5 * SR)) * 0.02).astype(np.float32)
+    clips = [decode_audio_file(DATA / f"LJ001-00{n}.flac") for n in ("02", "08", "13")]
+    audio, spans, t = [], [], 0.0
+    for clip in clips:
+        spans.append((t, t + len(clip) / SR))
+        audio += [clip, noise]
+        t += (len(clip) + len(noise)) / SR
+    result = steady_replay(backend, np.concatenate(audio))
+    words = result.committed_words
+    text = join_words([w.text for w in words])
+    reference = "in being comparatively modern has never been surpassed than in the same "
+    assert recognised(reference + "operations with ugly ones", words) >= 14, text
+    for w in words:  # (the aligner may stretch a first word half a second into the noise)
+        assert any(s - 0.5 <= w.start and w.end <= e + 0.5 for s, e in spans), (w, text)
+    # The windows did take the noise in: one starts on the end of a sentence's last word.
+    ends = {round(w.end, 3) for w in words}
+    assert any(round(r.audio_end - r.window_s, 3) in ends for r in result.rec.runs)
+
+
 def test_a_person_saying_words_words_words_keeps_them_and_what_follows(
     backend: FasterWhisperBackend,
 ) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from subtitler.asr.backend import Hypothesis, Samples
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer, common_prefix
+from subtitler.asr.vad import FRAME, FRAME_S
 from subtitler.types import AsrUpdate, AudioBlock, Word
 from subtitler_research.asr.oracle import OracleVad
 
@@ -647,6 +648,56 @@ def test_a_new_utterance_is_recognised_with_the_words_said_just_before_it() -> N
     rec2 = StreamingRecognizer(be2, with_vad(language="en"), speech_probs([(0.5, 2.5), (4.0, 4.5)]))
     feed(rec2, 0.0, 6.0)
     assert be2.calls[3].t0 == pytest.approx(3.8) and be2.calls[3].prefix == ""
+
+
+class LevelVad:
+    """Speech probabilities held at a level over spans of the stream, 0 elsewhere."""
+
+    def __init__(self, levels: list[tuple[float, float, float]]) -> None:
+        self._levels = levels
+        self._frames = self._rest = 0
+
+    def reset(self) -> None:
+        self._rest = 0
+
+    def __call__(self, samples: Samples) -> np.ndarray:
+        n, self._rest = divmod(self._rest + len(samples), FRAME)
+        t = (self._frames + np.arange(n)) * FRAME_S
+        self._frames += n
+        out = np.zeros(n, np.float32)
+        for t0, t1, p in self._levels:
+            out[(t + FRAME_S > t0) & (t < t1)] = p
+        return out
+
+
+@pytest.mark.parametrize(
+    ("level", "later", "t0", "expected"),
+    [
+        (0.2, 0.0, 2.5, "probably different."),  # doubted: the window takes in the pause
+        (0.05, 0.0, 3.8, "different."),  # a quiet pause: the utterance's own window
+        (0.2, 2.0, 5.784, "different."),  # doubted, but longer than bridge_s (3 s)
+    ],
+)
+def test_a_pause_silero_doubts_is_recognised_with_the_utterance_after_it(
+    level: float, later: float, t0: float, expected: str
+) -> None:
+    """The MFA speaker with a cold drawls "probably sound quite different than the" between
+    two utterances, and Silero scores it 0.1-0.45: under speech, it was never recognised.
+    bridge_s: a pause of at most 3 s after the last committed word with bridge_doubt_s of
+    such frames is taken into the next utterance's window, and a word Whisper is sure of
+    there is kept; a doubtful one ("um", 0.2) is not, nor anything over a quiet pause."""
+    first = [("I", 0.5, 0.7), ("have", 0.7, 1.0), ("a", 1.0, 1.1), ("cold.", 1.1, 2.5)]
+    after = [
+        ("probably", 3.1, 3.5, 0.9),
+        ("um", 3.6, 3.7, 0.2),
+        ("different.", 4.0 + later, 4.5 + later, 0.9),
+    ]
+    be = ScriptedBackend([first] * 2 + [after] * 2)
+    vad = LevelVad([(0.5, 2.5, 1.0), (2.6, 3.8, level), (4.0 + later, 4.5 + later, 1.0)])
+    rec = StreamingRecognizer(be, with_vad(language="en"), vad)
+    ups = feed(rec, 0.0, 8.0) + rec.finish(now=8.0)
+    assert [(c.t0, c.prefix) for c in be.calls[2:]] == [(pytest.approx(t0), "")] * 2
+    assert [u.committed_text for u in ups if u.final] == ["I have a cold.", expected]
 
 
 def test_a_window_looks_back_only_to_a_pause_inside_the_words_before() -> None:

@@ -1,6 +1,6 @@
 """SileroStream's rule for its recurrent state, with a stand-in model that reports how many
 frames its state has heard: never more than STATE_S worth, never less than STATE_S * (1 - 1/K)
-once the stream is that long, whatever the blocks."""
+once the stream is that long, whatever the blocks; and the detector that reads its output."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from subtitler.asr.vad import FRAME, FRAME_S, STATE_S, STATES, SileroStream
+from subtitler.asr.vad import (
+    FRAME,
+    FRAME_S,
+    STATE_S,
+    STATES,
+    SileroStream,
+    UtteranceDetector,
+    VadOptions,
+)
 
 
 class CountingModel:
@@ -50,3 +58,23 @@ def test_reset_starts_every_state_afresh() -> None:
     vad(np.zeros(16000 * 10, np.float32))
     vad.reset()
     np.testing.assert_array_equal(vad(np.zeros(FRAME * 3, np.float32)), [1, 2, 3])
+
+
+def test_the_detector_keeps_speech_and_the_frames_silero_doubts_apart() -> None:
+    """Speech runs (0.5, held down to 0.35) and doubted runs (under speech, at or above 0.1:
+    a drawled or soft voice), each on the stream clock; forgetting drops both."""
+    det = UtteranceDetector(VadOptions(), origin=10.0)
+    probs = np.array([0.05, 0.2, 0.3, 0.6, 0.4, 0.2, 0.05, 0.12, 0.0], dtype=np.float32)
+    events = det.feed(probs)
+    assert [(e.kind, round(e.t, 3)) for e in events] == [("start", 10.096)]
+    f = FRAME_S
+    assert det.spans == [pytest.approx((10 + 3 * f, 10 + 5 * f))]
+    assert det.doubts == [
+        pytest.approx((10 + f, 10 + 3 * f)),
+        pytest.approx((10 + 5 * f, 10 + 6 * f)),
+        pytest.approx((10 + 7 * f, 10 + 8 * f)),
+    ]
+    assert det.doubt_between(10.0, 10 + 9 * f) == pytest.approx(4 * f)
+    assert det.speech_between(10.0, 10 + 9 * f) == pytest.approx(2 * f)
+    det.forget_before(10 + 6.5 * f)
+    assert det.spans == [] and det.doubts == [pytest.approx((10 + 7 * f, 10 + 8 * f))]
