@@ -329,7 +329,7 @@ class StreamingRecognizer:
 
     def _begin(self, start: float) -> None:
         """Fresh recogniser state for an utterance whose speech starts at ``start``."""
-        self._win_t0 = max(self._buf_t0, start - self.opt.speech_pad_s)
+        self._win_t0 = self._own_t0 = max(self._buf_t0, start - self.opt.speech_pad_s)
         self._last_commit_end = -1.0
         self._bridged = self._bridge(start)
         if self._bridged is not None:
@@ -442,15 +442,26 @@ class StreamingRecognizer:
                 choice = self._belief.best(heard) or hyp.language
             self._belief.add(heard)
             self._language, self._detected = choice, True
+            again = bool(choice) and choice != hyp.language
             if choice != self._history_language:
                 # Another language than the words looked back on: the window starts with
-                # this utterance (those words would be a prefix in the wrong language).
+                # this utterance (those words would be a prefix in the wrong language), and
+                # a pause it took in after them goes with them (a voice Silero doubted
+                # there was theirs): recognised again from its own speech.
                 self._win_t0 = max(self._win_t0, self._utt_t0)
-            if choice and choice != hyp.language:
-                # Whisper's first language for this window alone is not the one this
+                if self._bridged is not None:
+                    self._bridged = None
+                    self._utt_t0 = self._win_t0 = max(self._win_t0, self._own_t0)
+                    if t0 < self._win_t0:
+                        t0, again = self._win_t0, True
+                        audio, prefix = self._audio(t0, t1), self._prefix(t0)
+            if again and len(audio) >= MIN_WINDOW_S * SAMPLE_RATE:
+                # Whisper's first language for this window alone may not be the one this
                 # utterance and those before make most likely: recognised again in that one.
                 log.debug("language %s heard as %s", choice, hyp.language)
                 hyp = self._call(audio, t0, t1, final, choice, prefix, rank=False)
+            elif again:
+                hyp = None  # the utterance's own speech is too short to recognise
         if hyp is None:
             return [] if final else None  # a failed final pass still closes its segment
         self._heard_language = hyp.language  # what updates say until then

@@ -700,6 +700,30 @@ def test_a_pause_silero_doubts_is_recognised_with_the_utterance_after_it(
     assert [u.committed_text for u in ups if u.final] == ["I have a cold.", expected]
 
 
+def test_a_pause_taken_in_goes_with_the_words_before_when_the_language_changes() -> None:
+    """A doubted pause after English words, then a line Whisper tells as French: once its
+    language is told, its window starts on its own speech and the pass is recognised again
+    from there (the voice in the pause was the English speaker's; base wrote a Swedish
+    line's numbers as digits from a window over the pause before it, asr.md session N). In
+    the same language the pause stays in."""
+    first = [("I", 0.5, 0.7), ("have", 0.7, 1.0), ("a", 1.0, 1.1), ("cold.", 1.1, 2.5)]
+    after = [("peut-être", 3.1, 3.5, 0.9), ("différent.", 4.0, 4.5, 0.9)]
+    own = [("différent.", 4.0, 4.5, 0.9)]
+    for heard, windows, expected in (
+        ("fr", [(2.5, "en"), (2.5, "en"), (3.8, "fr"), (3.8, "fr")], "différent."),
+        ("en", [(2.5, "en"), (2.5, "en")], "peut-être différent."),
+    ):
+        be = ScriptedBackend([first] * 2 + [after, after, own, own], languages=["en"] * 2 + [heard])
+        vad = LevelVad([(0.5, 2.5, 1.0), (2.6, 3.8, 0.2), (4.0, 4.5, 1.0)])
+        rec = StreamingRecognizer(be, with_vad(), vad)
+        ups = feed(rec, 0.0, 7.0) + rec.finish(now=7.0)
+        assert [(c.t0, c.language) for c in be.calls[2:]] == windows
+        assert [(u.committed_text, u.language) for u in ups if u.final] == [
+            ("I have a cold.", "en"),
+            (expected, heard),
+        ]
+
+
 def test_a_window_looks_back_only_to_a_pause_inside_the_words_before() -> None:
     """The aligner writes an utterance's words end to end, its first word at its window's
     start: with no pause of 0.1 s inside the words said within lookback_s the next utterance
