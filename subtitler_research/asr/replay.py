@@ -269,6 +269,12 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--lookback", type=float, default=d.lookback_s, help="window starts on earlier words (s)"
     )
+    g.add_argument(
+        "--bridge", type=float, default=d.bridge_s, help="longest doubted pause taken in (s)"
+    )
+    g.add_argument(
+        "--bridge-doubt", type=float, default=d.bridge_doubt_s, help="doubted frames needed (s)"
+    )
     return ap
 
 
@@ -289,6 +295,8 @@ def streaming_options(a: argparse.Namespace, cfg: AsrConfig) -> StreamingOptions
         context_s=a.context,
         tail_guard_s=a.tail_guard,
         lookback_s=a.lookback,
+        bridge_s=a.bridge,
+        bridge_doubt_s=a.bridge_doubt,
     )
 
 
