@@ -329,7 +329,7 @@ class StreamingRecognizer:
 
     def _begin(self, start: float) -> None:
         """Fresh recogniser state for an utterance whose speech starts at ``start``."""
-        self._win_t0 = self._own_t0 = max(self._buf_t0, start - self.opt.speech_pad_s)
+        self._win_t0 = max(self._buf_t0, start - self.opt.speech_pad_s)
         self._last_commit_end = -1.0
         self._bridged = self._bridge(start)
         if self._bridged is not None:
@@ -450,8 +450,9 @@ class StreamingRecognizer:
                 # there was theirs): recognised again from its own speech.
                 self._win_t0 = max(self._win_t0, self._utt_t0)
                 if self._bridged is not None:
+                    own = self._bridged[1] - self.opt.speech_pad_s  # its speech, padded
                     self._bridged = None
-                    self._utt_t0 = self._win_t0 = max(self._win_t0, self._own_t0)
+                    self._utt_t0 = self._win_t0 = max(self._win_t0, own)
                     if t0 < self._win_t0:
                         t0, again = self._win_t0, True
                         audio, prefix = self._audio(t0, t1), self._prefix(t0)

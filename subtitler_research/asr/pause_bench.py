@@ -19,7 +19,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from subtitler.asr.backend import SAMPLE_RATE
 from subtitler.asr.streaming import StreamingOptions
 from subtitler.asr.vad import SileroStream, UtteranceDetector, VadOptions
 from subtitler_research.asr.oracle import read_words_tsv
@@ -40,10 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         audio = decode_audio_file(folder / "talk.wav")
         words = read_words_tsv(folder / "timing.tsv")
         vad, det = SileroStream(session), UtteranceDetector(VadOptions())
-        events = []
-        for i in range(0, len(audio), SAMPLE_RATE // 10):  # 100 ms blocks, as the app's
-            events += det.feed(vad(audio[i : i + SAMPLE_RATE // 10]))
-        events += det.close()
+        events = det.feed(vad(audio)) + det.close()  # (the same in any blocks: SileroStream)
         starts = [e.t for e in events if e.kind == "start"]
         ends = [e.t for e in events if e.kind == "end"]
         taken = {True: 0, False: 0}
