@@ -49,6 +49,12 @@ _APPEND = "\"'.。,，!！?？:：”)]}、"
 # improbable (openai/whisper transcribe.py, faster-whisper's defaults).
 _NO_SPEECH = 0.6
 _LOGPROB = -1.0
+# Above this, no words however probable the text: over a rumble Silero heard as speech once
+# lifted (asr/vad.py LIFT_DB), tiny.en wrote "Thank you." at 0.84-0.89 with -0.65 to -0.85
+# per token, which the rule above lets through; no window of the development set's tune
+# split scored over 0.38, nor of its report split played 20 dB quieter over 0.52
+# (docs/benchmarks/asr.md, "Speech detection").
+_NO_SPEECH_ALONE = 0.8
 # Beam search may loop on a window; real speech is far below this many tokens per second.
 _TOKENS_PER_S = 12.0
 # Hotwords take at most this many of the prompt's tokens; the earlier text gets the rest.
@@ -461,7 +467,8 @@ class FasterWhisperBackend:
         if forced and tokens[: len(forced)] == forced:
             tokens = tokens[len(forced) :]  # CTranslate2 returns the prefix with the new text
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
-        if result.no_speech_prob > _NO_SPEECH and avg_logprob < _LOGPROB:
+        silent = result.no_speech_prob > _NO_SPEECH and avg_logprob < _LOGPROB
+        if silent or result.no_speech_prob > _NO_SPEECH_ALONE:
             return Hypothesis((), lang)
         text = _text_tokens(tokens, tokenizer, content / _FRAMES_PER_S)
         if not text:

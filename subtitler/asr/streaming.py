@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 _GAP_S = 0.05  # a block starting this much after the previous one ends marks lost audio
 _MAX_OVERLAP_WORDS = 5  # longest re-recognised tail of committed text that is removed
+_SPOKEN = re.compile(r"\w")  # a word holds at least one letter or digit (any script)
 _CLAUSE_MARKS = (",", ";", ":", "，", "、", "；", "：")
 # A word is taken from a hypothesis only where it lies within _NEAR_S of speech frames; one
 # Whisper is at least _SURE_P sure of, within _SURE_NEAR_S. Silero can mark a soft word
@@ -588,7 +589,9 @@ class StreamingRecognizer:
         prefix's copy no time and the new copy that audio) is dropped, one that lies after
         them stays. Other words after the prefix are new whatever their times.
         """
-        words = [w for w in words if w.text.strip()]
+        # A "word" without a letter or digit is no speech: over music Whisper writes "."
+        # alone, which would be shown and translated as a line of its own.
+        words = [w for w in words if _SPOKEN.search(w.text)]
         if not after_prefix:
             words = [w for w in words if w.start > self._last_commit_end - 0.1]
         near = bool(words) and abs(words[0].start - self._last_commit_end) < 1.0

@@ -39,6 +39,18 @@ class SpeechProbabilities(Protocol):
 # 0.05 in a minute of silence and noise, still below 0.5).
 STATE_S = 3.0
 STATES = 3
+# Silero hears soft speech late or not at all (snakers4/silero-vad#665): the MFA speaker with
+# a cold, recorded at -23 dBFS, had 77% of its speech frames marked as recorded, 31% played
+# 10 dB softer, 3% 20 dB softer, and 9 and 0 of its 27 words were recognised. So every frame
+# is also scored LIFT_DB louder (clipped) and the higher probability counts; no level is
+# carried from one frame to the next, so a soft voice after a loud one is heard from its
+# first frame. On the tune split, its speech frames played 20 dB softer: 92% marked, 98%
+# lifted 12 or 18 dB (docs/benchmarks/asr.md, "Speech detection"); 18 dB heard more of the
+# MFA speaker 20 dB softer. Lifted noise scores 0.35-0.45, where the detector's hysteresis
+# would hold an utterance open: below LIFT_SPEECH the lifted copy counts for nothing. What
+# lifted noise still starts is left to Whisper's no-speech probability (faster_whisper.py).
+LIFT_DB = 18.0
+LIFT_SPEECH = 0.5
 
 
 class SileroStream:
@@ -53,19 +65,28 @@ class SileroStream:
     staggered by ``state_s / states``, and a frame's probability is that of the copy that has
     run longest. In the first ``state_s`` seconds that is the first copy, never restarted:
     Silero as faster-whisper runs it on a file; ``state_s=None`` runs it so throughout (one
-    recording, as the talk builder reads each clip). Probabilities do not depend on how the
-    audio is cut into blocks (checked bit-exact).
+    recording, as the talk builder reads each clip). Every frame is also scored ``lift_db``
+    louder, by copies of its own (LIFT_DB; ``None``: as recorded only). Probabilities do not
+    depend on how the audio is cut into blocks (checked bit-exact).
     """
 
-    def __init__(self, session: Any, state_s: float | None = STATE_S, states: int = STATES) -> None:
+    def __init__(
+        self,
+        session: Any,
+        state_s: float | None = STATE_S,
+        states: int = STATES,
+        lift_db: float | None = LIFT_DB,
+    ) -> None:
         self._session = session  # onnxruntime.InferenceSession of silero_vad_v6.onnx
         # Frames between restarts of a copy (never: more frames than any stream has).
         self._period = max(1, round(state_s / FRAME_S)) if state_s is not None else 1 << 62
         self._offsets = [k * self._period // states for k in range(states if state_s else 1)]
+        # The gains each frame is scored at (the audio as it is, and lifted).
+        self._gains = [1.0] + ([10 ** (lift_db / 20)] if lift_db else [])
         self.reset()
 
     def reset(self) -> None:
-        n = len(self._offsets)
+        n = len(self._offsets) * len(self._gains)
         self._h = [np.zeros((1, 1, 128), dtype=np.float32) for _ in range(n)]
         self._c = [np.zeros((1, 1, 128), dtype=np.float32) for _ in range(n)]
         self._context = np.zeros(_CONTEXT, dtype=np.float32)
@@ -92,17 +113,24 @@ class SileroStream:
         contexts = np.concatenate([self._context[None, :], windows[:-1, -_CONTEXT:]], axis=0)
         batch = np.concatenate([contexts, windows], axis=1)
         ages = self._ages(self._frames, n)
-        probs = np.empty_like(ages, dtype=np.float32)
-        for k in range(len(self._offsets)):
-            starts = [0, *(int(i) for i in np.flatnonzero(ages[k] == 0) if i > 0), n]
-            for a, b in itertools.pairwise(starts):
-                if ages[k, a] == 0 and self._frames + a > 0:  # restart (frame 0 is fresh)
-                    self._h[k] = np.zeros_like(self._h[k])
-                    self._c[k] = np.zeros_like(self._c[k])
-                out, self._h[k], self._c[k] = self._session.run(
-                    None, {"input": batch[a:b], "h": self._h[k], "c": self._c[k]}
-                )
-                probs[k, a:b] = np.asarray(out, dtype=np.float32).reshape(-1)
+        copies = len(self._offsets)
+        probs = np.zeros_like(ages, dtype=np.float32)
+        for g, gain in enumerate(self._gains):
+            heard = batch if gain == 1.0 else np.clip(batch * gain, -1.0, 1.0)
+            for k in range(copies):
+                s = g * copies + k  # this copy's state at this gain
+                starts = [0, *(int(i) for i in np.flatnonzero(ages[k] == 0) if i > 0), n]
+                for a, b in itertools.pairwise(starts):
+                    if ages[k, a] == 0 and self._frames + a > 0:  # restart (frame 0 is fresh)
+                        self._h[s] = np.zeros_like(self._h[s])
+                        self._c[s] = np.zeros_like(self._c[s])
+                    out, self._h[s], self._c[s] = self._session.run(
+                        None, {"input": heard[a:b], "h": self._h[s], "c": self._c[s]}
+                    )
+                    p = np.asarray(out, dtype=np.float32).reshape(-1)
+                    if g:  # the lifted copy counts only where it hears speech
+                        p = np.where(p >= LIFT_SPEECH, p, 0.0).astype(np.float32)
+                    probs[k, a:b] = np.maximum(probs[k, a:b], p)
         self._context = windows[-1, -_CONTEXT:].copy()
         self._frames += n
         oldest: npt.NDArray[np.float32] = probs[np.argmax(ages, axis=0), np.arange(n)]

@@ -69,7 +69,8 @@ def build_talk(
     t = 0.0
     pause = np.zeros(round(gap_s * SAMPLE_RATE), dtype=np.float32)
     for audio, text in clips:
-        probs = SileroStream(session, state_s=None)(audio)  # one recording: Silero's own use
+        # One recording, as recorded: Silero's own use.
+        probs = SileroStream(session, state_s=None, lift_db=None)(audio)
         words += allocate_words(text, speech_regions(probs), t)
         parts += [audio, pause]
         t += (len(audio) + len(pause)) / SAMPLE_RATE

@@ -835,3 +835,14 @@ def test_words_are_committed_only_once_the_utterance_language_is_told() -> None:
         "Good morning all.",
         "Goedemorgen allemaal.",
     ]
+
+
+def test_a_word_without_a_letter_is_not_taken() -> None:
+    # Over music Whisper writes "." alone (tiny.en, the development set's game music): it
+    # would be shown, and translated, as a line of its own.
+    vad = speech_probs([(0.5, 3.0)])
+    words = [(".", 0.5, 0.9, 0.9), ("...", 1.0, 1.4, 0.9), ("Ja.", 2.0, 2.4, 0.9)]
+    rec = StreamingRecognizer(ScriptedBackend([words] * 8), with_vad(language="en"), vad)
+    ups = feed(rec, 0.0, 5.0) + rec.finish(now=5.0)
+    assert [u.committed_text for u in ups if u.final] == ["Ja."]
+    assert all("." not in u.tentative_text.replace("Ja.", "") for u in ups)

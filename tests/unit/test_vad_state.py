@@ -13,6 +13,8 @@ import pytest
 from subtitler.asr.vad import (
     FRAME,
     FRAME_S,
+    LIFT_DB,
+    LIFT_SPEECH,
     STATE_S,
     STATES,
     SileroStream,
@@ -78,3 +80,27 @@ def test_the_detector_keeps_speech_and_the_frames_silero_doubts_apart() -> None:
     assert det.speech_between(10.0, 10 + 9 * f) == pytest.approx(2 * f)
     det.forget_before(10 + 6.5 * f)
     assert det.spans == [] and det.doubts == [pytest.approx((10 + 7 * f, 10 + 8 * f))]
+
+
+class LevelModel:
+    """Like Silero's ONNX session, but a frame's "probability" is its RMS level over 0.1
+    (no state)."""
+
+    def run(self, _outputs: Any, feeds: dict[str, Any]) -> list[Any]:
+        x = feeds["input"][:, 64:]
+        p = np.minimum(1.0, np.sqrt(np.mean(x**2, axis=1)) / 0.1).astype(np.float32)
+        return [p.reshape(-1, 1), feeds["h"], feeds["c"]]
+
+
+def test_every_frame_is_also_heard_lifted_where_that_copy_hears_speech() -> None:
+    """A frame scores the higher of the audio as it is and LIFT_DB louder (clipped), where
+    the lifted copy reaches speech (LIFT_SPEECH); below that the audio as it is counts."""
+    levels = [0.001, 0.01, 0.03, 0.2]  # RMS per frame
+    audio = np.concatenate([np.full(FRAME, v, np.float32) for v in levels])
+    lift = 10 ** (LIFT_DB / 20)
+    raw = [v / 0.1 for v in levels[:3]] + [1.0]
+    lifted = [min(1.0, v * lift / 0.1) for v in levels]
+    expected = [max(r, q) if q >= LIFT_SPEECH else r for r, q in zip(raw, lifted, strict=True)]
+    assert lifted[0] < LIFT_SPEECH <= lifted[1]  # (the levels straddle the bar)
+    np.testing.assert_allclose(SileroStream(LevelModel())(audio), expected, rtol=1e-5)
+    np.testing.assert_allclose(SileroStream(LevelModel(), lift_db=None)(audio), raw, rtol=1e-5)
