@@ -53,7 +53,7 @@ _LOGPROB = -1.0
 # lifted (asr/vad.py LIFT_DB), tiny.en wrote "Thank you." at 0.84-0.89 with -0.65 to -0.85
 # per token, which the rule above lets through; no window of the development set's tune
 # split scored over 0.38, nor of its report split played 20 dB quieter over 0.52
-# (docs/benchmarks/asr.md, "Speech detection").
+# (docs/benchmarks/asr.md, session O).
 _NO_SPEECH_ALONE = 0.8
 # Beam search may loop on a window; real speech is far below this many tokens per second.
 _TOKENS_PER_S = 12.0

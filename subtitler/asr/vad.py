@@ -45,7 +45,7 @@ STATES = 3
 # is also scored LIFT_DB louder (clipped) and the higher probability counts; no level is
 # carried from one frame to the next, so a soft voice after a loud one is heard from its
 # first frame. On the tune split, its speech frames played 20 dB softer: 92% marked, 98%
-# lifted 12 or 18 dB (docs/benchmarks/asr.md, "Speech detection"); 18 dB heard more of the
+# lifted 12 or 18 dB (docs/benchmarks/asr.md, session O); 18 dB heard more of the
 # MFA speaker 20 dB softer. Lifted noise scores 0.35-0.45, where the detector's hysteresis
 # would hold an utterance open: below LIFT_SPEECH the lifted copy counts for nothing. What
 # lifted noise still starts is left to Whisper's no-speech probability (faster_whisper.py).
