@@ -116,7 +116,7 @@ class SileroStream:
         copies = len(self._offsets)
         probs = np.zeros_like(ages, dtype=np.float32)
         for g, gain in enumerate(self._gains):
-            heard = batch if gain == 1.0 else np.clip(batch * gain, -1.0, 1.0)
+            heard = np.clip(batch * gain, -1.0, 1.0) if g else batch  # (g 0: as recorded)
             for k in range(copies):
                 s = g * copies + k  # this copy's state at this gain
                 starts = [0, *(int(i) for i in np.flatnonzero(ages[k] == 0) if i > 0), n]
