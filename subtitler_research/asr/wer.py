@@ -5,8 +5,9 @@ them out ("fourteen fifty-five", "forty-two line"); both sides are normalised th
 lower case, numbers spelt out (num2words; 4-digit numbers from 1100 to 2099 read as years),
 hyphens and dashes split words, other punctuation dropped, and hesitations ("uh", "um", "hmm":
 the list of Whisper's English normaliser, and "hm") left out: transcripts of spontaneous speech
-write them, Whisper does not. The edit-distance alignment is jiwer's. Both libraries are
-benchmark/test dependencies (the ``bench`` and ``dev`` extras).
+write them, Whisper does not; and one spelling for a word written two ways ("alright" as "all
+right", "ok" as "okay": Whisper writes either, as transcripts do). The edit-distance alignment
+is jiwer's. Both libraries are benchmark/test dependencies (the ``bench`` and ``dev`` extras).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ _SPLIT = re.compile(r"[\s\-–—/]+")
 _DROP = re.compile(r"[^\w']+")
 # Whisper's EnglishTextNormalizer drops these (openai/whisper normalizers/english.py), + "hm".
 HESITATIONS = frozenset({"hmm", "mm", "mhm", "mmm", "uh", "um", "hm"})
+# One word, two spellings: an error on neither side (tiny.en wrote "All right." where the
+# reference and offline decoding wrote "alright", two errors each time).
+_SPELLINGS = {"alright": "all right", "ok": "okay"}
 
 
 def _spell(token: str) -> str:
@@ -43,7 +47,7 @@ def normalize_word(word: str) -> list[str]:
         part = _DROP.sub("", part).strip("'")
         if not part:
             continue
-        spelt = _spell(part)
+        spelt = _SPELLINGS.get(part) or _spell(part)
         out += [p for p in (_DROP.sub("", x) for x in _SPLIT.split(spelt)) if p]
     return [t for t in out if t not in HESITATIONS]
 

@@ -84,3 +84,10 @@ def test_word_pieces_without_a_space_continue_the_word_before() -> None:
     words = b.merge_pieces(pieces)
     assert [w.text for w in words] == ["d'agent", "suivi"]
     assert (words[0].committed_at, words[0].shown_at, words[0].end) == (2.0, 1.5, 0.4)
+
+
+def test_one_word_in_two_spellings_is_not_an_error() -> None:
+    assert normalize("Alright, OK.") == normalize("all right okay") == ["all", "right", "okay"]
+    result = word_error_rate("alright thanks ok so", "All right. Thanks. OK, so.")
+    assert (result.wer, result.ref_words) == (0.0, 5)
+    assert word_error_rate("okay", "oak").substitutions == 1  # a spelling, not a sound-alike
