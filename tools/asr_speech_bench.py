@@ -4,6 +4,7 @@ Research tooling (not shipped). Steps, each writing files into --out:
 
     python tools/asr_speech_bench.py talk LJSPEECH_DIR --out DIR      # talk.wav, talk.tsv
     python tools/asr_speech_bench.py devset DEVSET_DIR --set NAME --out DIR  # ... + parts.json
+    python tools/asr_speech_bench.py degrade SRC_DIR --out DIR [--snr DB] [--telephone|--sharp]
     python tools/asr_speech_bench.py reference --out DIR --model M      # offline.tsv, timing.tsv
     python tools/asr_speech_bench.py ours --out DIR --model M [replay flags...]
     python tools/asr_speech_bench.py peer --out DIR --model M --peer whisper_online.py
@@ -14,6 +15,11 @@ Research tooling (not shipped). Steps, each writing files into --out:
 - devset: one set of the development set (``subtitler_research.asr.devset``: a part, a split,
   the English parts of a split) as the talk, with where each part lies (parts.json): scores are
   given per part too.
+- degrade: a talk (or set) as heard in worse conditions, for speech the recogniser was not
+  tuned on: pink noise at an SNR over the speech's louder half (``--snr``), or a telephone's
+  band, 300-3400 Hz (``--telephone``: a 6th-order band-pass's roll-off; ``--sharp``: nothing
+  outside it). Its timing reference is the clean talk's (SRC_DIR's
+  timing.tsv: the words lie where they did), which ``reference`` then keeps.
 - reference: the same model transcribes the whole file offline (faster-whisper's own
   ``transcribe``, beam 5, word timestamps): its WER is the accuracy target, and its word times,
   aligned to the transcript, are the timing reference for both systems. ``--language auto``:
@@ -221,6 +227,59 @@ def cmd_devset(a: argparse.Namespace) -> int:
     return 0
 
 
+_CLEAN_TIMING = "# the clean talk's word times (degrade)"
+
+
+def degraded(
+    audio: np.ndarray, *, snr_db: float | None, telephone: bool, sharp: bool = False
+) -> np.ndarray:
+    """``audio`` (16 kHz) with pink noise at ``snr_db`` over its louder half, and/or only
+    its telephone band, 300-3400 Hz (a 6th-order Butterworth band-pass's gain, without its
+    phase; ``sharp``: nothing outside the band at all); clipped to [-1, 1]."""
+    x = np.asarray(audio, dtype=np.float64)
+    if telephone:
+        spec = np.fft.rfft(x)
+        hz = np.maximum(np.fft.rfftfreq(len(x), 1 / 16000), 1e-3)
+        if sharp:
+            spec[(hz < 300) | (hz > 3400)] = 0
+        else:
+            spec /= np.sqrt((1 + (300 / hz) ** 12) * (1 + (hz / 3400) ** 12))
+        x = np.fft.irfft(spec, n=len(x))
+    if snr_db is not None:
+        frames = x[: len(x) // 320 * 320].reshape(-1, 320)
+        energy = (frames**2).mean(axis=1)
+        speech = energy[energy > np.median(energy)].mean()  # the louder half: speech
+        spec = np.fft.rfft(np.random.default_rng(7).standard_normal(len(x)))
+        spec /= np.sqrt(np.maximum(np.arange(len(spec)), 1))  # 1/f power: pink
+        noise = np.fft.irfft(spec, n=len(x))
+        x = x + noise * np.sqrt(speech / 10 ** (snr_db / 10) / (noise**2).mean())
+    return np.clip(x, -1.0, 1.0).astype(np.float32)
+
+
+def _clean_timing(out: Path) -> bool:
+    t = out / "timing.tsv"
+    return t.exists() and t.read_text(encoding="utf-8").startswith(_CLEAN_TIMING)
+
+
+def cmd_degrade(a: argparse.Namespace) -> int:
+    from faster_whisper import decode_audio
+
+    from subtitler_research.asr.talk import write_wav
+
+    a.out.mkdir(parents=True, exist_ok=True)
+    audio = decode_audio(str(a.src_dir / "talk.wav"))
+    heard = degraded(audio, snr_db=a.snr, telephone=a.telephone or a.sharp, sharp=a.sharp)
+    write_wav(a.out / "talk.wav", heard)
+    for name in ("talk.tsv", "parts.json"):
+        if (a.src_dir / name).exists():
+            shutil.copy(a.src_dir / name, a.out / name)
+    timing = (a.src_dir / "timing.tsv").read_text(encoding="utf-8").split("\n", 1)[1]
+    (a.out / "timing.tsv").write_text(f"{_CLEAN_TIMING}\n{timing}", encoding="utf-8")
+    band = "sharp" if a.sharp else "telephone" if a.telephone else "full"
+    print(f"{a.src_dir} -> {a.out} (snr {a.snr} dB, band {band})")
+    return 0
+
+
 def _language(a: argparse.Namespace) -> str | None:
     return None if a.language == "auto" else a.language
 
@@ -281,12 +340,12 @@ def cmd_reference(a: argparse.Namespace) -> int:
                     e = known[nxt][0] if nxt is not None else s
                     e = max(e, s)
                 lines.append(f"{s:.3f}\t{e:.3f}\t{r}")
-            (a.out / "timing.tsv").write_text(
-                "# the transcript with word times from the model's offline beam-5 transcription "
-                "(faster-whisper, word_timestamps); unmatched words interpolated\n"
-                + "\n".join(lines)
-                + "\n"
-            )
+            if not _clean_timing(a.out):  # a degraded talk keeps the clean talk's times
+                (a.out / "timing.tsv").write_text(
+                    "# the transcript with word times from the model's offline beam-5 "
+                    "transcription (faster-whisper, word_timestamps); unmatched words "
+                    "interpolated\n" + "\n".join(lines) + "\n"
+                )
     (a.out / "offline.json").write_text(json.dumps(results, indent=1))
     return 0
 
@@ -481,7 +540,13 @@ def main(argv: list[str] | None = None) -> int:
     devset = sub.add_parser("devset")
     devset.add_argument("devset_dir", type=Path)
     devset.add_argument("--set", required=True, help="a set or part name of the manifest")
-    for p in [talk, devset, *(sub.add_parser(n) for n in ("reference", "ours", "peer", "score"))]:
+    degrade = sub.add_parser("degrade")
+    degrade.add_argument("src_dir", type=Path)
+    degrade.add_argument("--snr", type=float, help="pink noise at this SNR (dB)")
+    degrade.add_argument("--telephone", action="store_true", help="300-3400 Hz")
+    degrade.add_argument("--sharp", action="store_true", help="--telephone, nothing outside")
+    runs = (sub.add_parser(n) for n in ("reference", "ours", "peer", "score"))
+    for p in [talk, devset, degrade, *runs]:
         p.add_argument("--out", type=Path, required=True)
         p.add_argument("--model", default="")
         p.add_argument("--threads", type=int, default=2)
@@ -501,6 +566,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_talk(a)
     if a.cmd == "devset":
         return cmd_devset(a)
+    if a.cmd == "degrade":
+        return cmd_degrade(a)
     if a.cmd == "reference":
         return cmd_reference(a)
     if a.cmd == "ours":
