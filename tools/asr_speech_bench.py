@@ -230,17 +230,16 @@ def cmd_devset(a: argparse.Namespace) -> int:
 _CLEAN_TIMING = "# the clean talk's word times (degrade)"
 
 
-def degraded(
-    audio: np.ndarray, *, snr_db: float | None, telephone: bool, sharp: bool = False
-) -> np.ndarray:
+def degraded(audio: np.ndarray, *, snr_db: float | None, band: str | None) -> np.ndarray:
     """``audio`` (16 kHz) with pink noise at ``snr_db`` over its louder half, and/or only
-    its telephone band, 300-3400 Hz (a 6th-order Butterworth band-pass's gain, without its
-    phase; ``sharp``: nothing outside the band at all); clipped to [-1, 1]."""
+    a telephone's band, 300-3400 Hz (``band``: "telephone", a 6th-order Butterworth
+    band-pass's gain without its phase; "sharp", nothing outside the band at all); clipped
+    to [-1, 1]."""
     x = np.asarray(audio, dtype=np.float64)
-    if telephone:
+    if band is not None:
         spec = np.fft.rfft(x)
         hz = np.maximum(np.fft.rfftfreq(len(x), 1 / 16000), 1e-3)
-        if sharp:
+        if band == "sharp":
             spec[(hz < 300) | (hz > 3400)] = 0
         else:
             spec /= np.sqrt((1 + (300 / hz) ** 12) * (1 + (hz / 3400) ** 12))
@@ -268,15 +267,14 @@ def cmd_degrade(a: argparse.Namespace) -> int:
 
     a.out.mkdir(parents=True, exist_ok=True)
     audio = decode_audio(str(a.src_dir / "talk.wav"))
-    heard = degraded(audio, snr_db=a.snr, telephone=a.telephone or a.sharp, sharp=a.sharp)
-    write_wav(a.out / "talk.wav", heard)
+    band = "sharp" if a.sharp else "telephone" if a.telephone else None
+    write_wav(a.out / "talk.wav", degraded(audio, snr_db=a.snr, band=band))
     for name in ("talk.tsv", "parts.json"):
         if (a.src_dir / name).exists():
             shutil.copy(a.src_dir / name, a.out / name)
     timing = (a.src_dir / "timing.tsv").read_text(encoding="utf-8").split("\n", 1)[1]
     (a.out / "timing.tsv").write_text(f"{_CLEAN_TIMING}\n{timing}", encoding="utf-8")
-    band = "sharp" if a.sharp else "telephone" if a.telephone else "full"
-    print(f"{a.src_dir} -> {a.out} (snr {a.snr} dB, band {band})")
+    print(f"{a.src_dir} -> {a.out} (snr {a.snr} dB, band {band or 'full'})")
     return 0
 
 
