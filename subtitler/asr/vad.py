@@ -114,13 +114,17 @@ class SileroStream:
         batch = np.concatenate([contexts, windows], axis=1)
         ages = self._ages(self._frames, n)
         copies = len(self._offsets)
+        # Where each copy runs from: the block's start and its restarts inside the block.
+        runs = [
+            list(itertools.pairwise([0, *(int(i) for i in np.flatnonzero(age == 0) if i > 0), n]))
+            for age in ages
+        ]
         probs = np.zeros_like(ages, dtype=np.float32)
         for g, gain in enumerate(self._gains):
             heard = np.clip(batch * gain, -1.0, 1.0) if g else batch  # (g 0: as recorded)
             for k in range(copies):
                 s = g * copies + k  # this copy's state at this gain
-                starts = [0, *(int(i) for i in np.flatnonzero(ages[k] == 0) if i > 0), n]
-                for a, b in itertools.pairwise(starts):
+                for a, b in runs[k]:
                     if ages[k, a] == 0 and self._frames + a > 0:  # restart (frame 0 is fresh)
                         self._h[s] = np.zeros_like(self._h[s])
                         self._c[s] = np.zeros_like(self._c[s])
