@@ -62,6 +62,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from subtitler_research.asr.degrade import degraded  # noqa: E402
 from subtitler_research.asr.oracle import read_words_tsv  # noqa: E402
 from subtitler_research.asr.wer import align, normalize_word, word_error_rate  # noqa: E402
 
@@ -228,31 +229,6 @@ def cmd_devset(a: argparse.Namespace) -> int:
 
 
 _CLEAN_TIMING = "# the clean talk's word times (degrade)"
-
-
-def degraded(audio: np.ndarray, *, snr_db: float | None, band: str | None) -> np.ndarray:
-    """``audio`` (16 kHz) with pink noise at ``snr_db`` over its louder half, and/or only
-    a telephone's band, 300-3400 Hz (``band``: "telephone", a 6th-order Butterworth
-    band-pass's gain without its phase; "sharp", nothing outside the band at all); clipped
-    to [-1, 1]."""
-    x = np.asarray(audio, dtype=np.float64)
-    if band is not None:
-        spec = np.fft.rfft(x)
-        hz = np.maximum(np.fft.rfftfreq(len(x), 1 / 16000), 1e-3)
-        if band == "sharp":
-            spec[(hz < 300) | (hz > 3400)] = 0
-        else:
-            spec /= np.sqrt((1 + (300 / hz) ** 12) * (1 + (hz / 3400) ** 12))
-        x = np.fft.irfft(spec, n=len(x))
-    if snr_db is not None:
-        frames = x[: len(x) // 320 * 320].reshape(-1, 320)
-        energy = (frames**2).mean(axis=1)
-        speech = energy[energy > np.median(energy)].mean()  # the louder half: speech
-        spec = np.fft.rfft(np.random.default_rng(7).standard_normal(len(x)))
-        spec /= np.sqrt(np.maximum(np.arange(len(spec)), 1))  # 1/f power: pink
-        noise = np.fft.irfft(spec, n=len(x))
-        x = x + noise * np.sqrt(speech / 10 ** (snr_db / 10) / (noise**2).mean())
-    return np.clip(x, -1.0, 1.0).astype(np.float32)
 
 
 def _clean_timing(out: Path) -> bool:

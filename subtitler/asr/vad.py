@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
+from numpy.lib.stride_tricks import sliding_window_view
 
 from subtitler.asr.backend import SAMPLE_RATE, Samples
 
@@ -51,6 +52,22 @@ STATES = 3
 # lifted noise still starts is left to Whisper's no-speech probability (faster_whisper.py).
 LIFT_DB = 18.0
 LIFT_SPEECH = 0.5
+# Silero doubts a voice without its fundamental: through a line with nothing below 300 Hz it
+# scored speech 0.1-0.45 where it scored 0.9, and 27% of the tune split's English speech
+# frames were not heard (docs/benchmarks/asr.md, session P). Where the last STATE_S seconds
+# hold less than NARROW_RATIO as much energy at 60-250 Hz as at 300-3400 Hz, the input has no
+# low band, and a frame's probability is divided by NARROW_SCALE where that reaches speech
+# (LIFT_SPEECH; scaled throughout, the pauses of a read passage held utterances open). Over
+# 3 s the development set's recordings never came below 0.023 (0.007 with a 150 Hz high-pass);
+# through a band cut sharply at 300 Hz always below 0.0006; through a 6th-order telephone
+# band-pass, which Silero hears well, below 0.01 78% of the time and below 0.001 20%: scored
+# up at 0.01, it cost words there (session Q).
+NARROW_RATIO = 0.001
+NARROW_SCALE = 0.5
+_HZ = np.fft.rfftfreq(FRAME, 1 / SAMPLE_RATE)
+_LOW = (_HZ >= 60) & (_HZ < 250)
+_MID = (_HZ >= 300) & (_HZ < 3400)
+_HANN = np.hanning(FRAME)
 
 
 class SileroStream:
@@ -66,8 +83,9 @@ class SileroStream:
     run longest. In the first ``state_s`` seconds that is the first copy, never restarted:
     Silero as faster-whisper runs it on a file; ``state_s=None`` runs it so throughout (one
     recording, as the talk builder reads each clip). Every frame is also scored ``lift_db``
-    louder, by copies of its own (LIFT_DB; ``None``: as recorded only). Probabilities do not
-    depend on how the audio is cut into blocks (checked bit-exact).
+    louder, by copies of its own (LIFT_DB; ``None``: as recorded only), and scaled up to speech
+    where the input has had no low band for STATE_S seconds (NARROW_SCALE; ``None``: never).
+    Probabilities do not depend on how the audio is cut into blocks (checked bit-exact).
     """
 
     def __init__(
@@ -76,6 +94,7 @@ class SileroStream:
         state_s: float | None = STATE_S,
         states: int = STATES,
         lift_db: float | None = LIFT_DB,
+        narrow_scale: float | None = NARROW_SCALE,
     ) -> None:
         self._session = session  # onnxruntime.InferenceSession of silero_vad_v6.onnx
         # Frames between restarts of a copy (never: more frames than any stream has).
@@ -83,6 +102,8 @@ class SileroStream:
         self._offsets = [k * self._period // states for k in range(states if state_s else 1)]
         # The gains each frame is scored at (the audio as it is, and lifted).
         self._gains = [1.0] + ([10 ** (lift_db / 20)] if lift_db else [])
+        self._narrow_scale = narrow_scale
+        self._band_frames = round(STATE_S / FRAME_S)  # the span the band is judged over
         self.reset()
 
     def reset(self) -> None:
@@ -92,6 +113,8 @@ class SileroStream:
         self._context = np.zeros(_CONTEXT, dtype=np.float32)
         self._rest = np.zeros(0, dtype=np.float32)
         self._frames = 0  # frames seen since the stream started
+        # Energy at 60-250 Hz and 300-3400 Hz of the frames before (zeros before the stream).
+        self._band = np.zeros((self._band_frames - 1, 2))
 
     def _ages(self, first: int, n: int) -> npt.NDArray[np.int64]:
         """Frames each copy has run at frames first..first+n-1 (copies x frames)."""
@@ -138,7 +161,22 @@ class SileroStream:
         self._context = windows[-1, -_CONTEXT:].copy()
         self._frames += n
         oldest: npt.NDArray[np.float32] = probs[np.argmax(ages, axis=0), np.arange(n)]
-        return oldest
+        if self._narrow_scale is None:
+            return oldest
+        narrow = self._narrow(windows)
+        scaled = np.minimum(1.0, oldest / np.float32(self._narrow_scale))
+        # Like the lifted copy, a scaled frame counts only where it reaches speech.
+        return np.where(narrow & (scaled >= LIFT_SPEECH), scaled, oldest).astype(np.float32)
+
+    def _narrow(self, windows: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+        """Per frame: have the last STATE_S seconds (this frame included) a narrow band?"""
+        spec = np.abs(np.fft.rfft(windows.astype(np.float64) * _HANN, axis=1)) ** 2
+        band = np.stack([spec[:, _LOW].sum(axis=1), spec[:, _MID].sum(axis=1)], axis=1)
+        seen = np.concatenate([self._band, band])
+        self._band = seen[len(seen) - len(self._band) :]
+        low, mid = sliding_window_view(seen, self._band_frames, axis=0).sum(axis=-1).T
+        narrow: npt.NDArray[np.bool_] = low < NARROW_RATIO * mid
+        return narrow
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 
 For each way of running the state (``carried``: one state through the stream; ``SxK``: K copies
 restarted every S seconds, the oldest one speaking, as ``SileroStream(state_s=S, states=K)``;
-a suffix ``+L`` also scores every frame L dB louder, ``lift_db=L``):
+a suffix ``+L`` also scores every frame L dB louder, ``lift_db=L``; then ``~N`` scales a narrow
+band's frames up to speech, ``narrow_scale=N``):
 
 - changes of speaker and microphone: a first recording, then a second one; of the second one's
   speech frames (those Silero marks heard alone, from a fresh state: its own use), the share
@@ -15,7 +16,10 @@ a suffix ``+L`` also scores every frame L dB louder, ``lift_db=L``):
   the tune split's parts and on the report split's;
 - false speech: the highest probability in a minute of silence and noise (the recipe of
   ``test_silence_and_noise_emit_no_words``), and the share of frames at 0.5 or more in game
-  music from the development set's cache (Fish Fillets NG, GPL-2+).
+  music from the development set's cache (Fish Fillets NG, GPL-2+);
+- a narrow band: the whole set and the music through a telephone's band cut sharply (nothing
+  outside 300-3400 Hz, ``subtitler_research.asr.degrade``), recall of the same speech frames
+  and frames marked speech that the clips do not mark, and the music's share at 0.5 or more.
 
 Needs the development set (``subtitler_research.asr.devset``) and its cache; the LJSpeech reader is
 the ten clips in tests/data.
@@ -34,6 +38,7 @@ import numpy.typing as npt
 
 from subtitler.asr.backend import SAMPLE_RATE, Samples
 from subtitler.asr.vad import FRAME, SileroStream
+from subtitler_research.asr.degrade import degraded
 from subtitler_research.asr.devset import DEFAULT_CACHE
 
 Probs = npt.NDArray[np.float32]
@@ -54,12 +59,16 @@ def noise() -> Samples:
 
 
 def stream_factory(session: object, spec: str) -> Callable[[], SileroStream]:
+    spec, _, scale = spec.partition("~")
+    narrow = float(scale) if scale else None
     spec, _, lift = spec.partition("+")
     lift_db = float(lift) if lift else None
     if spec == "carried":
-        return lambda: SileroStream(session, state_s=None, lift_db=lift_db)
+        return lambda: SileroStream(session, state_s=None, lift_db=lift_db, narrow_scale=narrow)
     s, k = spec.split("x")
-    return lambda: SileroStream(session, state_s=float(s), states=int(k), lift_db=lift_db)
+    return lambda: SileroStream(
+        session, state_s=float(s), states=int(k), lift_db=lift_db, narrow_scale=narrow
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__)
     ap.add_argument("--devset", type=Path, required=True, help="the built development set")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the devset's cache")
-    ap.add_argument("--states", default="carried,1x2,2x2,3x3,4x4,8x8,3x3+12,3x3+18")
+    ap.add_argument("--states", default="carried,1x2,2x2,3x3,4x4,8x8,3x3+12,3x3+18,3x3+18~0.5")
     a = ap.parse_args(argv)
     from subtitler.asr.faster_whisper import decode_audio_file, silero_session
 
@@ -75,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def own(audio: Samples) -> Probs:
         """Silero's own use: one recording, a fresh state, as recorded."""
-        return SileroStream(session, state_s=None, lift_db=None)(audio)
+        return SileroStream(session, state_s=None, lift_db=None, narrow_scale=None)(audio)
 
     pause = np.zeros(SAMPLE_RATE // 2, np.float32)
     reader = np.concatenate(
@@ -115,13 +124,14 @@ def main(argv: list[str] | None = None) -> int:
         t += p["duration_s"]
     music_files = sorted((a.cache / MUSIC).glob("*.ogg"))
     music = np.concatenate([decode_audio_file(f)[: 20 * SAMPLE_RATE] for f in music_files])
+    line, line_music = (degraded(x, snr_db=None, band="sharp") for x in (whole, music))
 
     quiet = "10 / 20 dB quieter: recall, tune / report"
     print(
         f"| state | {' | '.join(pairs)} | dev set recall / extra | {quiet} | noise max "
-        "| music >= 0.5 |"
+        "| music >= 0.5 | sharp telephone band: recall / extra; music >= 0.5 |"
     )
-    print("|---|" + "---|" * (len(pairs) + 4))
+    print("|---|" + "---|" * (len(pairs) + 5))
     for spec in a.states.split(","):
         make = stream_factory(session, spec)
         cells = []
@@ -143,10 +153,13 @@ def main(argv: list[str] | None = None) -> int:
             soft.append(f"{split[0]:.2f} / {split[1]:.2f}")
         q = make()(noise())
         m = make()(music)
+        narrow = make()(line)[: len(reference)] >= 0.5
+        narrow_music = make()(line_music) >= 0.5
         print(
             f"| {spec} | {' | '.join(cells)} | {recall:.3f} / {extra:.3f} | {'; '.join(soft)} "
-            f"| {q.max():.2f} | "
-            f"{np.mean(m >= 0.5):.4f} |",
+            f"| {q.max():.2f} | {np.mean(m >= 0.5):.4f} "
+            f"| {narrow[reference].mean():.3f} / {narrow[~reference].mean():.3f}; "
+            f"{np.mean(narrow_music):.4f} |",
             flush=True,
         )
     return 0

@@ -15,6 +15,7 @@ from subtitler.asr.vad import (
     FRAME_S,
     LIFT_DB,
     LIFT_SPEECH,
+    NARROW_SCALE,
     STATE_S,
     STATES,
     SileroStream,
@@ -104,3 +105,45 @@ def test_every_frame_is_also_heard_lifted_where_that_copy_hears_speech() -> None
     assert lifted[0] < LIFT_SPEECH <= lifted[1]  # (the levels straddle the bar)
     np.testing.assert_allclose(SileroStream(LevelModel())(audio), expected, rtol=1e-5)
     np.testing.assert_allclose(SileroStream(LevelModel(), lift_db=None)(audio), raw, rtol=1e-5)
+
+
+def tone(hz: float, seconds: float, level: float = 0.05) -> np.ndarray:
+    t = np.arange(round(seconds * 16000)) / 16000
+    return (level * np.sin(2 * np.pi * hz * t)).astype(np.float32)
+
+
+def scaled_to_speech(raw: np.ndarray) -> np.ndarray:
+    """A narrow band's probabilities: 1 / NARROW_SCALE times higher (at most 1) where that
+    reaches speech (LIFT_SPEECH), as they are elsewhere."""
+    up = np.minimum(1.0, raw / NARROW_SCALE)
+    return np.where(up >= LIFT_SPEECH, up, raw)
+
+
+@pytest.mark.parametrize("block", [1600, 512, 333, 16000 * 5])
+def test_a_narrow_band_is_scored_up_once_the_low_band_has_been_gone_for_state_s(
+    block: int,
+) -> None:
+    """4 s with a 150 Hz fundamental, then 5 s of only its 1 kHz partial (a telephone line
+    with nothing below 300 Hz), its last 2 s softer: a frame is scored up to speech once the
+    last STATE_S seconds, itself included, hold no low band; before that as it is."""
+    wide = tone(150, 4) + tone(1000, 4)
+    audio = np.concatenate([wide, tone(1000, 3), tone(1000, 2, level=0.02)])
+    raw = SileroStream(LevelModel(), lift_db=None, narrow_scale=None)(audio)
+    vad = SileroStream(LevelModel(), lift_db=None)
+    got = np.concatenate([vad(audio[i : i + block]) for i in range(0, len(audio), block)])
+    switch = len(wide) // FRAME  # the first frame of only 1 kHz (4 s = 125 frames exactly)
+    settled = switch + round(STATE_S / FRAME_S) - 1
+    expected = raw.copy()
+    expected[settled:] = scaled_to_speech(raw[settled:])
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert raw[settled] < LIFT_SPEECH <= got[settled]  # (a change to see)
+    assert got[-1] == raw[-1] > 0  # the softer tone does not reach speech scaled
+
+
+def test_a_stream_narrow_from_its_first_frame_is_scored_up_from_it() -> None:
+    """Before the stream, and in digital silence, there is no low band to wait for."""
+    audio = np.concatenate([np.zeros(FRAME * 4, np.float32), tone(1000, 1)])
+    raw = SileroStream(LevelModel(), lift_db=None, narrow_scale=None)(audio)
+    got = SileroStream(LevelModel(), lift_db=None)(audio)
+    np.testing.assert_allclose(got, scaled_to_speech(raw), rtol=1e-6)
+    assert raw[4] < LIFT_SPEECH <= got[4]
