@@ -244,13 +244,13 @@ def cmd_degrade(a: argparse.Namespace) -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     audio = decode_audio(str(a.src_dir / "talk.wav"))
     band = "sharp" if a.sharp else "telephone" if a.telephone else None
-    write_wav(a.out / "talk.wav", degraded(audio, snr_db=a.snr, band=band))
+    write_wav(a.out / "talk.wav", degraded(audio, snr_db=a.snr, band=band, reverb_s=a.reverb))
     for name in ("talk.tsv", "parts.json"):
         if (a.src_dir / name).exists():
             shutil.copy(a.src_dir / name, a.out / name)
     timing = (a.src_dir / "timing.tsv").read_text(encoding="utf-8").split("\n", 1)[1]
     (a.out / "timing.tsv").write_text(f"{_CLEAN_TIMING}\n{timing}", encoding="utf-8")
-    print(f"{a.src_dir} -> {a.out} (snr {a.snr} dB, band {band or 'full'})")
+    print(f"{a.src_dir} -> {a.out} (snr {a.snr} dB, band {band or 'full'}, RT60 {a.reverb} s)")
     return 0
 
 
@@ -517,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     degrade = sub.add_parser("degrade")
     degrade.add_argument("src_dir", type=Path)
     degrade.add_argument("--snr", type=float, help="pink noise at this SNR (dB)")
+    degrade.add_argument("--reverb", type=float, help="a room's RT60 (s): reverberation")
     degrade.add_argument("--telephone", action="store_true", help="300-3400 Hz")
     degrade.add_argument("--sharp", action="store_true", help="--telephone, nothing outside")
     runs = (sub.add_parser(n) for n in ("reference", "ours", "peer", "score"))

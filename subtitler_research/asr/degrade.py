@@ -1,16 +1,32 @@
-"""A talk as a meeting may deliver it: with pink noise, or through a telephone's band."""
+"""A talk as a meeting may deliver it: in a reverberant room, through a telephone's band,
+with pink noise."""
 
 from __future__ import annotations
 
 import numpy as np
 
 
-def degraded(audio: np.ndarray, *, snr_db: float | None, band: str | None) -> np.ndarray:
-    """``audio`` (16 kHz) with pink noise at ``snr_db`` over its louder half, and/or only
-    a telephone's band, 300-3400 Hz (``band``: "telephone", a 6th-order Butterworth
-    band-pass's gain without its phase; "sharp", nothing outside the band at all); clipped
-    to [-1, 1]."""
+def degraded(
+    audio: np.ndarray,
+    *,
+    snr_db: float | None,
+    band: str | None,
+    reverb_s: float | None = None,
+) -> np.ndarray:
+    """``audio`` (16 kHz) heard in a room whose reverberation falls by 60 dB in ``reverb_s``
+    (a seeded exponentially decaying noise tail after the direct sound, at the level of the
+    audio as it was), then only a telephone's band, 300-3400 Hz (``band``: "telephone", a
+    6th-order Butterworth band-pass's gain without its phase; "sharp", nothing outside the
+    band at all), then with pink noise at ``snr_db`` over its louder half; clipped to
+    [-1, 1]."""
     x = np.asarray(audio, dtype=np.float64)
+    if reverb_s is not None:
+        t = np.arange(round(reverb_s * 16000)) / 16000
+        tail = np.random.default_rng(7).standard_normal(len(t)) * 10 ** (-3 * t / reverb_s)
+        tail[0] = 3 * np.abs(tail).max()  # the direct sound, above the first reflections
+        n = len(x) + len(t)
+        wet = np.fft.irfft(np.fft.rfft(x, n) * np.fft.rfft(tail, n), n)[: len(x)]
+        x = wet * np.sqrt((x**2).mean() / max((wet**2).mean(), 1e-30))
     if band is not None:
         spec = np.fft.rfft(x)
         hz = np.maximum(np.fft.rfftfreq(len(x), 1 / 16000), 1e-3)

@@ -114,3 +114,15 @@ def test_a_degraded_talk_has_the_noise_and_band_asked_for() -> None:
         phone = degraded(mix, snr_db=None, band=band)
         gain = np.abs(np.fft.rfft(phone))[bins] / np.abs(np.fft.rfft(mix))[bins]
         np.testing.assert_allclose(gain, gains, atol=0.002)  # the band kept, the rest not
+
+
+def test_a_reverberant_talk_decays_by_60_db_in_the_room_s_time() -> None:
+    """A click in a room with RT60 0.5 s: the tail's level falls 6 dB every 0.05 s after the
+    direct sound (-30 dB at 0.25 s), and the talk keeps its level."""
+    click = np.zeros(16000)
+    click[1600] = 0.5
+    wet = degraded(click, snr_db=None, band=None, reverb_s=0.5)
+    assert np.argmax(np.abs(wet)) == 1600  # the direct sound first
+    level = [10 * np.log10((wet[1600 + a : 1600 + a + 400] ** 2).mean()) for a in (80, 4000)]
+    assert level[0] - level[1] == pytest.approx(30 * (4000 - 80) / 4000, abs=3)
+    assert (wet**2).mean() == pytest.approx((click**2).mean(), rel=1e-3)
