@@ -4,7 +4,8 @@ Research tooling (not shipped). Steps, each writing files into --out:
 
     python tools/asr_speech_bench.py talk LJSPEECH_DIR --out DIR      # talk.wav, talk.tsv
     python tools/asr_speech_bench.py devset DEVSET_DIR --set NAME --out DIR  # ... + parts.json
-    python tools/asr_speech_bench.py degrade SRC_DIR --out DIR [--snr DB] [--telephone|--sharp]
+    python tools/asr_speech_bench.py degrade SRC_DIR --out DIR [--reverb S] [--telephone|--sharp] \
+        [--snr DB]
     python tools/asr_speech_bench.py reference --out DIR --model M      # offline.tsv, timing.tsv
     python tools/asr_speech_bench.py ours --out DIR --model M [replay flags...]
     python tools/asr_speech_bench.py peer --out DIR --model M --peer whisper_online.py
@@ -16,9 +17,10 @@ Research tooling (not shipped). Steps, each writing files into --out:
   the English parts of a split) as the talk, with where each part lies (parts.json): scores are
   given per part too.
 - degrade: a talk (or set) as heard in worse conditions, for speech the recogniser was not
-  tuned on: pink noise at an SNR over the speech's louder half (``--snr``), or a telephone's
-  band, 300-3400 Hz (``--telephone``: a 6th-order band-pass's roll-off; ``--sharp``: nothing
-  outside it). Its timing reference is the clean talk's (SRC_DIR's
+  tuned on (``subtitler_research.asr.degrade``): a reverberant room (``--reverb``: its RT60),
+  a telephone's band, 300-3400 Hz (``--telephone``: a 6th-order band-pass's roll-off;
+  ``--sharp``: nothing outside it), pink noise at an SNR over the speech's louder half
+  (``--snr``). Its timing reference is the clean talk's (SRC_DIR's
   timing.tsv: the words lie where they did), which ``reference`` then keeps.
 - reference: the same model transcribes the whole file offline (faster-whisper's own
   ``transcribe``, beam 5, word timestamps): its WER is the accuracy target, and its word times,

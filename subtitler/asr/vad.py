@@ -106,6 +106,12 @@ class SileroStream:
         self._band_frames = round(STATE_S / FRAME_S)  # the span the band is judged over
         self.reset()
 
+    @classmethod
+    def on_a_file(cls, session: Any) -> SileroStream:
+        """Silero as faster-whisper runs it on one recording: one state from its first frame,
+        the audio as it is (no lift, no narrow band's scale)."""
+        return cls(session, state_s=None, lift_db=None, narrow_scale=None)
+
     def reset(self) -> None:
         n = len(self._offsets) * len(self._gains)
         self._h = [np.zeros((1, 1, 128), dtype=np.float32) for _ in range(n)]

@@ -70,7 +70,7 @@ def build_talk(
     pause = np.zeros(round(gap_s * SAMPLE_RATE), dtype=np.float32)
     for audio, text in clips:
         # One recording, as recorded: Silero's own use.
-        probs = SileroStream(session, state_s=None, lift_db=None, narrow_scale=None)(audio)
+        probs = SileroStream.on_a_file(session)(audio)
         words += allocate_words(text, speech_regions(probs), t)
         parts += [audio, pause]
         t += (len(audio) + len(pause)) / SAMPLE_RATE

@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def own(audio: Samples) -> Probs:
         """Silero's own use: one recording, a fresh state, as recorded."""
-        return SileroStream(session, state_s=None, lift_db=None, narrow_scale=None)(audio)
+        return SileroStream.on_a_file(session)(audio)
 
     pause = np.zeros(SAMPLE_RATE // 2, np.float32)
     reader = np.concatenate(

@@ -68,8 +68,7 @@ def passage() -> npt.NDArray[np.float32]:
 
 def speech_frames(session: object, audio: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
     """Frames Silero calls speech in ``audio`` heard alone, from a fresh state (its own use)."""
-    alone = SileroStream(session, state_s=None, lift_db=None, narrow_scale=None)
-    return np.flatnonzero(alone(audio) >= 0.5)
+    return np.flatnonzero(SileroStream.on_a_file(session)(audio) >= 0.5)
 
 
 def test_the_passage_is_long_enough_to_deafen_a_carried_state(session: object) -> None:
@@ -77,10 +76,10 @@ def test_the_passage_is_long_enough_to_deafen_a_carried_state(session: object) -
     Silero's state carried through the passage, the new speaker scores far below the same
     clip heard alone."""
     new = decode_audio_file(NEW_SPEAKER)
-    carried = SileroStream(session, state_s=None, lift_db=None)
+    carried = SileroStream.on_a_file(session)
     carried(passage())
     after = carried(new)
-    alone = SileroStream(session, state_s=None, lift_db=None)(new)
+    alone = SileroStream.on_a_file(session)(new)
     assert after.mean() < 0.5 * alone.mean()
 
 
