@@ -66,7 +66,12 @@ sys.path.insert(0, str(ROOT))
 
 from subtitler_research.asr.degrade import degraded  # noqa: E402
 from subtitler_research.asr.oracle import read_words_tsv  # noqa: E402
-from subtitler_research.asr.wer import align, normalize_word, word_error_rate  # noqa: E402
+from subtitler_research.asr.wer import (  # noqa: E402
+    align,
+    normalize_word,
+    spell_numbers,
+    word_error_rate,
+)
 
 
 @dataclass
@@ -162,11 +167,12 @@ def longest_miss(timing: list[Any], hit: list[bool | None]) -> tuple[float, str]
 
 def per_part(
     parts: list[dict[str, Any]], timing: list[Any], hyp: list[str], hit: list[bool | None],
-    owner: list[int | None],
+    owner: list[int | None], ref: list[str] | None = None,
 ) -> dict[str, dict[str, Any]]:  # fmt: skip
     """WER and longest stretch without a recognised word per part of the talk. A transcript
     word belongs to the part its (reference) time lies in; a hypothesis word to the part of the
-    transcript word it was aligned to, an inserted one to that of the word before it."""
+    transcript word it was aligned to, an inserted one to that of the word before it. ``ref``:
+    the transcript's words as scored (numbers spelt in their part's language), if not as timed."""
 
     def part_of(t: float) -> int:
         return next((k for k, p in enumerate(parts) if t < p["t1"]), len(parts) - 1)
@@ -182,7 +188,7 @@ def per_part(
         idx = [i for i, x in enumerate(ref_part) if x == k]
         if not idx:
             continue
-        ref_k = " ".join(timing[i].text.strip() for i in idx)
+        ref_k = " ".join(ref[i] if ref else timing[i].text.strip() for i in idx)
         hyp_k = " ".join(h for h, x in zip(hyp, hyp_part, strict=True) if x == k)
         w = word_error_rate(ref_k, hyp_k)
         miss, where = longest_miss([timing[i] for i in idx], [hit[i] for i in idx])
@@ -370,6 +376,25 @@ def peer_words(stdout: str) -> list[HypWord]:
     return out
 
 
+def spelt_in_parts(
+    timing: list[Any], words: list[HypWord], parts: list[dict[str, Any]] | None
+) -> tuple[list[str], list[str]]:
+    """The reference's and the hypothesis's words, with numbers spelt in the language of the
+    part each lies in (by its time; a hypothesis word without one: the word's before)."""
+
+    def language(t: float | None, before: str) -> str:
+        if t is None or not parts:
+            return before
+        return next((p for p in parts if t < p["t1"]), parts[-1]).get("language", "en")
+
+    ref = [spell_numbers(w.text.strip(), language(0.5 * (w.start + w.end), "en")) for w in timing]
+    hyp, lang = [], "en"
+    for x in words:
+        lang = language(x.start, lang)
+        hyp.append(spell_numbers(x.text, lang))
+    return ref, hyp
+
+
 def score(
     words: list[HypWord],
     timing: list[Any],
@@ -378,8 +403,7 @@ def score(
     lags: list[float],
     parts: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    ref = [w.text.strip() for w in timing]
-    hyp = [w.text for w in words]
+    ref, hyp = spelt_in_parts(timing, words, parts)
     w = word_error_rate(" ".join(ref), " ".join(hyp))
     hit, owner = alignment(ref, hyp)
     miss, miss_at = longest_miss(timing, hit)
@@ -418,7 +442,7 @@ def score(
         "inserted_in_pauses": in_pause,
         "longest_miss_s": miss,
         "longest_miss_at": miss_at,
-        "parts": per_part(parts, timing, hyp, hit, owner) if parts else {},
+        "parts": per_part(parts, timing, hyp, hit, owner, ref) if parts else {},
     }
 
 

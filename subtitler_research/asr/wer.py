@@ -6,8 +6,10 @@ lower case, numbers spelt out (num2words; 4-digit numbers from 1100 to 2099 read
 hyphens and dashes split words, other punctuation dropped, and hesitations ("uh", "um", "hmm":
 the list of Whisper's English normaliser, and "hm") left out: transcripts of spontaneous speech
 write them, Whisper does not; and one spelling for a word written two ways ("alright" as "all
-right", "ok" as "okay": Whisper writes either, as transcripts do). The edit-distance alignment
-is jiwer's. Both libraries are benchmark/test dependencies (the ``bench`` and ``dev`` extras).
+right", "ok" as "okay": Whisper writes either, as transcripts do). In a part in another
+language its numbers are spelt in that language first (``spell_numbers``: a Swedish "2" is
+"två", not "two"). The edit-distance alignment is jiwer's. Both libraries are benchmark/test
+dependencies (the ``bench`` and ``dev`` extras).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ HESITATIONS = frozenset({"hmm", "mm", "mhm", "mmm", "uh", "um", "hm"})
 # One word, two spellings: an error on neither side (tiny.en wrote "All right." where the
 # reference and offline decoding wrote "alright", two errors each time).
 _SPELLINGS = {"alright": "all right", "ok": "okay"}
+_DIGITS = re.compile(r"\d+")
 
 
 def _spell(token: str) -> str:
@@ -38,6 +41,32 @@ def _spell(token: str) -> str:
     if len(m.group(1)) == 4 and 1100 <= n <= 2099:
         return str(num2words(n, to="year"))
     return str(num2words(n))
+
+
+def spell_numbers(word: str, language: str) -> str:
+    """``word`` with its numbers spelt out in ``language``, as a transcript in that language
+    writes them (the normaliser itself spells them in English: Whisper wrote the Swedish part's
+    "en, två, tre" as "1, 2, 3", eight errors for offline decoding as "one, two, three").
+    Unchanged in English (the normaliser's own, with ordinals and years) and where num2words
+    lacks the language."""
+    from num2words import num2words
+
+    if language == "en" or not _DIGITS.search(word):
+        return word
+
+    def spelt(m: re.Match[str]) -> str:
+        n = int(m.group())
+        try:
+            if len(m.group()) == 4 and 1100 <= n <= 2099:
+                try:
+                    return f" {num2words(n, to='year', lang=language)} "
+                except NotImplementedError:  # (Swedish has no years: the number)
+                    pass
+            return f" {num2words(n, lang=language)} "
+        except NotImplementedError:  # a language num2words does not know: the digits
+            return m.group()
+
+    return _DIGITS.sub(spelt, word.replace(",", "")).strip()
 
 
 def normalize_word(word: str) -> list[str]:

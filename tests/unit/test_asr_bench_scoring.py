@@ -97,6 +97,25 @@ def test_one_word_in_two_spellings_is_not_an_error() -> None:
     assert word_error_rate("okay", "oak").substitutions == 1  # a spelling, not a sound-alike
 
 
+def test_numbers_are_spelt_in_the_language_of_their_part() -> None:
+    b = bench()
+    ref = timed("testar en två tre one two", gap_after=3)  # Swedish, 5 s, then English
+    parts = [
+        {"name": "sv", "language": "sv", "t1": 3.0},
+        {"name": "en", "language": "en", "t1": 99.0},
+    ]
+    said = ["Testar", "1,", "2,", "3.", "1", "2."]
+    hyp = [b.HypWord(t, 0.0, 0.0, w.start, w.end) for t, w in zip(said, ref, strict=True)]
+    out = b.score(hyp, ref, rtf=None, lags=[], parts=parts)
+    # "1" is "ett" (the reference's "en" is the article's spelling): one error of four, not
+    # the three of "one, two, three"; English numbers as before.
+    assert out["parts"]["sv"]["wer"] == 0.25
+    assert out["parts"]["en"]["wer"] == 0.0
+    assert out["wer"] == round(1 / 6, 4)
+    assert normalize(b.spell_numbers("1984", "nl")) == ["negentien", "honderd", "vierentachtig"]
+    assert b.spell_numbers("2", "xx") == "2"  # a language num2words lacks: as written
+
+
 def test_a_degraded_talk_has_the_noise_and_band_asked_for() -> None:
     t = np.arange(16000 * 4) / 16000
     tone = 0.3 * np.sin(2 * np.pi * 1000 * t) * (t % 1 < 0.5)  # speech half the time
