@@ -29,6 +29,11 @@ _SPELLINGS = {"alright": "all right", "ok": "okay"}
 _DIGITS = re.compile(r"\d+")
 
 
+def _is_year(digits: str) -> bool:
+    """Four digits from 1100 to 2099 are read as a year ("1984": "nineteen eighty-four")."""
+    return len(digits) == 4 and 1100 <= int(digits) <= 2099
+
+
 def _spell(token: str) -> str:
     from num2words import num2words
 
@@ -38,7 +43,7 @@ def _spell(token: str) -> str:
     n = int(m.group(1))
     if m.group(2):
         return str(num2words(n, to="ordinal"))
-    if len(m.group(1)) == 4 and 1100 <= n <= 2099:
+    if _is_year(m.group(1)):
         return str(num2words(n, to="year"))
     return str(num2words(n))
 
@@ -57,7 +62,7 @@ def spell_numbers(word: str, language: str) -> str:
     def spelt(m: re.Match[str]) -> str:
         n = int(m.group())
         try:
-            if len(m.group()) == 4 and 1100 <= n <= 2099:
+            if _is_year(m.group()):
                 try:
                     return f" {num2words(n, to='year', lang=language)} "
                 except NotImplementedError:  # (Swedish has no years: the number)
