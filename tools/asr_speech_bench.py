@@ -165,6 +165,11 @@ def longest_miss(timing: list[Any], hit: list[bool | None]) -> tuple[float, str]
     return round(best, 2), where
 
 
+def part_at(parts: list[dict[str, Any]], t: float) -> int:
+    """The part of the talk time ``t`` lies in (the last one for a time after them all)."""
+    return next((k for k, p in enumerate(parts) if t < p["t1"]), len(parts) - 1)
+
+
 def per_part(
     parts: list[dict[str, Any]], timing: list[Any], hyp: list[str], hit: list[bool | None],
     owner: list[int | None], ref: list[str] | None = None,
@@ -174,10 +179,7 @@ def per_part(
     transcript word it was aligned to, an inserted one to that of the word before it. ``ref``:
     the transcript's words as scored (numbers spelt in their part's language), if not as timed."""
 
-    def part_of(t: float) -> int:
-        return next((k for k, p in enumerate(parts) if t < p["t1"]), len(parts) - 1)
-
-    ref_part = [part_of(0.5 * (w.start + w.end)) for w in timing]
+    ref_part = [part_at(parts, 0.5 * (w.start + w.end)) for w in timing]
     hyp_part: list[int] = []
     last = 0
     for o in owner:
@@ -385,7 +387,7 @@ def spelt_in_parts(
     def language(t: float | None, before: str) -> str:
         if t is None or not parts:
             return before
-        return next((p for p in parts if t < p["t1"]), parts[-1]).get("language", "en")
+        return str(parts[part_at(parts, t)].get("language", "en"))
 
     ref = [spell_numbers(w.text.strip(), language(0.5 * (w.start + w.end), "en")) for w in timing]
     hyp, lang = [], "en"
