@@ -59,7 +59,12 @@ class StreamingOptions:
     min_chunk_s: float = 0.5  # shortest cadence: new audio needed before the next run
     max_chunk_s: float = 3.0  # longest cadence, however slow the recogniser
     adaptive: bool = True  # cadence from the measured cost (False: always min_chunk_s)
-    duty: float = 0.5  # share of the time the recogniser may be busy when adapting
+    # Share of the time the recogniser may be busy when adapting: it has cores of its own
+    # (the planner gives the translator the others). Where a call costs 0.63 s (Whisper base
+    # on one thread here), 0.85 against 0.5 took display latency p50 from 2.12 to 1.41 s and
+    # commit delay from 3.26 to 2.38 s, WER 27.0% against 27.4% (docs/benchmarks/asr.md,
+    # session S); a machine that runs every min_chunk_s either way is unchanged.
+    duty: float = 0.85
     # A word that ended less than this before the end of the window may be cut off there
     # ("there" of "therefore"), or carry the full stop Whisper puts where the audio stops:
     # a run before the end of the utterance does not commit it yet.

@@ -146,8 +146,10 @@ WHISPER_RUN_COST_S: dict[str, tuple[float, float]] = {
     "base": (0.158, 0.215),
     "small": (0.507, 0.564),
 }
-# The recogniser runs again every max(0.5 s, cost / 0.5) of audio: a run of at most 0.25 s
-# keeps the shortest cadence, and with it the lowest latency (StreamingOptions).
+# The recogniser runs again every max(0.5 s, cost / 0.85) of audio (StreamingOptions.duty):
+# a run of at most 0.25 s keeps the shortest cadence, and with it the lowest latency, with room
+# to spare: these are 4 s windows, and the stream's windows, with their prefix, cost more
+# (Whisper base here: 0.63 s per call in the stream, docs/benchmarks/asr.md, session S).
 RUN_BUDGET_S = 0.25
 _SCALING_PER_DOUBLING = 0.7  # threads beyond 2 (not measured here): CTranslate2 int8 on cores
 

@@ -509,8 +509,8 @@ def costing(seconds: float) -> Callable[[], float]:
 
 def test_the_cadence_follows_the_recogniser_cost() -> None:
     """0.5 s of new audio between runs while a run costs little; longer when it costs more
-    (a run may keep the recogniser busy half the time); never above max_chunk_s."""
-    for cost, chunk in ((0.05, 0.5), (0.4, 0.8), (1.0, 2.0), (4.0, 3.0)):
+    (a run may keep the recogniser busy 85% of the time); never above max_chunk_s."""
+    for cost, chunk in ((0.05, 0.5), (0.425, 0.5), (0.68, 0.8), (1.7, 2.0), (4.0, 3.0)):
         be = ScriptedBackend([[("la", 0.1, 0.3)]] * 100)
         opts = no_vad(adaptive=True, min_chunk_s=0.5)
         rec = StreamingRecognizer(be, opts, cost_clock=costing(cost))
