@@ -67,3 +67,14 @@ class AsrBackend(Protocol):
     def close(self) -> None:
         """Release what it holds (a worker process); safe to call more than once."""
         ...
+
+
+@runtime_checkable
+class LanguageRanker(Protocol):
+    """A backend that can tell the languages of audio other than the window it recognises
+    (the streaming policy asks it about the seconds before an utterance too)."""
+
+    def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+        """The languages ``audio`` sounds like, most likely first, with their probabilities;
+        () where it cannot tell (an English-only model, too little audio)."""
+        ...

@@ -454,6 +454,12 @@ class FasterWhisperBackend:
         hyp = self._recognise(encoded, content, lang, prompt, prefix, len(audio) / SAMPLE_RATE)
         return replace(hyp, language_probs=ranked)
 
+    def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+        audio = np.asarray(audio, dtype=np.float32).reshape(-1)
+        if not self.multilingual or len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
+            return ()
+        return self._ranked(self._encode(audio)[0])
+
     def _recognise(
         self, encoded: Any, content: int, lang: str, prompt: str, prefix: str, seconds: float
     ) -> Hypothesis:

@@ -81,14 +81,24 @@ class WorkerWhisper:
         prefix: str = "",
         rank_languages: bool = False,
     ) -> Hypothesis:
+        samples = np.ascontiguousarray(audio, dtype=np.float32)
+        hyp: Hypothesis = self._call(
+            "transcribe", samples, t0, prompt, language, prefix, self.hotwords, rank_languages
+        )
+        return hyp
+
+    def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+        samples = np.ascontiguousarray(audio, dtype=np.float32)
+        ranked: tuple[tuple[str, float], ...] = self._call("rank_languages", samples)
+        return ranked
+
+    def _call(self, op: str, samples: Samples, *args: Any) -> Any:
+        """``op`` on ``samples`` in the worker; a crash costs this call (AsrError)."""
         if self._proc is None:  # crashed last time: a fresh process, the same model
             self._start()
         assert self._proc is not None
-        samples = np.ascontiguousarray(audio, dtype=np.float32)
         try:
-            hyp: Hypothesis = self._proc.call(
-                "transcribe", samples, t0, prompt, language, prefix, self.hotwords, rank_languages
-            )
+            return self._proc.call(op, samples, *args)
         except WorkerCrashed as e:
             self._proc.close()
             self._proc = None
@@ -97,7 +107,6 @@ class WorkerWhisper:
                 f"CTranslate2 crashed on a {len(samples) / 16000:.1f} s window ({e.reason}); "
                 "loading the speech model again"
             ) from None
-        return hyp
 
     def close(self) -> None:
         if self._proc is not None:
@@ -107,7 +116,7 @@ class WorkerWhisper:
 class WhisperService:
     """Child side: the faster-whisper backend."""
 
-    OPS = ("init", "transcribe")
+    OPS = ("init", "transcribe", "rank_languages")
     should_abort: Callable[[], bool] = staticmethod(lambda: False)
 
     def __init__(self) -> None:
@@ -143,6 +152,10 @@ class WhisperService:
             rank_languages=rank_languages,
         )
         return hyp
+
+    def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+        ranked: tuple[tuple[str, float], ...] = self.backend.rank_languages(audio)
+        return ranked
 
     def close(self) -> None:
         self.backend = None

@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from subtitler.asr.backend import AsrBackend, Hypothesis, Samples
+from subtitler.asr.backend import AsrBackend, Hypothesis, LanguageRanker, Samples
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,15 @@ class SharedBackend:
                 prefix=prefix,
                 rank_languages=rank_languages,
             )
+
+    def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+        backend = self._loaded.backend
+        if not isinstance(backend, LanguageRanker):
+            return ()
+        asked = time.perf_counter()
+        with self._loaded.calls:
+            self._loaded.waits.add(time.perf_counter() - asked)
+            return backend.rank_languages(audio)
 
     def set_hotwords(self, hotwords: str) -> None:
         self.hotwords = hotwords

@@ -29,7 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from subtitler.asr.backend import SAMPLE_RATE, AsrBackend, AsrError, Hypothesis, Samples
+from subtitler.asr.backend import (
+    SAMPLE_RATE,
+    AsrBackend,
+    AsrError,
+    Hypothesis,
+    LanguageRanker,
+    Samples,
+)
 from subtitler.asr.faster_whisper import WhisperSettings
 from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SpeechProbabilities
@@ -80,6 +87,13 @@ class SteadyClock:
 
             def close(self) -> None:
                 backend.close()
+
+            def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+                if not isinstance(backend, LanguageRanker):
+                    return ()
+                out = backend.rank_languages(audio)
+                clock.t += clock.cost_s
+                return out
 
             def transcribe(
                 self,

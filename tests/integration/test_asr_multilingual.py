@@ -70,6 +70,15 @@ def test_non_english_speech_recognised_offline(
     assert w.wer <= WER_BOUND, w.line()
 
 
+def test_the_languages_of_any_audio_are_ranked(base: FasterWhisperBackend) -> None:
+    """What the streaming policy asks of the seconds before a line: the clips' languages
+    first, nothing from less audio than a window."""
+    spanish, swedish = (decode_audio_file(clip[0]) for clip in (SPANISH, SWEDISH))
+    assert base.rank_languages(spanish)[0][0] == "es"
+    assert base.rank_languages(swedish)[0][0] == "sv"
+    assert base.rank_languages(spanish[: SR // 10]) == ()
+
+
 @pytest.mark.parametrize("given", [True, False], ids=["language given", "language detected"])
 def test_streaming_spanish_with_base(base: FasterWhisperBackend, given: bool) -> None:
     path, text = SPANISH

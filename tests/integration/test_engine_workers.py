@@ -377,6 +377,27 @@ def test_a_whisper_worker_that_dies_costs_one_recognition(tiny_whisper: Path) ->
     assert not _alive(w.pid)  # close() ended the process
 
 
+def test_a_whisper_worker_ranks_languages_and_a_crash_there_costs_one_ranking(
+    tiny_whisper: Path,
+) -> None:
+    w = WorkerWhisper(WhisperSettings(str(tiny_whisper), device="cpu", threads=1, max_new_tokens=4))
+    try:
+        audio = np.zeros(16000, np.float32)
+        ranked = w.rank_languages(audio)
+        assert w.multilingual and len(ranked) == 5  # the five likeliest, over the pipe
+        assert all(isinstance(lang, str) and 0.0 <= p <= 1.0 for lang, p in ranked)
+        assert [p for _, p in ranked] == sorted((p for _, p in ranked), reverse=True)
+        first = w.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        with pytest.raises(AsrError, match=r"^CTranslate2 crashed on a 1\.0 s window \("):
+            w.rank_languages(audio)
+        assert w.rank_languages(audio) == ranked  # loaded again, the same model
+        assert w.crashes == 1
+    finally:
+        w.close()
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -104,3 +104,19 @@ def test_a_recognition_is_passed_on_as_asked() -> None:
     mine.transcribe(AUDIO, t0=12.5, prompt="", language=None, rank_languages=True)
     mine.transcribe(AUDIO, t0=13.0, prompt="", language="nl")
     assert backend.asked == [(12.5, True), (13.0, False)]
+
+
+def test_languages_are_ranked_by_the_loaded_backend_or_not_at_all() -> None:
+    """A ranking goes to a loaded backend that can rank (in turn with recognitions); one
+    that cannot gives none, and the policy tells the language from its own windows."""
+
+    class Ranking(SlowBackend):
+        def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+            self.overlapped |= self.busy
+            return (("nl", len(audio) / 16000),)
+
+    pool = SharedBackends()
+    ranks, _ = pool.get("base", lambda: (Ranking(), ""))
+    plain, _ = pool.get("tiny", lambda: (SlowBackend(), ""))
+    assert ranks.rank_languages(AUDIO) == (("nl", 0.1),)
+    assert plain.rank_languages(AUDIO) == ()
