@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 
 def likeliest(scores: Mapping[str, float]) -> str | None:
     """The language with the highest score (ties: the first by name); None if none."""
     return max(sorted(scores), key=scores.__getitem__) if scores else None
+
+
+def combined(
+    rankings: Sequence[Mapping[str, float]], weights: Sequence[float], floor: float = 0.01
+) -> str | None:
+    """The language with the highest weighted sum of log-probabilities over ``rankings``
+    (a language a ranking did not list counts at ``floor``); None if none lists any."""
+    langs = set().union(*rankings)
+    score = {
+        lang: sum(
+            w * math.log(max(r.get(lang, 0.0), floor))
+            for r, w in zip(rankings, weights, strict=True)
+        )
+        for lang in langs
+    }
+    return likeliest(score)
 
 
 @dataclass

@@ -24,13 +24,21 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from subtitler.asr.backend import MIN_WINDOW_S, SAMPLE_RATE, AsrBackend, Hypothesis, Samples
-from subtitler.asr.language import LanguageBelief, likeliest
+from subtitler.asr.backend import (
+    MIN_WINDOW_S,
+    SAMPLE_RATE,
+    AsrBackend,
+    Hypothesis,
+    LanguageRanker,
+    Samples,
+)
+from subtitler.asr.language import LanguageBelief, combined, likeliest
 from subtitler.asr.sentences import ends_sentence, join_words
 from subtitler.asr.vad import SpeechProbabilities, UtteranceDetector, VadEvent, VadOptions
 from subtitler.config import AsrConfig
@@ -94,6 +102,15 @@ class StreamingOptions:
     # Whisper base named a different language for nearly every Dutch line of the development
     # set and wrote English.
     language_speech_s: float = 2.0
+    # With a backend that can rank any audio (LanguageRanker), that decision weighs the
+    # languages of the stream's last language_context_s (this line and those before it,
+    # pauses included) with the line's own window, which counts once per language_speech_s
+    # of its speech: a 1-2 s line alone is often named wrong (the Dutch actors' lines as
+    # Portuguese, Greek, Hindi), and the stream alone keeps a new language out (a 15 s
+    # Spanish reading after Dutch, written in Dutch). Wrong decisions on the development
+    # set with Whisper base: 8 of 78 -> 4 (tune split), 5 of 53 -> 2 (report split);
+    # docs/benchmarks/asr.md, session U.
+    language_context_s: float = 12.0
     prompt_chars: int = 200  # committed text handed to the recogniser as its prompt
     # A speaker who never ends a sentence still gets readable lines (and translations that
     # fit the model's context): a segment ends at a clause mark after clause_words words, and
@@ -183,6 +200,10 @@ class StreamingRecognizer:
         # Audio: samples from _buf_t0 to _t_end (only what a pending or open utterance needs).
         # Positions are sample counts from the stream origin, so times do not drift.
         self._buf = np.zeros(0, dtype=np.float32)
+        # The stream's last seconds, whatever the policy keeps, for telling the language: as
+        # much again as the context, for utterances recognised behind the stream.
+        self._recent: deque[Samples] = deque()  # blocks, newest last
+        self._recent_n = 0  # samples in them
         self._origin: float | None = None  # stream time of sample 0
         self._n_buf0 = 0  # sample index of _buf[0]
         self._outbox: list[AsrUpdate] = []  # updates made inside insert_audio (at a gap)
@@ -226,6 +247,7 @@ class StreamingRecognizer:
             self._outbox += self._drain_pending(self._t_end)
             self._start_stream(block.t0)
         self._buf = np.concatenate([self._buf, samples])
+        self._keep_recent(samples)
         if self._probs is None:
             if self._open is None:  # without VAD the whole stream is one utterance
                 self._open = self._buf_t0
@@ -243,8 +265,17 @@ class StreamingRecognizer:
     def _t_end(self) -> float:
         return (self._origin or 0.0) + (self._n_buf0 + len(self._buf)) / SAMPLE_RATE
 
+    def _keep_recent(self, samples: Samples) -> None:
+        self._recent.append(samples)
+        self._recent_n += len(samples)
+        keep = 2 * self.opt.language_context_s * SAMPLE_RATE
+        while self._recent and self._recent_n - len(self._recent[0]) >= keep:
+            self._recent_n -= len(self._recent.popleft())
+
     def _start_stream(self, t0: float) -> None:
         self._buf = np.zeros(0, dtype=np.float32)
+        self._recent.clear()
+        self._recent_n = 0
         self._origin, self._n_buf0 = t0, 0
         self._detector.restart(t0)
         if self._probs is not None:
@@ -440,10 +471,15 @@ class StreamingRecognizer:
         hyp = self._call(audio, t0, t1, final, language, prefix, rank=decide)
         if hyp is not None and decide:
             heard = dict(hyp.language_probs) or ({hyp.language: 1.0} if hyp.language else {})
-            if own >= self.opt.language_speech_s and heard:
+            choice: str | None
+            context = self._rank_context(t1) if heard else ()
+            if context:
+                weights = (1.0, own / self.opt.language_speech_s)
+                choice = combined((dict(context), heard), weights)
+            elif own >= self.opt.language_speech_s and heard:
                 # Enough speech to go on: Whisper's first language for it (a long utterance
                 # in another language than an hour of speech before is that language).
-                choice: str | None = likeliest(heard)
+                choice = likeliest(heard)
             else:  # a short utterance: its language with those before
                 choice = self._belief.best(heard) or hyp.language
             self._belief.add(heard)
@@ -476,6 +512,21 @@ class StreamingRecognizer:
         # A word away from speech was made up for silence or noise ("Thank you.").
         spoken = [w for w in words if self._spoken(w)]
         return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(prefix))
+
+    def _rank_context(self, t1: float) -> tuple[tuple[str, float], ...]:
+        """The languages of the stream's last language_context_s up to ``t1``; () from a
+        backend that cannot rank them or where the call failed."""
+        if not isinstance(self.backend, LanguageRanker) or self.opt.language_context_s <= 0:
+            return ()
+        recent = np.concatenate(self._recent) if self._recent else np.zeros(0, np.float32)
+        end = max(0, len(recent) - max(0, round((self._t_end - t1) * SAMPLE_RATE)))
+        audio = recent[max(0, end - round(self.opt.language_context_s * SAMPLE_RATE)) : end]
+        try:
+            return tuple(self.backend.rank_languages(audio))
+        except Exception:
+            # Only the ranking is lost: the utterance's own window still tells its language.
+            log.warning("ranking the stream's languages failed", exc_info=True)
+            return ()
 
     def _spoken(self, w: Word) -> bool:
         """Does ``w`` lie where someone spoke (by the VAD)?"""

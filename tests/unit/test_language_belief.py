@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from subtitler.asr.language import LanguageBelief
+from subtitler.asr.language import LanguageBelief, combined
 
 # Whisper base's three likeliest languages for the first twelve lines of the development
 # set's tune split, Dutch part (each line alone): seven of twelve put Dutch first.
@@ -64,3 +64,14 @@ def test_the_belief_follows_the_newest_evidence_of_equal_weight() -> None:
     b.add({"fr": 0.9})
     assert b.best() == "fr"
     assert b.best({"en": 0.5, "fr": 0.4}) == "fr"
+
+
+def test_rankings_are_combined_by_weighted_log_probability() -> None:
+    """The stream's last seconds say Dutch, a short line's own window Portuguese: Dutch
+    (log 0.9 + 0.5 log 0.01 = -2.41 against log 0.01 + 0.5 log 0.95 = -4.63); a window that
+    lists Dutch too tips a context split between two languages."""
+    context, own = {"nl": 0.9, "en": 0.05}, {"pt": 0.95}
+    assert combined((context, own), (1.0, 0.5)) == "nl"
+    assert combined((context, own), (0.0, 1.0)) == "pt"
+    assert combined(({"nl": 0.5, "es": 0.4}, {"es": 0.9, "nl": 0.05}), (1.0, 0.5)) == "es"
+    assert combined(({}, {}), (1.0, 0.5)) is None
