@@ -14,7 +14,8 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,10 +116,7 @@ class SharedBackend:
         prefix: str = "",
         rank_languages: bool = False,
     ) -> Hypothesis:
-        asked = time.perf_counter()
-        with self._loaded.calls:
-            self._loaded.waits.add(time.perf_counter() - asked)
-            backend = self._loaded.backend
+        with self._turn() as backend:
             backend.set_hotwords(self.hotwords)
             return backend.transcribe(
                 audio,
@@ -130,13 +128,20 @@ class SharedBackend:
             )
 
     def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
-        backend = self._loaded.backend
-        if not isinstance(backend, LanguageRanker):
+        ranker = self._loaded.backend
+        if not isinstance(ranker, LanguageRanker):
             return ()
+        with self._turn():
+            return ranker.rank_languages(audio)
+
+    @contextmanager
+    def _turn(self) -> Iterator[AsrBackend]:
+        """The loaded backend, once no other recogniser's call is running on it (the wait
+        is counted in ``waits``)."""
         asked = time.perf_counter()
         with self._loaded.calls:
             self._loaded.waits.add(time.perf_counter() - asked)
-            return backend.rank_languages(audio)
+            yield self._loaded.backend
 
     def set_hotwords(self, hotwords: str) -> None:
         self.hotwords = hotwords
