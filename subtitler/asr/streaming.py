@@ -58,6 +58,9 @@ _CLAUSE_MARKS = (",", ";", ":", "，", "、", "；", "：")
 _NEAR_S = 0.1
 _SURE_NEAR_S = 0.5
 _SURE_P = 0.5
+# Speech after the last committed word, before an utterance, that is more than the end of a
+# word the aligner cut short: words of the utterance before that were never committed.
+_UNCOMMITTED_S = 0.3
 
 
 @dataclass(frozen=True)
@@ -413,6 +416,13 @@ class StreamingRecognizer:
             return None
         if self._history[-1].end > start or self._history[-1].end < start - self.opt.lookback_s:
             return None
+        if self._probs is not None and (
+            self._detector.speech_between(self._history[-1].end, start) > _UNCOMMITTED_S
+        ):
+            # The utterance before ended in words never committed (its passes disagreed):
+            # a window over them, with only the committed words as its prefix, has Whisper
+            # write them again as this utterance's first words.
+            return None
         floor = max(self._buf_t0, start - self.opt.lookback_s)
         prev_end = -1.0
         for w in self._history:
@@ -457,7 +467,14 @@ class StreamingRecognizer:
         # The language is decided once per utterance, from enough of its speech (or all of
         # a short one) with what the utterances before said; until then it is theirs.
         decide = language is None and (final or own >= self.opt.language_speech_s)
-        if language is None:
+        told = self._tell_first(t0, t1, own) if decide and t0 < self._utt_t0 else None
+        if told is not None:
+            # Told before recognising: in the language of the words before, the window
+            # looks back on them at once (a short line is heard with the line before it,
+            # not alone); in another, it starts on its own speech (_settle).
+            language, decide = self._settle(*told), False
+            t0 = max(t0, self._win_t0)
+        elif language is None:
             language = self._belief.best() or self._prev_language
         if self.opt.language is None and not self._detected:
             # Until this utterance's language is told from its own audio, it is recognised
@@ -471,33 +488,13 @@ class StreamingRecognizer:
         hyp = self._call(audio, t0, t1, final, language, prefix, rank=decide)
         if hyp is not None and decide:
             heard = dict(hyp.language_probs) or ({hyp.language: 1.0} if hyp.language else {})
-            choice: str | None
             context = self._rank_context(t1) if heard else ()
-            if context:
-                weights = (1.0, own / self.opt.language_speech_s)
-                choice = combined((dict(context), heard), weights)
-            elif own >= self.opt.language_speech_s and heard:
-                # Enough speech to go on: Whisper's first language for it (a long utterance
-                # in another language than an hour of speech before is that language).
-                choice = likeliest(heard)
-            else:  # a short utterance: its language with those before
-                choice = self._belief.best(heard) or hyp.language
-            self._belief.add(heard)
-            self._language, self._detected = choice, True
+            choice = self._choose(heard, context, own) or hyp.language
+            self._settle(choice, heard)
             again = bool(choice) and choice != hyp.language
-            if choice != self._history_language:
-                # Another language than the words looked back on: the window starts with
-                # this utterance (those words would be a prefix in the wrong language), and
-                # a pause it took in after them goes with them (a voice Silero doubted
-                # there was theirs): recognised again from its own speech.
-                self._win_t0 = max(self._win_t0, self._utt_t0)
-                if self._bridged is not None:
-                    own = self._bridged[1] - self.opt.speech_pad_s  # its speech, padded
-                    self._bridged = None
-                    self._utt_t0 = self._win_t0 = max(self._win_t0, own)
-                    if t0 < self._win_t0:
-                        t0, again = self._win_t0, True
-                        audio, prefix = self._audio(t0, t1), self._prefix(t0)
+            if t0 < self._win_t0:  # a pause taken in went with the words before
+                t0, again = self._win_t0, True
+                audio, prefix = self._audio(t0, t1), self._prefix(t0)
             if again and len(audio) >= MIN_WINDOW_S * SAMPLE_RATE:
                 # Whisper's first language for this window alone may not be the one this
                 # utterance and those before make most likely: recognised again in that one.
@@ -513,6 +510,51 @@ class StreamingRecognizer:
         spoken = [w for w in words if self._spoken(w)]
         return self._new_words(spoken, after_prefix=hyp.after_prefix and bool(prefix))
 
+    def _choose(
+        self, heard: dict[str, float], context: tuple[tuple[str, float], ...], own: float
+    ) -> str | None:
+        """An utterance's language from its own window's languages (``heard``, from
+        ``own`` seconds of its speech) and the stream's last seconds' (``context``)."""
+        if context:
+            weights = (1.0, own / self.opt.language_speech_s)
+            return combined((dict(context), heard), weights)
+        if own >= self.opt.language_speech_s and heard:
+            # Enough speech to go on: Whisper's first language for it (a long utterance in
+            # another language than an hour of speech before is that language).
+            return likeliest(heard)
+        return self._belief.best(heard)  # a short utterance: its language with those before
+
+    def _settle(self, choice: str | None, heard: dict[str, float]) -> str | None:
+        """Record an utterance's language, told from its own window's ``heard`` languages;
+        returns it."""
+        self._belief.add(heard)
+        self._language, self._detected = choice, True
+        if choice != self._history_language:
+            # Another language than the words looked back on: the window starts with this
+            # utterance (those words would be a prefix in the wrong language), and a pause
+            # it took in after them goes with them (a voice Silero doubted there was
+            # theirs): recognised from its own speech.
+            self._win_t0 = max(self._win_t0, self._utt_t0)
+            if self._bridged is not None:
+                own = self._bridged[1] - self.opt.speech_pad_s  # its speech, padded
+                self._bridged = None
+                self._utt_t0 = self._win_t0 = max(self._win_t0, own)
+        return choice
+
+    def _tell_first(
+        self, t0: float, t1: float, own: float
+    ) -> tuple[str | None, dict[str, float]] | None:
+        """The language of the utterance whose window ends at ``t1``, with its own audio's
+        ranking, told from rankings alone (its own audio and the stream's last seconds)
+        before it is recognised; None where the backend cannot rank or a ranking failed."""
+        if not isinstance(self.backend, LanguageRanker) or self.opt.language_context_s <= 0:
+            return None
+        heard = dict(self._rank(self._audio(max(t0, self._utt_t0), t1)))
+        context = self._rank_context(t1) if heard else ()
+        if not context:
+            return None
+        return self._choose(heard, context, own), heard
+
     def _rank_context(self, t1: float) -> tuple[tuple[str, float], ...]:
         """The languages of the stream's last language_context_s up to ``t1``; () from a
         backend that cannot rank them or where the call failed."""
@@ -520,12 +562,22 @@ class StreamingRecognizer:
             return ()
         recent = np.concatenate(self._recent) if self._recent else np.zeros(0, np.float32)
         end = max(0, len(recent) - max(0, round((self._t_end - t1) * SAMPLE_RATE)))
-        audio = recent[max(0, end - round(self.opt.language_context_s * SAMPLE_RATE)) : end]
+        return self._rank(
+            recent[max(0, end - round(self.opt.language_context_s * SAMPLE_RATE)) : end]
+        )
+
+    def _rank(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+        """The languages of ``audio``; () from a backend that cannot rank or where the call
+        failed."""
+        if not isinstance(self.backend, LanguageRanker):
+            return ()
         try:
             return tuple(self.backend.rank_languages(audio))
         except Exception:
             # Only the ranking is lost: the utterance's own window still tells its language.
-            log.warning("ranking the stream's languages failed", exc_info=True)
+            log.warning(
+                "ranking the languages of %.1f s failed", len(audio) / SAMPLE_RATE, exc_info=True
+            )
             return ()
 
     def _spoken(self, w: Word) -> bool:

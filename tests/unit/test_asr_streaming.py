@@ -740,6 +740,21 @@ def test_a_window_looks_back_only_to_a_pause_inside_the_words_before() -> None:
         assert (be.calls[3].t0, be.calls[3].prefix) == (pytest.approx(t0), prefix)
 
 
+def test_a_window_does_not_look_back_over_words_never_committed() -> None:
+    """The passes of an utterance disagreed on its last words, so they were never committed:
+    a window over their audio with only the committed words as its prefix had Whisper base
+    write them again as the next line's words, and that line's own were lost ("iepen en
+    zwart." for "Ik vrees dat alleen ik hieruit weg kan komen": asr.md, session V). With the
+    speech after the last committed word no more than the end of a word, it looks back."""
+    first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.4), ("all", 1.6, 1.9)]
+    for speech_end, t0, prefix in ((2.5, 3.8, ""), (2.1, 1.5, "all")):
+        be = ScriptedBackend([first, first, first, [("Hello.", 4.0, 4.5)]])
+        vad = speech_probs([(0.5, speech_end), (4.0, 4.5)])
+        rec = StreamingRecognizer(be, with_vad(lookback_s=3.0, context_s=8.0, language="en"), vad)
+        feed(rec, 0.0, 6.0)
+        assert (be.calls[3].t0, be.calls[3].prefix) == (pytest.approx(t0), prefix), speech_end
+
+
 def test_the_language_of_an_utterance_is_told_from_its_own_audio() -> None:
     """With a detected language, an utterance is recognised alone until its language is told
     from its own audio (the words before, in their language, would have Whisper go on in
@@ -840,6 +855,47 @@ def test_a_ranking_that_fails_leaves_the_line_its_own_window() -> None:
     rec = StreamingRecognizer(be, with_vad(), speech_probs(lines))
     feed(rec, 0.0, 16.0)
     assert [c.language for c in be.calls if c.t0 >= 10.7] == ["nl", "nl", "pt", "pt", "pt"]
+
+
+def test_a_short_line_in_the_language_before_is_heard_with_the_line_before_it() -> None:
+    """A line of 1.5 s is told at its end, and was then recognised alone (offline decoding
+    hears it in 30 s; the Dutch actors' short lines lost most of their words so). With a
+    backend that ranks any audio its language is told before that pass, from rankings of
+    its own window and of the stream's last 12 s: in the language of the words before, the
+    pass looks back on them (one call, their text as its prefix); in another, it is
+    recognised alone in its language at once; a ranking that fails leaves the old rule."""
+
+    @dataclass
+    class Ranking(ScriptedBackend):
+        own: str = "en"
+        fails: bool = False
+        ranked: list[float] = field(default_factory=list)  # seconds ranked
+
+        def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+            self.ranked.append(round(len(audio) / SR, 2))
+            if self.fails:
+                raise AsrError("CTranslate2 crashed (SIGSEGV)")
+            if len(audio) / SR > 4.0:  # the stream's last seconds: mostly English
+                return (("en", 0.5), ("fr", 0.4))
+            return ((self.own, 0.9),)
+
+    first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.5)]
+    line = [("Hello", 4.0, 4.5), ("there.", 4.6, 5.5)]
+    alone = [(3.8, "en", ""), (3.8, "en", "")]  # 1 and 1.5 s: the language before, alone
+    # Rankings: the first line's 2.5 s at its end (no words before it: the old rule); the
+    # second's own 1.9 s and the stream's last 5.7 s at its end (tried in each case).
+    for own, fails, calls, ranked in (
+        ("en", False, [*alone, (1.7, "en", "all.")], [2.5, 1.9, 5.7]),
+        ("fr", False, [*alone, (3.8, "fr", "")], [2.5, 1.9, 5.7]),
+        ("en", True, [*alone, (3.8, "en", "")], [2.5, 1.9, 5.7]),  # (the old rule)
+    ):
+        be = Ranking([first] * 3 + [line] * 3, own=own, fails=fails)
+        vad = speech_probs([(0.5, 2.5), (4.0, 5.5)])
+        rec = StreamingRecognizer(be, with_vad(lookback_s=3.0, context_s=8.0), vad)
+        ups = feed(rec, 0.0, 8.0)
+        assert [(c.t0, c.language, c.prefix) for c in be.calls[3:]] == calls, (own, fails)
+        assert be.ranked == ranked, (own, fails)
+        assert [u.committed_text for u in ups if u.final] == ["Good morning all.", "Hello there."]
 
 
 def test_a_window_gives_up_the_words_looked_back_on_once_it_is_long() -> None:
