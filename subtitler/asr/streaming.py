@@ -61,6 +61,9 @@ _SURE_P = 0.5
 # Speech after the last committed word, before an utterance, that is more than the end of a
 # word the aligner cut short: words of the utterance before that were never committed.
 _UNCOMMITTED_S = 0.3
+# An utterance's speech that a window looking back on the words before must hear something
+# of; if it hears nothing, the utterance is heard alone.
+_UNHEARD_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -504,6 +507,30 @@ class StreamingRecognizer:
                 hyp = None  # the utterance's own speech is too short to recognise
         if hyp is None:
             return [] if final else None  # a failed final pass still closes its segment
+        new = self._words_of(hyp, t0, prefix)
+        if (
+            not new
+            and t0 < self._utt_t0
+            and self._speech(self._utt_t0, t1) >= _UNHEARD_S
+            and hyp.language
+        ):
+            # Whisper ended its text on the words looked back on (after their full stop),
+            # though this utterance has said something: seven seconds of a Spanish reading
+            # were lost so (asr.md, session V). From here on it is heard alone.
+            log.debug("nothing heard after the words looked back on: %.1f-%.1f s", t0, t1)
+            self._win_t0 = t0 = max(self._win_t0, self._utt_t0)
+            audio, prefix = self._audio(t0, t1), self._prefix(t0)
+            if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
+                return [] if final else None
+            hyp = self._call(audio, t0, t1, final, hyp.language, prefix, rank=False)
+            if hyp is None:
+                return [] if final else None
+            new = self._words_of(hyp, t0, prefix)
+        return new
+
+    def _words_of(self, hyp: Hypothesis, t0: float, prefix: str) -> list[Word]:
+        """The words of a recognition of a window from ``t0`` (with the committed ``prefix``)
+        not committed yet and where someone spoke, on the stream clock."""
         self._heard_language = hyp.language  # what updates say until then
         words = [Word(w.text, w.start + t0, w.end + t0, w.probability) for w in hyp.words]
         # A word away from speech was made up for silence or noise ("Thank you.").

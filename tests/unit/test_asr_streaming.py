@@ -755,6 +755,28 @@ def test_a_window_does_not_look_back_over_words_never_committed() -> None:
         assert (be.calls[3].t0, be.calls[3].prefix) == (pytest.approx(t0), prefix), speech_end
 
 
+def test_a_window_that_hears_nothing_after_the_words_looked_back_on_gives_them_up() -> None:
+    """Whisper may end its text on the committed words a window looks back on (an end of
+    text after their full stop): with a second of this utterance's speech heard nothing of,
+    the pass is recognised again from its own speech, and the utterance stays alone (seven
+    seconds of a Spanish reading were lost so: asr.md, session V)."""
+    first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.5)]
+    line = [("Hello", 4.0, 4.5), ("there.", 4.6, 5.9)]
+    be = ScriptedBackend([first] * 3 + [[], [], line[:1], line, line, line])
+    vad = speech_probs([(0.5, 2.5), (4.0, 6.0)])
+    rec = StreamingRecognizer(be, with_vad(lookback_s=3.0, context_s=8.0, language="en"), vad)
+    ups = feed(rec, 0.0, 8.0)
+    # Nothing after 1 s of its speech (5.0 s: under a second by the frames), nothing after
+    # 2 s: again from 3.8 s, and from there on.
+    assert [(c.t0, c.t1, c.prefix) for c in be.calls[3:6]] == [
+        (1.7, 5.0, "all."),
+        (1.7, 6.0, "all."),
+        (3.8, 6.0, ""),
+    ]
+    assert all(c.t0 == 3.8 for c in be.calls[5:])
+    assert [u.committed_text for u in ups if u.final] == ["Good morning all.", "Hello there."]
+
+
 def test_the_language_of_an_utterance_is_told_from_its_own_audio() -> None:
     """With a detected language, an utterance is recognised alone until its language is told
     from its own audio (the words before, in their language, would have Whisper go on in
