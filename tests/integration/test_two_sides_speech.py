@@ -18,6 +18,7 @@ from subtitler.pipeline.factories import RealParts, real_factories
 from subtitler.pipeline.pipeline import Pipeline
 from subtitler.pipeline.transcript import read_transcript
 from subtitler.types import OTHERS, YOU
+from subtitler_research.asr.wer import HESITATIONS
 from subtitler_research.pipeline.two_sided import Turn, render, write
 from tests.conftest import DATA, speech_clips
 from tests.unit.test_pipeline import wait_for
@@ -102,7 +103,8 @@ def test_the_meetings_audio_heard_by_the_microphone_stays_the_meetings(
         side: words(" ".join(r.source for r in records if r.side == side)) for side in (OTHERS, YOU)
     }
     theirs = words(" ".join(t.text for t in turns if t.side == OTHERS))
-    mine = words(COLD)
+    # Whisper writes no hesitations ("uh"): of the user's words, those it can write.
+    mine = [w for w in words(COLD) if w not in HESITATIONS]
     # Each side's speech is on its side: most of the meeting's words, the user's first ones.
     assert sum(echoed(theirs, said[OTHERS])) >= 0.6 * len(theirs)
     assert sum(echoed(mine, said[YOU])) >= 0.6 * len(mine), said[YOU]
