@@ -574,7 +574,7 @@ class StreamingRecognizer:
         """The language of the utterance whose window ends at ``t1``, with its own audio's
         ranking, told from rankings alone (its own audio and the stream's last seconds)
         before it is recognised; None where the backend cannot rank or a ranking failed."""
-        if not isinstance(self.backend, LanguageRanker) or self.opt.language_context_s <= 0:
+        if not self._ranks_context:
             return None
         heard = dict(self._rank(self._audio(max(t0, self._utt_t0), t1)))
         context = self._rank_context(t1) if heard else ()
@@ -582,10 +582,16 @@ class StreamingRecognizer:
             return None
         return self._choose(heard, context, own), heard
 
+    @property
+    def _ranks_context(self) -> bool:
+        """Can the stream's last seconds be ranked (a backend that ranks any audio, and
+        seconds to rank)?"""
+        return isinstance(self.backend, LanguageRanker) and self.opt.language_context_s > 0
+
     def _rank_context(self, t1: float) -> tuple[tuple[str, float], ...]:
         """The languages of the stream's last language_context_s up to ``t1``; () from a
         backend that cannot rank them or where the call failed."""
-        if not isinstance(self.backend, LanguageRanker) or self.opt.language_context_s <= 0:
+        if not self._ranks_context:
             return ()
         recent = np.concatenate(self._recent) if self._recent else np.zeros(0, np.float32)
         end = max(0, len(recent) - max(0, round((self._t_end - t1) * SAMPLE_RATE)))
