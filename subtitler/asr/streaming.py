@@ -219,6 +219,7 @@ class StreamingRecognizer:
         self._language: str | None = None  # the open utterance's, once detected
         self._prev_language: str | None = None  # the language of the utterances before
         self._history_language: str | None = None  # the language of the committed text
+        self._history_run = 0  # its last words committed in that language
         self._heard_language: str | None = None  # the language of the last hypothesis
         self._belief = LanguageBelief()  # the languages heard, utterance by utterance
         self._history: list[Word] = []  # committed words, for the prompt
@@ -452,9 +453,18 @@ class StreamingRecognizer:
             return max(0.0, t1 - t0)  # without VAD everything may be speech
         return self._detector.speech_between(t0, t1)
 
-    def _prompt(self, start: float) -> str:
-        """Committed text whose audio lies before the window."""
-        done = [w.text for w in self._history if w.end <= start + 1e-6]
+    def _prompt(self, start: float, language: str | None) -> str:
+        """Committed text in ``language`` whose audio lies before the window.
+
+        Only the words committed since the language last changed: text in another
+        language is no prompt (Whisper would translate into it), and a prompt of Dutch lines
+        then Spanish ones had Whisper base give a Spanish reading's window a no-speech
+        probability of 0.81-0.87 against 0.25-0.47 with the Spanish alone: 23 words of it
+        were lost (docs/benchmarks/asr.md, session W)."""
+        if self._history_language not in (None, language):
+            return ""
+        run = self._history[len(self._history) - self._history_run :]
+        done = [w.text for w in run if w.end <= start + 1e-6]
         return join_words(done)[-self.opt.prompt_chars :].lstrip()
 
     def _prefix(self, start: float) -> str:
@@ -640,8 +650,7 @@ class StreamingRecognizer:
     ) -> Hypothesis | None:
         """One recognition of ``audio`` (from ``t0``, the committed ``prefix`` inside it),
         timed; None if it failed (the failure is raised by process())."""
-        # Committed text in another language is no prompt: Whisper would translate into it.
-        prompt = self._prompt(t0) if self._history_language in (None, language) else ""
+        prompt = self._prompt(t0, language)
         c0 = self._cost_clock()
         try:
             hyp = self.backend.transcribe(
@@ -750,12 +759,16 @@ class StreamingRecognizer:
         for w in words:
             self._seg.words.append(w)
             self._history.append(w)
-            self._history_language = self.opt.language or self._language or self._prev_language
+            language = self.opt.language or self._language or self._prev_language
+            same = language == self._history_language
+            self._history_run = self._history_run + 1 if same else 1
+            self._history_language = language
             self._last_commit_end = w.end
             if ends_sentence(w.text) or self._long_enough(w):
                 out += self._close_segment(now, t1, trim_at=w.end)
         if len(self._history) > 400:
             del self._history[:-200]
+            self._history_run = min(self._history_run, len(self._history))
         return out
 
     def _long_enough(self, last: Word) -> bool:

@@ -975,3 +975,64 @@ def test_a_word_without_a_letter_is_not_taken() -> None:
     ups = feed(rec, 0.0, 5.0) + rec.finish(now=5.0)
     assert [u.committed_text for u in ups if u.final] == ["Ja."]
     assert all("." not in u.tentative_text.replace("Ja.", "") for u in ups)
+
+
+@dataclass
+class Spoken:
+    """Hears the given words (text, start, end, language) wherever a window holds them, in
+    the language asked, or else in the language of the last of them."""
+
+    words: list[tuple[str, float, float, str]]
+    calls: list[Call] = field(default_factory=list)
+
+    def transcribe(
+        self,
+        audio: Samples,
+        *,
+        t0: float,
+        prompt: str,
+        language: str | None,
+        prefix: str = "",
+        rank_languages: bool = False,
+    ) -> Hypothesis:
+        t1 = round(t0 + len(audio) / SR, 3)
+        self.calls.append(Call(round(t0, 3), t1, prompt, language, prefix))
+        said = [w for w in self.words if t0 - 1e-6 <= w[1] and w[2] <= t1 + 1e-6]
+        heard = said[-1][3] if said else language or "en"
+        return Hypothesis(
+            tuple(Word(" " + w[0], w[1] - t0, w[2] - t0) for w in said),
+            language or heard,
+            language_probs=((heard, 0.9),) if rank_languages else (),
+        )
+
+    def set_hotwords(self, hotwords: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_prompt_holds_only_the_text_committed_since_the_language_changed() -> None:
+    """A pass's prompt was the last 200 characters committed, whatever their language (only
+    a last line in another language left it empty): after Dutch lines, a Spanish reading's
+    window had a prompt of Dutch then Spanish, and Whisper base gave it a no-speech
+    probability over 0.8: 23 words lost. Now only the words since the language changed."""
+    be = Spoken(
+        [
+            ("Good", 0.5, 1.0, "en"),
+            ("morning.", 1.2, 2.5, "en"),
+            ("Goedemorgen", 5.0, 6.0, "nl"),
+            ("allemaal.", 6.2, 7.5, "nl"),
+            ("Hallo", 10.0, 11.0, "nl"),
+            ("daar.", 11.2, 12.5, "nl"),
+        ]
+    )
+    rec = StreamingRecognizer(be, with_vad(), speech_probs([(0.5, 2.5), (5.0, 7.5), (10.0, 12.5)]))
+    ups = feed(rec, 0.0, 15.0)
+    assert [(u.committed_text, u.language) for u in ups if u.final] == [
+        ("Good morning.", "en"),
+        ("Goedemorgen allemaal.", "nl"),
+        ("Hallo daar.", "nl"),
+    ]
+    dutch = [(c.t0 > 9.0, c.prompt) for c in be.calls if c.language == "nl"]
+    assert dutch == [(False, "")] * 2 + [(True, "Goedemorgen allemaal.")] * 4
