@@ -978,12 +978,11 @@ def test_a_word_without_a_letter_is_not_taken() -> None:
 
 
 @dataclass
-class Spoken:
+class Spoken(ScriptedBackend):
     """Hears the given words (text, start, end, language) wherever a window holds them, in
-    the language asked, or else in the language of the last of them."""
+    the language asked, or else in the language of the last of them (no script)."""
 
-    words: list[tuple[str, float, float, str]]
-    calls: list[Call] = field(default_factory=list)
+    words: list[tuple[str, float, float, str]] = field(default_factory=list)
 
     def transcribe(
         self,
@@ -1005,12 +1004,6 @@ class Spoken:
             language_probs=((heard, 0.9),) if rank_languages else (),
         )
 
-    def set_hotwords(self, hotwords: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
 
 def test_the_prompt_holds_only_the_text_committed_since_the_language_changed() -> None:
     """A pass's prompt was the last 200 characters committed, whatever their language (only
@@ -1018,14 +1011,15 @@ def test_the_prompt_holds_only_the_text_committed_since_the_language_changed() -
     window had a prompt of Dutch then Spanish, and Whisper base gave it a no-speech
     probability over 0.8: 23 words lost. Now only the words since the language changed."""
     be = Spoken(
-        [
+        [],
+        words=[
             ("Good", 0.5, 1.0, "en"),
             ("morning.", 1.2, 2.5, "en"),
             ("Goedemorgen", 5.0, 6.0, "nl"),
             ("allemaal.", 6.2, 7.5, "nl"),
             ("Hallo", 10.0, 11.0, "nl"),
             ("daar.", 11.2, 12.5, "nl"),
-        ]
+        ],
     )
     rec = StreamingRecognizer(be, with_vad(), speech_probs([(0.5, 2.5), (5.0, 7.5), (10.0, 12.5)]))
     ups = feed(rec, 0.0, 15.0)
