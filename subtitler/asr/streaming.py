@@ -756,13 +756,14 @@ class StreamingRecognizer:
 
     def _commit(self, words: list[Word], now: float, t1: float) -> list[AsrUpdate]:
         out: list[AsrUpdate] = []
+        if words:  # all in the language of the pass that heard them
+            language = self.opt.language or self._language or self._prev_language
+            same = language == self._history_language
+            self._history_run = (self._history_run if same else 0) + len(words)
+            self._history_language = language
         for w in words:
             self._seg.words.append(w)
             self._history.append(w)
-            language = self.opt.language or self._language or self._prev_language
-            same = language == self._history_language
-            self._history_run = self._history_run + 1 if same else 1
-            self._history_language = language
             self._last_commit_end = w.end
             if ends_sentence(w.text) or self._long_enough(w):
                 out += self._close_segment(now, t1, trim_at=w.end)
