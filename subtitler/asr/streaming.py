@@ -222,6 +222,7 @@ class StreamingRecognizer:
         self._history_run = 0  # its last words committed in that language
         self._heard_language: str | None = None  # the language of the last hypothesis
         self._belief = LanguageBelief()  # the languages heard, utterance by utterance
+        self._stream_language: str | None = None  # the stream's last seconds', last ranked
         self._history: list[Word] = []  # committed words, for the prompt
         self._begin(0.0)
         self._segment_id = 0
@@ -488,7 +489,13 @@ class StreamingRecognizer:
             language, decide = self._settle(*told), False
             t0 = max(t0, self._win_t0)
         elif language is None:
-            language = self._belief.best() or self._prev_language
+            # Until it is told: the language of the stream's last seconds as ranked at the
+            # decision before, else the languages heard so far. The belief pools each line's
+            # own window and lags a change: after 300 s of English it had Dutch lines shown
+            # in English until their end where the 12 s before them ranked Dutch 0.96
+            # (passes shown in another language than their part's, Whisper base: 30 -> 13
+            # and 16 -> 6 on the two splits' Dutch parts; docs/benchmarks/asr.md, session X).
+            language = self._stream_language or self._belief.best() or self._prev_language
         if self.opt.language is None and not self._detected:
             # Until this utterance's language is told from its own audio, it is recognised
             # alone: a window that starts on the words before, in their language, would have
@@ -599,15 +606,18 @@ class StreamingRecognizer:
         return isinstance(self.backend, LanguageRanker) and self.opt.language_context_s > 0
 
     def _rank_context(self, t1: float) -> tuple[tuple[str, float], ...]:
-        """The languages of the stream's last language_context_s up to ``t1``; () from a
-        backend that cannot rank them or where the call failed."""
+        """The languages of the stream's last language_context_s up to ``t1`` (the first
+        is kept as the stream's language); () from a backend that cannot rank them or where
+        the call failed."""
         if not self._ranks_context:
             return ()
         recent = np.concatenate(self._recent) if self._recent else np.zeros(0, np.float32)
         end = max(0, len(recent) - max(0, round((self._t_end - t1) * SAMPLE_RATE)))
-        return self._rank(
+        ranked = self._rank(
             recent[max(0, end - round(self.opt.language_context_s * SAMPLE_RATE)) : end]
         )
+        self._stream_language = likeliest(dict(ranked)) or self._stream_language
+        return ranked
 
     def _rank(self, audio: Samples) -> tuple[tuple[str, float], ...]:
         """The languages of ``audio``; () from a backend that cannot rank or where the call

@@ -879,6 +879,33 @@ def test_a_ranking_that_fails_leaves_the_line_its_own_window() -> None:
     assert [c.language for c in be.calls if c.t0 >= 10.7] == ["nl", "nl", "pt", "pt", "pt"]
 
 
+def test_until_a_line_is_told_it_is_heard_in_the_language_the_stream_was_ranked() -> None:
+    """Three English lines, then a Dutch one told Dutch by the stream's last 12 s: the next
+    line's passes before its own decision are asked in Dutch, the stream's language at the
+    decision before. The languages its own windows were heard in still say English (one
+    Dutch line against three English ones), and without a ranking backend they decide."""
+
+    class Ranking(ScriptedBackend):
+        def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+            if self.calls[-1].t1 > 10.5:  # the Dutch lines are in the last 12 s
+                return (("nl", 0.9), ("en", 0.05))
+            return (("en", 0.9),)
+
+    lines = [(0.5, 2.5), (4.0, 6.0), (7.5, 9.5), (11.0, 12.5), (14.0, 15.5)]
+    heard = ["en"] * 9 + ["nl"] * 20
+    for be in (ScriptedBackend([], languages=heard), Ranking([], languages=heard)):
+        rec = StreamingRecognizer(be, with_vad(), speech_probs(lines))
+        feed(rec, 0.0, 17.0)
+        fourth = [c.language for c in be.calls if 10.7 <= c.t0 < 13.0]
+        fifth = [c.language for c in be.calls if c.t0 >= 13.7]
+        if isinstance(be, Ranking):
+            assert fourth == ["en", "en", "en", "nl"]  # told Dutch at its end: again in it
+            assert fifth == ["nl", "nl", "nl"]  # from its first pass
+        else:
+            assert fourth == ["en", "en", "en"]  # a short line: the language of those before
+            assert fifth == ["en", "en", "en", "nl"]  # told Dutch at its end
+
+
 def test_a_short_line_in_the_language_before_is_heard_with_the_line_before_it() -> None:
     """A line of 1.5 s is told at its end, and was then recognised alone (offline decoding
     hears it in 30 s; the Dutch actors' short lines lost most of their words so). With a
@@ -899,6 +926,8 @@ def test_a_short_line_in_the_language_before_is_heard_with_the_line_before_it() 
                 raise AsrError("CTranslate2 crashed (SIGSEGV)")
             if len(audio) / SR > 4.0:  # the stream's last seconds: mostly English
                 return (("en", 0.5), ("fr", 0.4))
+            if self.calls[-1].t1 < 3.5:  # the first line, all the stream there is
+                return (("en", 0.9),)
             return ((self.own, 0.9),)
 
     first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.5)]
