@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,13 +53,20 @@ class ScriptedBackend:
     ) -> Hypothesis:
         t1 = round(t0 + len(audio) / SR, 3)
         self.calls.append(Call(round(t0, 3), t1, prompt, language, prefix))
-        words = self.script[len(self.calls) - 1] if len(self.calls) <= len(self.script) else []
-        heard = self.languages[min(len(self.calls), len(self.languages)) - 1]
+        words, heard = self.hears(t0, t1, language)
         return Hypothesis(
             tuple(Word(" " + w[0], w[1] - t0, w[2] - t0, *w[3:]) for w in words),
             language or heard,
             language_probs=((heard, self.confidence),) if rank_languages else (),
         )
+
+    def hears(
+        self, t0: float, t1: float, language: str | None
+    ) -> tuple[Sequence[tuple[str, float, float] | tuple[str, float, float, float]], str]:
+        """The words this call hears in the window [t0, t1], and the language it hears."""
+        n = len(self.calls)
+        words = self.script[n - 1] if n <= len(self.script) else []
+        return words, self.languages[min(n, len(self.languages)) - 1]
 
     def set_hotwords(self, hotwords: str) -> None:
         self.hotwords.append(hotwords)
@@ -1013,25 +1020,11 @@ class Spoken(ScriptedBackend):
 
     words: list[tuple[str, float, float, str]] = field(default_factory=list)
 
-    def transcribe(
-        self,
-        audio: Samples,
-        *,
-        t0: float,
-        prompt: str,
-        language: str | None,
-        prefix: str = "",
-        rank_languages: bool = False,
-    ) -> Hypothesis:
-        t1 = round(t0 + len(audio) / SR, 3)
-        self.calls.append(Call(round(t0, 3), t1, prompt, language, prefix))
+    def hears(
+        self, t0: float, t1: float, language: str | None
+    ) -> tuple[list[tuple[str, float, float]], str]:
         said = [w for w in self.words if t0 - 1e-6 <= w[1] and w[2] <= t1 + 1e-6]
-        heard = said[-1][3] if said else language or "en"
-        return Hypothesis(
-            tuple(Word(" " + w[0], w[1] - t0, w[2] - t0) for w in said),
-            language or heard,
-            language_probs=((heard, 0.9),) if rank_languages else (),
-        )
+        return [w[:3] for w in said], said[-1][3] if said else language or "en"
 
 
 def test_the_prompt_holds_only_the_text_committed_since_the_language_changed() -> None:
