@@ -64,6 +64,10 @@ _UNCOMMITTED_S = 0.3
 # An utterance's speech that a window looking back on the words before must hear something
 # of; if it hears nothing, the utterance is heard alone.
 _UNHEARD_S = 1.0
+# Words after the prefix that lie on this much of the committed words' audio hear them again;
+# less is the aligner squeezing a short new word against the prefix ("of the household":
+# "the" given 0.02 s inside "of"; docs/benchmarks/asr.md, session Y).
+_HEARD_AGAIN_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -747,13 +751,22 @@ class StreamingRecognizer:
         from a person saying it again ("words, words, words"), the time can: a copy of the
         committed tail that starts on the committed words' audio (the aligner gave the
         prefix's copy no time and the new copy that audio) is dropped, one that lies after
-        them stays. Other words after the prefix are new whatever their times.
+        them stays. Words after the prefix that lie wholly on half a second or more of the
+        committed words' audio hear them again, whatever their text: Whisper base, prompted
+        with "Please enter your agent number followed by the pound key." twice, committed it
+        a third time over "Please enter your password ..." (two passes agreed), then wrote
+        the right sentence after it over the same audio: 9 words committed twice
+        (docs/benchmarks/asr.md, session Y).
         """
         # A "word" without a letter or digit is no speech: over music Whisper writes "."
         # alone, which would be shown and translated as a line of its own.
         words = [w for w in words if _SPOKEN.search(w.text)]
         if not after_prefix:
             words = [w for w in words if w.start > self._last_commit_end - 0.1]
+        else:
+            again = [w for w in words if w.end <= self._last_commit_end]
+            if again and again[-1].end - again[0].start >= _HEARD_AGAIN_S:
+                words = [w for w in words if w.end > self._last_commit_end]
         near = bool(words) and abs(words[0].start - self._last_commit_end) < 1.0
         if words and self._history and (after_prefix or near):
             tail = [_loose(w) for w in self._history[-_MAX_OVERLAP_WORDS:]]
