@@ -610,7 +610,7 @@ def test_a_line_heard_again_over_the_committed_words_after_the_prefix_is_dropped
 
 def test_a_short_word_the_aligner_squeezed_onto_the_committed_words_is_new() -> None:
     """tiny.en's aligner gave "the" of "representatives of the household" 0.02 s inside
-    the committed "of" (the tune split at 130.9 s): one short word on the committed
+    the committed "of" (tune-en at 130.9 s): one short word on the committed
     audio is the aligner's squeeze, not the words heard again, and stays."""
     be = ScriptedBackend(
         [
