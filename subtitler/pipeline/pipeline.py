@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RETIRE_S = 5.0  # how long an input's stage may take to finish its open line when it ends
+# Of stop()'s time, what the translator and the rest keep to end once the inputs' stages have
+# recognised what was captured and made their open lines final.
+HALT_S = 0.5
 # Settings whose change needs the translation model loaded again (declared with reload=True).
 MODEL_FIELDS = reload_fields(MtConfig)
 
@@ -69,7 +72,10 @@ class Pipeline:
         self.clock = StreamClock(speed)
         self.metrics = LiveMetrics()
         self.mailbox = Mailbox()
-        self._stop = threading.Event()
+        self._stop = threading.Event()  # set at stop(): nothing starts or changes any more
+        # Set once the inputs' stages have ended (or had their time) at stop(): the stages'
+        # threads end, a decode in progress gives way.
+        self._halt = threading.Event()
         self._transcript = TranscriptWriter(transcript_path) if transcript_path else None
         self.transcript_path = transcript_path
         # One ASR stage per input (side), started together; lines share one numbering, and
@@ -84,7 +90,7 @@ class Pipeline:
             self._emit_and_watch,
             self.clock,
             self.metrics,
-            self._stop,
+            self._halt,
             engine_settings(self._sides),
             self._transcript,
             sides=self._side_settings(self._sides),
@@ -239,7 +245,7 @@ class Pipeline:
             self.emit,
             self.clock,
             self.metrics,
-            self._stop,
+            self._halt,
             side=side.name,
             ids=self._ids,
             gate=self._gate,
@@ -374,9 +380,14 @@ class Pipeline:
         self._set_state(PipelineState.RUNNING)
 
     def stop(self, timeout: float = 2.0) -> bool:
-        """Stop every thread; True when all joined within ``timeout`` seconds."""
+        """Stop every thread; True when all joined within ``timeout`` seconds.
+
+        The inputs stop at once; what they captured before is still recognised and each
+        open line becomes final (the sentence being said when the user quits is in the
+        transcript), in all but HALT_S of the time: a recogniser still busy then is closed
+        under its call, and what it had not heard yet is lost."""
+        deadline = time.monotonic() + timeout
         self._stop.set()
-        self.mailbox.close()
         # A command: waits for inputs that are being opened right now.
         asrs = self._command(lambda: list(self._asrs))
         with self._queue_lock:
@@ -391,7 +402,14 @@ class Pipeline:
                 asr.pause()  # stops the input, and keeps a pending switch from starting one
             except Exception as e:  # a vanished device must not block shutdown
                 log.warning("audio stop: %s", e)
-        deadline = time.monotonic() + timeout
+            asr.end()
+        for asr in asrs:
+            if asr.is_alive() and asr is not threading.current_thread():
+                asr.join(max(0.0, deadline - HALT_S - time.monotonic()))
+        if any(asr.is_alive() for asr in asrs):
+            log.warning("stop: speech recognition did not finish the audio captured in time")
+        self._halt.set()
+        self.mailbox.close()
         for t in threads:
             if t.is_alive() and t is not threading.current_thread():
                 t.join(max(0.0, deadline - time.monotonic()))

@@ -44,6 +44,9 @@ Clock = Callable[[], float]
 # is told its weights may be damaged: one such line happens ("Hmm." may translate as
 # nothing), three of a few words each do not with a working model.
 NOTHING_LINES = 3
+# Audio a recogniser behind its input is given at a time when it must catch up at once (at a
+# stop or a switch of input): one pass per piece on the open line, each piece's lines posted.
+BACKLOG_PIECE_S = 5.0
 BEHIND = (
     "translation is slower than the speech on this computer: the newest lines are "
     "translated first, finished ones later for the transcript"
@@ -95,6 +98,7 @@ class AsrStage(threading.Thread):
         self._new_recognizer: Recognizer | None = None
         self._close_requested = False  # finish the open segment at the next turn
         self._retired = False  # end after that (retire())
+        self._ending = False  # the pipeline stops: finish what was captured, then end (end())
         self._lock = threading.Lock()
         self._source_lock = threading.Lock()  # source start/stop: UI thread vs this thread
         self.paused = False
@@ -124,6 +128,12 @@ class AsrStage(threading.Thread):
         with self._lock:
             self._close_requested = True
             self._retired = True
+
+    def end(self) -> None:
+        """The pipeline stops (its input is stopped first): what the input captured is
+        recognised, the open line becomes final, and the thread ends."""
+        with self._lock:
+            self._ending = True
 
     def pause(self) -> None:
         """Stop the input; a source switched in while paused is started by ``resume``."""
@@ -183,13 +193,8 @@ class AsrStage(threading.Thread):
             source, recognizer = self._new_source, self._new_recognizer
             self._new_source = self._new_recognizer = None
             self._close_requested = False
-        # What a device's queue still holds was said before the change: recognise it first
-        # (a file just goes on with the next block).
-        pending = []
-        while self.source.live and (block := self.source.read(0.0)) is not None:
-            pending.append(block)
         # The open segment ends here.
-        self._post(self._recognize(lambda: self._feed(pending, finish=True)))
+        self._finish_captured()
         if source is not None:
             with self._source_lock:
                 old = self.source
@@ -209,6 +214,30 @@ class AsrStage(threading.Thread):
             old_rec, self.recognizer = self.recognizer, recognizer
             self._numbering = self._ids.numbering()  # it numbers its lines from 0 again
             close_recognizer(old_rec)
+
+    def _finish_captured(self) -> None:
+        """The open line ends here: what a device's queue still holds was said before now and
+        is recognised first (a file just goes on with the next block)."""
+        captured = []
+        while self.source.live and (block := self.source.read(0.0)) is not None:
+            captured.append(block)
+        # Behind the input, a few seconds at a time: each piece's finished lines are posted as
+        # they come, and a stop that cannot wait for all of it keeps them.
+        pieces: list[list[AudioBlock]] = [[]]
+        held = 0.0  # seconds in the last piece
+        for block in captured:
+            if held >= BACKLOG_PIECE_S:
+                pieces.append([])
+                held = 0.0
+            pieces[-1].append(block)
+            held += block.duration
+        for piece in pieces[:-1]:
+            if self._stop_ev.is_set():
+                return  # the stop's time is up: its recogniser is closed
+            self._post(self._recognize(functools.partial(self._feed, piece)))
+        self._post(self._recognize(lambda: self._feed(pieces[-1], finish=True)))
+        if self._failures.count:  # what the failed call made comes with the next
+            self._post(self._recognize(lambda: self._feed([])))
 
     def close(self) -> None:
         """Release the recognisers (their worker processes); safe while run() is stuck in one."""
@@ -260,6 +289,8 @@ class AsrStage(threading.Thread):
     def run(self) -> None:
         try:
             while not self._stop_ev.is_set():
+                if self._ending:
+                    return self._finish_captured()
                 self._apply_swap()
                 if self._retired:
                     return self._retire()
@@ -268,9 +299,7 @@ class AsrStage(threading.Thread):
                 self._report_problem()
                 if block is None:
                     if self.source.exhausted:
-                        self._post(self._recognize(lambda: self._feed([], finish=True)))
-                        if self._failures.count:  # what the failed call made comes with the next
-                            self._post(self._recognize(lambda: self._feed([])))
+                        self._finish_captured()
                         self._release_due(wait=True)
                         self.done.set()
                         return

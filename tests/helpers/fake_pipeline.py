@@ -20,9 +20,18 @@ class FakeSource:
     """Silence in 100 ms blocks, ``seconds`` long, paced by ``speed`` (0 = as fast as read)."""
 
     def __init__(
-        self, seconds: float, speed: float = 0.0, block_s: float = 0.1, live: bool = False
+        self,
+        seconds: float,
+        speed: float = 0.0,
+        block_s: float = 0.1,
+        live: bool = False,
+        backlog: int = 0,
     ) -> None:
         self.live = live  # a microphone rather than a file
+        # Blocks a live input has captured ahead of those read: after stop() read() still
+        # hands them out, as the real capture's queue does.
+        self.backlog = backlog
+        self.held = 0  # read() hands out blocks up to this one while stopped
         self.n_blocks = round(seconds / block_s)
         self.block_s, self.speed = block_s, speed
         self.i = 0
@@ -43,13 +52,15 @@ class FakeSource:
         self.starts += 1
 
     def stop(self) -> None:
+        if self.running and self.live:
+            self.held = min(self.n_blocks, self.i + self.backlog)
         self.running = False
 
     def read(self, timeout: float) -> AudioBlock | None:
-        if not self.running or self.exhausted:
+        if self.exhausted or not (self.running or self.i < self.held):
             time.sleep(min(timeout, 0.01))
             return None
-        if self.speed:
+        if self.speed and self.running:  # (what was captured before a stop is there at once)
             time.sleep(self.block_s / self.speed)
         b = AudioBlock(np.zeros(int(16000 * self.block_s), np.float32), self.i * self.block_s)
         self.i += 1

@@ -501,6 +501,64 @@ def test_stop_during_a_final_decode_keeps_the_line(tmp_path: Path) -> None:
     assert [r.source for r in recs] == ["a long sentence."]
 
 
+def test_at_stop_what_was_captured_is_heard_and_the_line_being_said_is_kept(
+    tmp_path: Path,
+) -> None:
+    """Stop (or Quit) in the middle of a sentence: the audio the input captured before it is
+    still recognised, and the line being said becomes final, on screen and in the transcript."""
+    script = [Step(0.5, 0, ["good", "morning."], final=True), Step(1.0, 1, ["thanks", "for"])]
+    src = FakeSource(30.0, speed=5.0, live=True, backlog=8)
+    p, ev, _, rec = make(tmp_path, source=src, script=script)
+    p.start()
+    assert wait_for(lambda: rec.last is not None and rec.last.segment_id == 1)
+    assert p.stop()
+    assert src.held >= 8 and rec.t == pytest.approx(src.held * src.block_s)  # all captured
+    assert rec.finished == 1
+    finals = [e for e in ev.of(SubtitleEvent) if e.final]
+    assert [e.source for e in finals] == ["good morning.", "thanks for"]
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.source for r in recs] == ["good morning.", "thanks for"]
+
+
+class StuckAtTheEnd(ScriptedRecognizer):
+    """Its last pass does not return until it is let go (a hung worker)."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        super().__init__(steps)
+        self.ending = threading.Event()
+        self.let_go = threading.Event()
+
+    def finish(self, now: float = 0.0) -> list:  # type: ignore[type-arg]
+        self.ending.set()
+        self.let_go.wait(30)
+        return super().finish(now)
+
+
+def test_a_last_pass_that_never_returns_does_not_hold_the_stop(tmp_path: Path) -> None:
+    """A recogniser behind its input is given the backlog a few seconds at a time: what it
+    finished before its last pass hung is kept, and the stop does not wait for it."""
+    script = [
+        Step(0.5, 0, ["good", "morning."], final=True),
+        Step(1.0, 1, ["and"]),
+        Step(3.0, 1, ["and", "then."], final=True),  # in the backlog's first seconds
+        Step(4.0, 2, ["at"]),
+    ]
+    rec = StuckAtTheEnd(script)
+    src = FakeSource(30.0, speed=5.0, live=True, backlog=80)  # 8 s captured, not heard yet
+    cfg = AppConfig(mt=MtConfig(model_path="fake.gguf", max_new_tokens=16))
+    f = Factories(lambda a, c: src, lambda a: rec, loader_for(echo_lm()))
+    p = Pipeline(cfg, Events(), f, transcript_path=tmp_path / "transcript.jsonl")
+    p.start()
+    assert wait_for(lambda: rec.last is not None and rec.last.segment_id == 1)
+    t0 = time.monotonic()
+    assert not p.stop(timeout=1.0)  # its recogniser did not end...
+    assert time.monotonic() - t0 < 1.5  # ...and the stop did not wait for it
+    assert rec.ending.is_set() and rec.closed
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.source for r in recs] == ["good morning.", "and then."]
+    rec.let_go.set()
+
+
 def test_finals_still_queued_at_stop_reach_the_transcript(tmp_path: Path) -> None:
     from subtitler.pipeline.stages import TranslationStage
     from subtitler.pipeline.transcript import TranscriptWriter
@@ -517,7 +575,7 @@ def test_finals_still_queued_at_stop_reach_the_transcript(tmp_path: Path) -> Non
         p.mailbox.put(u)
     writer = TranscriptWriter(tmp_path / "t.jsonl")
     stage.lines.transcript = writer
-    p._stop.set()  # stopped before the translator got to them
+    p._halt.set()  # stopped before the translator got to them
     p.mailbox.close()
     stage.run()
     writer.close()
