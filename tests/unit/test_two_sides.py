@@ -365,3 +365,20 @@ def test_a_users_line_waiting_for_the_other_side_reaches_the_transcript_at_stop(
     assert [(r.side, r.source) for r in read_transcript(tmp_path / "t.jsonl")] == [
         (YOU, "one more thing.")
     ]
+
+
+def test_at_stop_both_sides_lines_being_said_are_kept(tmp_path: Path) -> None:
+    """Quit while both are talking: each side's open line becomes final, in the transcript
+    with its side."""
+    inputs = Inputs([], [], seconds=60.0)
+    inputs.recognizers = {
+        "de": LiveRecognizer([Step(0.5, 0, ["also", "wir"]), Step(20.0, 0, ["nie"])]),
+        "en": LiveRecognizer([Step(0.8, 0, ["so", "we"]), Step(20.0, 0, ["never"])]),
+    }
+    ev = Events()
+    p = Pipeline(two_sided(), ev, inputs.factories(), transcript_path=tmp_path / "t.jsonl")
+    p.start()
+    assert wait_for(lambda: all(r.last is not None for r in inputs.recognizers.values()))
+    assert p.stop()
+    said = {(r.side, r.source) for r in read_transcript(tmp_path / "t.jsonl")}
+    assert said == {(OTHERS, "also wir"), (YOU, "so we")}
