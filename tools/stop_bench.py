@@ -62,7 +62,14 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         asr=AsrConfig(model=args.model, language=args.language, threads=args.threads),
         mt=MtConfig(src_lang="en", tgt_lang="de"),  # no translator: lines as said
     )
-    out = Path(tempfile.mkdtemp()) / "t.jsonl"
+    with tempfile.TemporaryDirectory() as tmp:
+        return _stopped(args, sd, cfg, Path(tmp) / "t.jsonl")
+
+
+def _stopped(
+    args: argparse.Namespace, sd: FakeSoundDevice, cfg: AppConfig, out: Path
+) -> dict[str, object]:
+    """Start the pipeline on ``sd``, stop it as ``args`` say; what the transcript ``out`` kept."""
     events = Events()
     p = Pipeline(cfg, events, real_factories(RealParts(sounddevice=sd)), transcript_path=out)
     p.start()
