@@ -408,6 +408,8 @@ class Pipeline:
                 asr.join(max(0.0, deadline - HALT_S - time.monotonic()))
         if any(asr.is_alive() for asr in asrs):
             log.warning("stop: speech recognition did not finish the audio captured in time")
+        for asr in asrs:  # (before the mailbox closes)
+            asr.flush_gate()
         self._halt.set()
         self.mailbox.close()
         for t in threads:

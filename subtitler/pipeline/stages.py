@@ -169,8 +169,9 @@ class AsrStage(threading.Thread):
         self.emit(AsrEvent(u))
         self.mailbox.put(u)
 
-    def _flush_gate(self) -> None:
-        """At stop: the user's finished lines the echo gate holds go on now."""
+    def flush_gate(self) -> None:
+        """The user's finished lines the echo gate holds go on now, decided on what the
+        meeting's side has said (at stop, once every side has heard what it captured)."""
         if self.gate is not None and self.side == YOU:
             for v in self.gate.flush():
                 self._deliver(v)
@@ -290,6 +291,8 @@ class AsrStage(threading.Thread):
         try:
             while not self._stop_ev.is_set():
                 if self._ending:
+                    # (its waiting lines are decided by the stop, once the meeting's side
+                    # has heard its captured audio too: a leak it still holds is caught)
                     return self._finish_captured()
                 self._apply_swap()
                 if self._retired:
@@ -332,7 +335,8 @@ class AsrStage(threading.Thread):
             self.emit(ErrorEvent("asr", f"speech recognition stopped: {e}", fatal=True))
             self.done.set()
         finally:
-            self._flush_gate()
+            if not self._ending or self._stop_ev.is_set():  # (stopping: see above)
+                self.flush_gate()
 
     def _retire(self) -> None:
         try:

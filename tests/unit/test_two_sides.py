@@ -382,3 +382,30 @@ def test_at_stop_both_sides_lines_being_said_are_kept(tmp_path: Path) -> None:
     assert p.stop()
     said = {(r.side, r.source) for r in read_transcript(tmp_path / "t.jsonl")}
     assert said == {(OTHERS, "also wir"), (YOU, "so we")}
+
+
+def test_at_stop_a_users_line_the_meetings_audio_still_to_be_heard_echoes_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """Quit while the meeting's side is behind: the user's waiting line is decided only once
+    the meeting's captured audio has been heard, so the leak it says is not the user's line."""
+    leak = ["we", "ship", "on", "friday."]
+    inputs = Inputs([], [], seconds=60.0)
+    inputs.sources = {
+        MEETING: FakeSource(60.0, 2.0, live=True, backlog=20),  # 2 s captured, not heard yet
+        "Mic": FakeSource(60.0, 5.0, live=True),
+    }
+    inputs.recognizers = {
+        "de": LiveRecognizer([Step(2.2, 0, leak, final=True)]),
+        "en": LiveRecognizer([Step(2.0, 0, leak, final=True)]),
+    }
+    ev = Events()
+    p = Pipeline(two_sided(), ev, inputs.factories(), transcript_path=tmp_path / "t.jsonl")
+    p.start()
+    assert wait_for(lambda: p._gate is not None and p._gate.holding)
+    assert inputs.recognizers["de"].t < 2.2  # the meeting's side has not heard it yet
+    assert p.stop()
+    assert [(r.side, r.source) for r in read_transcript(tmp_path / "t.jsonl")] == [
+        (OTHERS, "we ship on friday.")
+    ]
+    assert p.echoes_dropped == 1
