@@ -21,6 +21,7 @@ import json
 import sys
 import tempfile
 import time
+import wave
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +82,11 @@ def _stopped(
     joined = p.stop(args.timeout)
     took = time.monotonic() - t0
     records = read_transcript(out) if out.exists() else []
+    unheard = out.with_name(out.stem + ".unheard.wav")  # what the stop could not wait for
+    unheard_s = 0.0
+    if unheard.exists():
+        with wave.open(str(unheard), "rb") as w:
+            unheard_s = w.getnframes() / w.getframerate()
     said = " ".join(r.source for r in records)
     # Against what was said: the whole text (with a cut, the lines say how far it got).
     wer = word_error_rate(AUSTEN_TEXT, said) if args.cut is None else None
@@ -92,6 +98,7 @@ def _stopped(
         "timeout_s": args.timeout,
         "stop_s": round(took, 2),
         "joined": joined,
+        "unheard_s": round(unheard_s, 1),
         "lines": [[round(r.start, 1), round(r.end, 1), r.source] for r in records],
         "wer": round(wer.wer, 3) if wer else None,
         "wer_line": wer.line() if wer else "",
@@ -112,6 +119,7 @@ def main() -> None:
     print(
         f"stop {result['stop_s']} s (joined: {result['joined']}), "
         f"{len(result['lines'])} lines, {result['wer_line']}"  # type: ignore[arg-type]
+        f"{'; kept unheard: ' + str(result['unheard_s']) + ' s' if result['unheard_s'] else ''}"
     )
     for start, end, text in result["lines"]:  # type: ignore[attr-defined]
         print(f"  {start:6.1f}-{end:6.1f}  {text}")

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from subtitler.asr.engine import Recognizer
 from subtitler.audio.source import AudioSource, Clock
+from subtitler.audio.wav_file import write_wav
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, reload_fields
 from subtitler.mt.glossary import Glossary
 from subtitler.pipeline.clock import StreamClock
@@ -421,6 +422,7 @@ class Pipeline:
         self._mt.seal()
         for asr in asrs:
             asr.close()  # ends a recogniser process still busy with the last window
+        self._keep_unheard(asrs)
         if not self._mt.is_alive():
             self._mt.close()
         if self._transcript is not None:
@@ -428,6 +430,26 @@ class Pipeline:
         self._set_state(PipelineState.STOPPED)
         self.finished.set()
         return ok
+
+    def _keep_unheard(self, asrs: list[AsrStage]) -> None:
+        """What an input captured and its recogniser had not heard when the stop's time ran
+        out is written beside the transcript (NAME.unheard.wav, a side's NAME.unheard-SIDE.wav),
+        to be played again with ``--replay``: the stop does not wait for it, and it is not
+        lost."""
+        if self.transcript_path is None:
+            return
+        for asr in asrs:
+            blocks = asr.unheard()
+            if not blocks:
+                continue
+            suffix = f".unheard-{asr.side}.wav" if asr.side else ".unheard.wav"
+            path = self.transcript_path.with_name(self.transcript_path.stem + suffix)
+            try:
+                seconds = write_wav(path, blocks)
+            except OSError as e:
+                log.warning("stop: the audio not heard in time could not be kept: %s", e)
+            else:
+                log.warning("stop: %.1f s of audio not heard in time kept in %s", seconds, path)
 
     # -- live settings ---------------------------------------------------------------------
     def set_glossary(self, glossary: Glossary) -> None:

@@ -106,6 +106,8 @@ class AsrStage(threading.Thread):
         self._last_level = 0.0
         self._problem = ""  # the source's trouble last reported to the user
         self._failures = FailureRun("speech recognition")
+        # Captured before the input ended and not heard yet (at a stop: kept, not lost).
+        self._unheard: list[AudioBlock] = []
 
     def swap(self, source: AudioSource | None = None, recognizer: Recognizer | None = None) -> None:
         """Replace the source and/or recogniser at the next block boundary (a later call
@@ -227,18 +229,37 @@ class AsrStage(threading.Thread):
         pieces: list[list[AudioBlock]] = [[]]
         held = 0.0  # seconds in the last piece
         for block in captured:
-            if held >= BACKLOG_PIECE_S:
+            if held >= BACKLOG_PIECE_S - 1e-6:  # (a sum of 0.1 s blocks)
                 pieces.append([])
                 held = 0.0
             pieces[-1].append(block)
             held += block.duration
+        with self._lock:
+            self._unheard = list(captured)
         for piece in pieces[:-1]:
             if self._stop_ev.is_set():
                 return  # the stop's time is up: its recogniser is closed
             self._post(self._recognize(functools.partial(self._feed, piece)))
+            self._heard(piece)
         self._post(self._recognize(lambda: self._feed(pieces[-1], finish=True)))
+        self._heard(pieces[-1])
         if self._failures.count:  # what the failed call made comes with the next
             self._post(self._recognize(lambda: self._feed([])))
+
+    def _heard(self, piece: list[AudioBlock]) -> None:
+        """A piece of the backlog was recognised (a call the stop cut short heard nothing)."""
+        if not self._stop_ev.is_set():
+            with self._lock:
+                del self._unheard[: len(piece)]
+
+    def unheard(self) -> list[AudioBlock]:
+        """The audio this input captured that its recogniser had not heard when the stop's
+        time ran out: the backlog it had not finished, and what the input still holds."""
+        with self._lock:
+            blocks = list(self._unheard)
+        while self.source.live and (block := self.source.read(0.0)) is not None:
+            blocks.append(block)
+        return blocks
 
     def close(self) -> None:
         """Release the recognisers (their worker processes); safe while run() is stuck in one."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+import wave
 from pathlib import Path
 
 import pytest
@@ -518,6 +519,7 @@ def test_at_stop_what_was_captured_is_heard_and_the_line_being_said_is_kept(
     assert [e.source for e in finals] == ["good morning.", "thanks for"]
     recs = read_transcript(tmp_path / "transcript.jsonl")
     assert [r.source for r in recs] == ["good morning.", "thanks for"]
+    assert list(tmp_path.glob("*.wav")) == []  # all of it heard: nothing left over
 
 
 class StuckAtTheEnd(ScriptedRecognizer):
@@ -557,6 +559,13 @@ def test_a_last_pass_that_never_returns_does_not_hold_the_stop(tmp_path: Path) -
     recs = read_transcript(tmp_path / "transcript.jsonl")
     assert [r.source for r in recs] == ["good morning.", "and then."]
     rec.let_go.set()
+    # What it had not heard is not lost: beside the transcript, to be played again.
+    unheard = tmp_path / "transcript.unheard.wav"
+    with wave.open(str(unheard), "rb") as w:
+        assert (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (16000, 1, 2)
+        # The backlog's last 3 s (its first 5 were heard; a block may have been read as
+        # usual between the input's stop and the stage's end).
+        assert 29 * 1600 <= w.getnframes() <= 30 * 1600
 
 
 def test_finals_still_queued_at_stop_reach_the_transcript(tmp_path: Path) -> None:
