@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import logging.handlers
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from subtitler.config import (
     language_codes,
     spec_of,
 )
+from subtitler.log_file import LogFile
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -190,9 +190,7 @@ def setup_logging(level: str, data_dir: Path) -> None:
     root.addHandler(err)
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
-        fh = logging.handlers.RotatingFileHandler(
-            data_dir / "subtitler.log", maxBytes=2_000_000, backupCount=2, encoding="utf-8"
-        )
+        fh = LogFile(data_dir / "subtitler.log")
         fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(fh)
     except OSError:

@@ -1,0 +1,67 @@
+"""The log file on a disk that fills up: one line on stderr, no traceback per record, and the
+file written again once it can be."""
+
+from __future__ import annotations
+
+import errno
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from subtitler import log_file
+from subtitler.log_file import LogFile
+
+
+class FullDisk:
+    """A file object whose writes fail as on a full disk (until ``room``)."""
+
+    def __init__(self) -> None:
+        self.room = False
+        self.text = ""
+
+    def write(self, s: str) -> int:
+        if not self.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.text += s
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+    def seek(self, offset: int, whence: int = 0) -> int:  # (the rotation asks the size)
+        return len(self.text)
+
+    def tell(self) -> int:
+        return len(self.text)
+
+    def close(self) -> None:
+        pass
+
+
+def record(msg: str) -> logging.LogRecord:
+    return logging.LogRecord("subtitler.x", logging.WARNING, __file__, 1, msg, None, None)
+
+
+def test_a_full_disk_is_said_once_and_the_file_is_tried_again_later(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(log_file.time, "monotonic", lambda: now[0])
+    h = LogFile(tmp_path / "subtitler.log")
+    disk = FullDisk()
+    h.stream = disk  # type: ignore[assignment]
+    for i in range(50):
+        h.emit(record(f"line {i}"))
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err
+    assert "Traceback" not in err and "Logging error" not in err
+    disk.room = True
+    h.emit(record("still within the minute"))  # not tried yet
+    now[0] += log_file.RETRY_S
+    h.emit(record("room again"))
+    assert disk.text == "room again\n"
+    assert "written again" in capsys.readouterr().err
+    h.stream = None  # type: ignore[assignment]
+    h.close()
