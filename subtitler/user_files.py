@@ -79,6 +79,11 @@ def read_bytes(path: Path, limit: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | _BINARY)
     except FileNotFoundError:
+        if os.path.islink(path):  # a link to a file moved away: not the same as no file
+            where = os.path.join(os.path.dirname(path), os.readlink(path))
+            raise FileProblem(
+                f"{path.name} points to {where}, which is not there", set_aside=False
+            ) from None
         raise FileMissing(f"{path.name} does not exist", set_aside=False) from None
     except OSError as e:
         why = e.strerror or str(e)
@@ -198,14 +203,17 @@ def write_atomic(path: Path, text: str, *, newline: str | None = None, mode: int
     leaves the old file or the new one, never part of either. ``newline`` as :func:`open`
     takes it (None: the platform's line ends); ``mode``: the new file's permissions (PRIVATE,
     or PUBLIC under the umask). Raises OSError with the old file as it was and no new file
-    left behind (a crash, which runs no cleanup, may leave the hidden one it was writing)."""
-    fd, tmp = _new_beside(path, mode)
+    left behind (a crash, which runs no cleanup, may leave the hidden one it was writing).
+    A symbolic link stays: the file it points at is replaced (a settings file kept in a
+    dotfiles folder)."""
+    real = Path(os.path.realpath(path)) if os.path.islink(path) else path
+    fd, tmp = _new_beside(real, mode)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, real)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -75,6 +75,15 @@ class TestLoad:
             "The number could not be opened (n.txt is a folder, not a file); 0 is used."
         )
 
+    @pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+    def test_a_link_to_nothing_is_told_not_taken_for_no_file(self, tmp_path: Path) -> None:
+        (tmp_path / "n.txt").symlink_to(tmp_path / "dotfiles" / "n.txt")  # (moved away)
+        got = user_files.load(tmp_path / "n.txt", parse_number, limit=user_files.KB)
+        assert (
+            got.problem == f"n.txt points to {tmp_path / 'dotfiles' / 'n.txt'}, which is not there"
+        )
+        assert got.backup is None and (tmp_path / "n.txt").is_symlink()
+
 
 class TestWriteAtomic:
     def test_writes_the_text_and_replaces_the_old_file(self, tmp_path: Path) -> None:
@@ -83,6 +92,22 @@ class TestWriteAtomic:
         assert user_files.write_atomic(path, "neu: Grüße\n", newline="") == path
         assert path.read_bytes() == "neu: Grüße\n".encode()
         assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]  # nothing else left
+
+    @pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+    def test_a_link_stays_and_the_file_it_points_at_is_written(self, tmp_path: Path) -> None:
+        """A settings file kept elsewhere (a dotfiles folder) and linked into place."""
+        (tmp_path / "dotfiles").mkdir()
+        target = tmp_path / "dotfiles" / "config.toml"
+        target.write_text("old", encoding="utf-8")
+        link = tmp_path / "config.toml"
+        link.symlink_to(target)
+        assert user_files.write_atomic(link, "new") == link
+        assert link.is_symlink() and target.read_text(encoding="utf-8") == "new"
+        assert sorted(p.name for p in tmp_path.rglob("*")) == [
+            "config.toml",
+            "config.toml",
+            "dotfiles",
+        ]
 
     @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
     def test_a_private_file_is_the_users_alone_a_public_one_follows_the_umask(
