@@ -609,7 +609,17 @@ def run_app(args: Any, data_dir: Path) -> int:
             planner=lambda cfg: plan_first_run(cfg, start.hardware, start.catalog),
             languages=guess_languages(start.config, fresh, system_language()),
         )
-        dlg.exec()
+        ended: list[bool] = []
+
+        def end() -> None:  # Ctrl-C, a logout: the app ends here, nothing chosen yet
+            ended.append(True)
+            dlg.reject()
+
+        with quit_on_end_signals(end):
+            dlg.exec()
+        if ended:
+            guard.release()
+            return 0
         # Whichever way it closed (Skip too), what was chosen is kept: the app then says
         # what is missing and where to get it.
         if problem := start.choose(dlg.result_config):

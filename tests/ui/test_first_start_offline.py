@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import huggingface_hub.constants as hub_constants
 import pytest
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
 import subtitler.ui.app as ui_app
@@ -219,3 +222,39 @@ def test_the_app_stops_however_its_event_loop_ends(
         assert app.session.pipeline.finished.is_set()
     finally:
         app.quit()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_in_the_first_run_dialog_ends_the_app(
+    qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C (or a logout's SIGTERM) while the first run asks for models ends the app, as it
+    does once the app runs (it printed a KeyboardInterrupt and the dialog stayed open)."""
+    hw = hardware.HardwareInfo("Linux", "x86_64", 4, 16 << 30, 12 << 30, False, False, 0)
+    monkeypatch.setattr(hardware, "detect", lambda probe_backends=True: hw)
+    monkeypatch.setenv("SUBTITLER_MODELS_DIR", str(tmp_path / "models"))  # nothing downloaded
+    real_exec = FirstRunDialog.exec
+    left: list[str] = []
+
+    def exec_then_ctrl_c(dlg: FirstRunDialog) -> int:
+        QTimer.singleShot(300, lambda: os.kill(os.getpid(), signal.SIGINT))
+        # (should the signal go unheard, the dialog is closed here: the test fails, not hangs)
+        QTimer.singleShot(5000, lambda: (left.append("still open"), dlg.reject()))
+        return int(real_exec(dlg))
+
+    started: list[object] = []
+
+    class App(_App):
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            started.append(self)
+
+    monkeypatch.setattr(FirstRunDialog, "exec", exec_then_ctrl_c)
+    monkeypatch.setattr(ui_app, "SingleInstance", _Guard)
+    monkeypatch.setattr(ui_app, "SubtitlerApp", App)
+    monkeypatch.setattr(QApplication, "exec", lambda self: 0)
+    args = parser().parse_args(["--config", str(tmp_path / "config.toml")])
+    before = signal.getsignal(signal.SIGINT)
+    t0 = time.monotonic()
+    assert ui_app.run_app(args, tmp_path / "data") == 0
+    assert left == [] and started == [] and time.monotonic() - t0 < 4.0
+    assert signal.getsignal(signal.SIGINT) == before
