@@ -45,6 +45,13 @@ TEXT_CHOICES: tuple[tuple[str, Which], ...] = (
 FORMATS = "SubRip subtitles (*.srt);;WebVTT subtitles (*.vtt);;Plain text (*.txt)"
 # Who spoke, told apart at a glance as well as by name (dark enough to read on white).
 SIDE_COLORS = {YOU: "#2e7d32", OTHERS: "#1f5fa8"}
+# Qt lays a rich-text table out in time that grows faster than its rows: a meeting of 30,000
+# lines in one table took 6.4 s to show (and again at each key of a search), in tables of
+# this many rows 1.0 s.
+ROWS_PER_TABLE = 100
+# A line is shown up to this many characters (a file's line of a megabyte, one word, held
+# the window for a minute); the export has all of it.
+SHOWN_CHARS = 2000
 
 
 def _clock(t: float) -> str:
@@ -62,6 +69,18 @@ def _who(side: str) -> str:
     return f"<b style='color:{SIDE_COLORS.get(side, '#333')}'>{html.escape(name)}:</b> "
 
 
+def _shown(text: str) -> str:
+    """A line's text as shown: escaped, and cut at SHOWN_CHARS."""
+    if len(text) <= SHOWN_CHARS:
+        return html.escape(text)
+    more = len(text) - SHOWN_CHARS
+    return (
+        html.escape(text[:SHOWN_CHARS])
+        + f"<span style='color:#999'> … ({more:,} characters more: export the meeting to read"
+        " them)</span>"
+    )
+
+
 def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str:
     """A meeting's lines as HTML: time, who spoke (with two inputs), original, each
     translation below it in grey (with its language when there are several); the lines that
@@ -70,14 +89,14 @@ def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str
     first = id(hits[0]) if hits else None
     rows = []
     for r in records:
-        text = _who(r.side) + html.escape(r.source)
+        text = _who(r.side) + _shown(r.source)
         several = len(r.targets) > 1  # each translation says its language
         for lang in r.targets:
             translation = r.translation_in(lang)
             if not translation or translation == r.source or r.src_lang == lang:
                 continue
             tag = f"<span style='color:#999'>{html.escape(lang)}</span> " if several else ""
-            text += f"<br>{tag}<span style='color:#555'>{html.escape(translation)}</span>"
+            text += f"<br>{tag}<span style='color:#555'>{_shown(translation)}</span>"
         band = " style='background:#fff3b0'" if id(r) in picked else ""
         anchor = "<a name='hit'></a>" if id(r) == first else ""
         rows.append(
@@ -85,7 +104,10 @@ def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str
             "valign='top'>"
             f"{anchor}{_clock(r.start)}</td><td width='100%'>{text}</td></tr>"
         )
-    return "<table cellspacing='4' width='100%'>" + "".join(rows) + "</table>"
+    return "".join(
+        "<table cellspacing='4' width='100%'>" + "".join(rows[i : i + ROWS_PER_TABLE]) + "</table>"
+        for i in range(0, len(rows), ROWS_PER_TABLE)
+    )
 
 
 class HistoryDialog(QDialog):
@@ -100,6 +122,7 @@ class HistoryDialog(QDialog):
         self.folder = folder
         self.meetings: list[Meeting] = []
         self.shown: list[tuple[Meeting, list[SegmentRecord]]] = []
+        self._rendered: tuple[object, ...] = ()  # what the text shows (rendered once)
 
         self.query = QLineEdit()
         self.query.setPlaceholderText("Search all meetings (original and translation)")
@@ -176,6 +199,7 @@ class HistoryDialog(QDialog):
         if first is not None:
             self.list.setCurrentItem(first)
         else:
+            self._rendered = ()
             self.text.setHtml(
                 "<p style='color:#777'>No meeting matches.</p>"
                 if self.meetings
@@ -210,9 +234,15 @@ class HistoryDialog(QDialog):
             return
         meeting, hits = self.shown[row]
         self._fill_languages(meeting)
-        self.text.setHtml(render(meeting.records, hits))
-        if hits:
-            self.text.scrollToAnchor("hit")  # the first line that matches
+        # (choosing the row shows it, and a search that keeps the row shows it again)
+        key = (meeting, *hits)  # (the objects: held, so never another's id)
+        if len(key) != len(self._rendered) or any(
+            a is not b for a, b in zip(key, self._rendered, strict=False)
+        ):
+            self._rendered = key
+            self.text.setHtml(render(meeting.records, hits))
+            if hits:
+                self.text.scrollToAnchor("hit")  # the first line that matches
 
     def _export_clicked(self) -> None:
         meeting = self.current()

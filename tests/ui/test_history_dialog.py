@@ -196,3 +196,55 @@ def test_a_meeting_of_both_sides_says_who_spoke(qtbot, tmp_path: Path) -> None: 
     assert (tmp_path / "both.txt").read_text(encoding="utf-8") == (
         "Others: Guten Tag.\nYou: Hello.\nTschüss.\n"
     )
+
+
+def test_a_long_meeting_is_laid_out_in_small_tables_and_shown_once_per_search(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    """A meeting of thousands of lines: Qt's layout of one table grows faster than its rows
+    (30,000 lines took 6.4 s to show, 13.6 s at each key of a search: docs/BENCHMARKS.md), so
+    the lines come in tables of ROWS_PER_TABLE, and a key that leaves the lines found as they
+    were does not lay the meeting out again."""
+    from subtitler.ui import history
+
+    words = ["budget", "review", "friday", "release", "numbers"]
+    recs = [
+        SegmentRecord(i, 3.0 * i, 3.0 * i + 2.5, f"line {i} {words[i % 5]}.", "", "en", "en", 0.0)
+        for i in range(250)
+    ]
+    write(tmp_path, "20261120-090000", recs)
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    tables = dlg.text.document().rootFrame().childFrames()
+    assert len(tables) == 3 and history.ROWS_PER_TABLE == 100
+    shown = [ln for ln in dlg.text.toPlainText().splitlines() if ln.startswith("line ")]
+    assert shown == [r.source for r in recs]  # every line, in order
+    rendered: list[str] = []
+    real = dlg.text.setHtml
+    monkeypatch.setattr(dlg.text, "setHtml", lambda h: (rendered.append(h), real(h)))
+    counts = []
+    for query in ("budget", "budge", "friday", ""):  # "budge" finds what "budget" found
+        dlg.query.setText(query)
+        counts.append(len(rendered))
+    assert counts == [1, 1, 2, 3]
+    assert dlg.text.toPlainText().count("line ") == 250
+
+
+def test_a_line_of_a_megabyte_is_shown_cut_and_exported_whole(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A transcript's line of one enormous word (a damaged or hand-made file) held the window
+    for a minute: it is shown up to SHOWN_CHARS, with how much more there is."""
+    from subtitler.ui import history
+
+    huge = "a" * 1_000_000
+    write(tmp_path, "20261120-090000", [SegmentRecord(0, 0.0, 2.0, huge, "x", "en", "de", 0.0)])
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    text = dlg.text.toPlainText()
+    more = 1_000_000 - history.SHOWN_CHARS
+    assert "a" * history.SHOWN_CHARS + f" … ({more:,} characters more" in text
+    assert "a" * (history.SHOWN_CHARS + 1) not in text
+    dlg.which.setCurrentIndex([d for _, d in TEXT_CHOICES].index("source"))
+    assert dlg.export_to(tmp_path / "all.txt")
+    assert (tmp_path / "all.txt").read_text(encoding="utf-8") == huge + "\n"

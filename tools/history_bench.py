@@ -1,0 +1,80 @@
+"""How long Meeting history takes to open and to follow a search, on a long meeting.
+
+    QT_QPA_PLATFORM=offscreen python tools/history_bench.py [--lines 30000] [--word 1000000]
+
+Writes a meeting of ``--lines`` lines (12 words each, and a translation; 50 hours at one
+line per 6 s) into a temporary transcripts folder, opens the History window on it (shown,
+offscreen) and types "bud" into its search one key at a time; then a meeting of one line
+that is one word of ``--word`` characters (a damaged or hand-made file). Prints the seconds
+each took (the window's thread is blocked meanwhile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from subtitler.ui.history import HistoryDialog  # noqa: E402
+
+WORDS = "the meeting will start soon we ship the release on friday please review the budget".split()
+
+
+def _write(path: Path, sources: list[str]) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for i, s in enumerate(sources):
+            rec = {"segment_id": i, "start": 6.0 * i, "end": 6.0 * i + 5.0, "source": s}
+            rec |= {"translation": s.upper(), "src_lang": "en", "tgt_lang": "de"}
+            f.write(json.dumps(rec | {"wall_time": 1.7e9 + 6 * i}) + "\n")
+
+
+def _timed(qapp: QApplication, step: object) -> float:
+    t0 = time.perf_counter()
+    step()  # type: ignore[operator]
+    qapp.processEvents()
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lines", type=int, default=30000)
+    ap.add_argument("--word", type=int, default=1_000_000)
+    args = ap.parse_args()
+    qapp = QApplication.instance() or QApplication([])
+    rng = random.Random(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        long, word = Path(tmp, "long"), Path(tmp, "word")
+        long.mkdir()
+        word.mkdir()
+        _write(
+            long / "20260101-090000.jsonl",
+            [" ".join(rng.choice(WORDS) for _ in range(12)) for _ in range(args.lines)],
+        )
+        _write(word / "20260101-090000.jsonl", ["a" * args.word])
+        dialogs: list[HistoryDialog] = []
+
+        def open_on(folder: Path) -> None:
+            dialogs.append(HistoryDialog(folder))
+            dialogs[-1].show()
+
+        line = f"{args.lines} lines: open {_timed(qapp, lambda: open_on(long)):.2f} s"
+        dlg = dialogs[-1]
+        for key in "bud":
+            t = _timed(qapp, lambda k=key: dlg.query.setText(dlg.query.text() + k))  # type: ignore[misc]
+            line += f", key {key!r} {t:.2f} s"
+        print(line)
+        t = _timed(qapp, lambda: open_on(word))
+        print(f"one word of {args.word:,} characters: open {t:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
