@@ -104,10 +104,13 @@ def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str
             "valign='top'>"
             f"{anchor}{_clock(r.start)}</td><td width='100%'>{text}</td></tr>"
         )
-    return "".join(
-        "<table cellspacing='4' width='100%'>" + "".join(rows[i : i + ROWS_PER_TABLE]) + "</table>"
-        for i in range(0, len(rows), ROWS_PER_TABLE)
-    )
+    tables = []
+    for i in range(0, len(rows), ROWS_PER_TABLE):
+        # (end to end: one cell spacing between two tables, as between two rows)
+        joined = " style='margin-top:-4px'" if i else ""
+        body = "".join(rows[i : i + ROWS_PER_TABLE])
+        tables.append(f"<table cellspacing='4' width='100%'{joined}>{body}</table>")
+    return "".join(tables)
 
 
 class HistoryDialog(QDialog):
