@@ -25,6 +25,10 @@ HEADER = ("src_lang", "tgt_lang", "term", "translation")
 _HEADER_WORDS = {"term", "terms", "source", "word", "words", "src", "glossary", "name"}
 MAX_TERM_CHARS = 200
 MAX_BYTES = 4 * user_files.MB  # a glossary of 50,000 terms is about 2 MB
+# Recognition is given the terms up to this many characters: Whisper's prompt takes the first
+# 112 tokens of them (a token is rarely longer than 16 characters), and a glossary of 50,000
+# terms was tokenized whole at each recognition (2.3 s a call instead of 0.08 s).
+HOTWORD_CHARS = 2000
 
 
 class GlossaryError(ValueError):
@@ -71,12 +75,20 @@ class Glossary:
         """The terms recognition should expect when speech is in ``src_lang`` (every term of
         the glossary when the language is detected), once each, as short sentences ("Subiaco.
         Pannartz."): after a bare comma-separated list tiny.en dropped the last word of
-        other sentences more often (docs/BENCHMARKS.md, "Glossary")."""
+        other sentences more often (docs/BENCHMARKS.md, "Glossary"). The first terms, up to
+        HOTWORD_CHARS."""
         seen: dict[str, str] = {}
         for e in self.entries:
             if src_lang is None or e.src_lang == src_lang:
                 seen.setdefault(e.term.casefold(), e.term.rstrip(".!?;,: "))
-        return " ".join(f"{t}." for t in seen.values() if t)
+        out: list[str] = []
+        size = -1  # (no space before the first)
+        for t in filter(None, seen.values()):
+            size += len(t) + 2  # " Term."
+            if size > HOTWORD_CHARS:
+                break
+            out.append(f"{t}.")
+        return " ".join(out)
 
     def with_pair(self, src_lang: str, tgt_lang: str, rows: Iterable[tuple[str, str]]) -> Glossary:
         """A copy whose entries for the pair are ``rows`` (checked; a term given twice keeps

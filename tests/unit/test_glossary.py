@@ -160,3 +160,22 @@ def test_import_errors_are_one_line(tmp_path: Path, data: bytes, why: str) -> No
     with pytest.raises(GlossaryError) as e:
         read_import(_write(tmp_path / "in.csv", data))
     assert str(e.value).startswith(why) and "\n" not in str(e.value)
+
+
+def test_a_large_glossary_gives_recognition_what_its_prompt_takes_and_no_more(
+    tiny_en: Path,
+) -> None:
+    """Whisper's prompt takes the hotwords' first _MAX_HOTWORD_TOKENS tokens; a glossary of
+    50,000 terms was tokenized whole at every recognition (2.3 s a call instead of 0.08)."""
+    from tokenizers import Tokenizer
+
+    from subtitler.asr.faster_whisper import _MAX_HOTWORD_TOKENS
+
+    rows = [(f"Term{i} Name{i}", "") for i in range(50_000)]
+    hot = Glossary().with_pair("en", "de", rows).hotwords("en")
+    assert len(hot) <= glossary.HOTWORD_CHARS and hot.startswith("Term0 Name0. Term1 Name1.")
+    assert hot.endswith(".")  # whole terms
+    tok = Tokenizer.from_file(str(tiny_en / "tokenizer.json"))
+    whole = " ".join(f"Term{i} Name{i}." for i in range(50_000))
+    n = _MAX_HOTWORD_TOKENS
+    assert tok.encode(" " + hot).ids[:n] == tok.encode(" " + whole).ids[:n]  # what it saw
