@@ -463,6 +463,7 @@ class Pipeline:
         """What the speech model's load found for the user (its first-load test: weights
         that recognise no word of a clip of speech), as the translator's notice is said."""
         if recognizer.notice:
+            log.warning("%s", recognizer.notice)
             self.emit(ErrorEvent("asr", recognizer.notice))
 
     def _give_hotwords(self, recognizer: Recognizer, asr: AsrConfig) -> None:

@@ -136,9 +136,12 @@ def test_a_load_notice_is_shown_and_translation_goes_on(tmp_path: Path) -> None:
     assert any(e.final and e.translation for e in ev.of(SubtitleEvent))
 
 
-def test_a_speech_models_load_notice_is_shown_and_it_gets_the_glossary(tmp_path: Path) -> None:
+def test_a_speech_models_load_notice_is_shown_and_it_gets_the_glossary(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """What the recogniser's load found (weights that may be damaged) is said once, not as a
-    fatal error; the recogniser is given the glossary's terms, and closed at stop."""
+    fatal error, and written to the log as the translator's is; the recogniser is given the
+    glossary's terms, and closed at stop."""
     from subtitler.mt.glossary import Glossary
 
     notice = "speech model x: damaged: it recognises no word of a clip of speech"
@@ -155,6 +158,7 @@ def test_a_speech_models_load_notice_is_shown_and_it_gets_the_glossary(tmp_path:
     assert rec.closed
     told = [(e.where, e.message, e.fatal) for e in ev.of(ErrorEvent)]
     assert told == [("asr", notice, False)]
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [notice]
     assert rec.hotwords == [p.glossary.hotwords(cfg.asr.language)] and "Subiaco" in rec.hotwords[0]
     assert any(e.final and e.translation for e in ev.of(SubtitleEvent))
 
