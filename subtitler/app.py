@@ -223,7 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(a.log_level, data_dir)
     paths.move_legacy_models()
     if a.replay is not None and not a.replay.is_file():
-        print(f"error: audio file not found: {a.replay}", file=sys.stderr)
+        if a.replay.is_dir():
+            print(f"error: {a.replay} is a folder, not an audio file", file=sys.stderr)
+        else:
+            print(f"error: audio file not found: {a.replay}", file=sys.stderr)
         return 2
     if a.speed <= 0:
         print("error: --speed must be positive", file=sys.stderr)

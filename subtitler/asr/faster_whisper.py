@@ -559,10 +559,12 @@ def decode_audio_file(path: str | Path) -> Samples:
         raise AsrError(f"audio file not found: {p}")
     from faster_whisper import decode_audio
 
+    from subtitler.audio.sources import decoder_said
+
     try:
         audio = decode_audio(str(p), sampling_rate=SAMPLE_RATE)
     except Exception as e:  # PyAV raises its own error family per container/codec problem
-        raise AsrError(f"cannot decode audio file {p}: {type(e).__name__}") from e
+        raise AsrError(f"cannot decode audio file {p}: {decoder_said(e)}") from e
     if len(audio) == 0:
         raise AsrError(f"cannot decode audio file {p}: no audio samples")
     return np.asarray(audio, dtype=np.float32)

@@ -60,6 +60,13 @@ def load_audio(path: str | Path) -> Samples:
     return np.concatenate(got)
 
 
+def decoder_said(e: Exception) -> str:
+    """A decoder's error in a few words: PyAV's message without its errno and the path
+    ("Invalid data found when processing input"), libsndfile's first line; else its name."""
+    text = str(e).strip()
+    return getattr(e, "strerror", None) or (text.splitlines()[0] if text else type(e).__name__)
+
+
 def _soundfile_blocks(path: Path, opening: bool) -> Iterator[Samples]:
     """A file decoded by libsndfile, as 16 kHz mono float32 blocks (channels averaged)."""
     import soundfile
@@ -75,7 +82,7 @@ def _soundfile_blocks(path: Path, opening: bool) -> Iterator[Samples]:
                     yield out
     except Exception as e:  # libsndfile's error for a format it cannot read, or a cut file
         if opening and got == 0:
-            raise AudioFileError(f"cannot decode audio file {path}: {type(e).__name__}: {e}") from e
+            raise AudioFileError(f"cannot decode audio file {path}: {decoder_said(e)}") from e
         log.warning("%s: decoding stopped after %.1f s: %s", path, got / RATE, e)
 
 
@@ -170,7 +177,7 @@ def _pyav_blocks(path: Path, opening: bool, whole: bool = False) -> Iterator[Sam
                 yield _to_float(out)
     except Exception as e:  # PyAV raises its own error family per container/codec problem
         if whole or (opening and got == 0):
-            raise AudioFileError(f"cannot decode audio file {path}: {type(e).__name__}") from e
+            raise AudioFileError(f"cannot decode audio file {path}: {decoder_said(e)}") from e
         log.warning("%s: decoding stopped after %.1f s: %s", path, got / RATE, e)
 
 

@@ -33,6 +33,9 @@ def test_missing_replay_file_is_one_line_error(
     rc = main(["--replay", str(tmp_path / "nope.wav"), "--data-dir", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and err == [f"error: audio file not found: {tmp_path / 'nope.wav'}"]
+    rc = main(["--replay", str(tmp_path), "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err == [f"error: {tmp_path} is a folder, not an audio file"]
 
 
 def test_unknown_target_language_is_one_line_error(
