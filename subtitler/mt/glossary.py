@@ -109,14 +109,18 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
+def _check_length(term: str, translation: str) -> None:
+    if len(term) > MAX_TERM_CHARS or len(translation) > MAX_TERM_CHARS:
+        raise GlossaryError(f"{term[:30]!r}…: a term is at most {MAX_TERM_CHARS} characters")
+
+
 def _entries(src: str, tgt: str, rows: Iterable[tuple[str, str]]) -> list[Entry]:
     out: dict[str, Entry] = {}
     for term, translation in rows:
         term, translation = _clean(term), _clean(translation)
         if not term:
             continue
-        if len(term) > MAX_TERM_CHARS or len(translation) > MAX_TERM_CHARS:
-            raise GlossaryError(f"{term[:30]!r}…: a term is at most {MAX_TERM_CHARS} characters")
+        _check_length(term, translation)
         out.pop(term.casefold(), None)  # given again: the last one counts, in its place
         out[term.casefold()] = Entry(src, tgt, term, translation)
     return list(out.values())
@@ -144,8 +148,11 @@ def _rows(text: str, name: str, delimiter: str = ",") -> list[tuple[int, list[st
     return out
 
 
-def parse(text: str, name: str = FILENAME) -> Glossary:
-    """The glossary file's text (``src_lang,tgt_lang,term,translation`` with that header)."""
+def parse(text: str, name: str = FILENAME, skipped: list[str] | None = None) -> Glossary:
+    """The glossary file's text (``src_lang,tgt_lang,term,translation`` with that header).
+    A line that cannot be a term (a field too many, an unknown language, a term too long)
+    raises, or with ``skipped`` is left out and said there ("line 7: unknown language
+    'xx'"); text that is no glossary at all always raises."""
     rows = [row for _, row in _rows(text, name)]
     if not rows or [c.strip().lower() for c in rows[0]] != list(HEADER):
         raise GlossaryError(f"{name} does not start with the line {','.join(HEADER)}")
@@ -153,13 +160,18 @@ def parse(text: str, name: str = FILENAME) -> Glossary:
     for n, row in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in row):
             continue
-        if len(row) not in (3, 4):
-            raise GlossaryError(f"{name} line {n}: expected 4 fields, found {len(row)}")
         try:
+            if len(row) not in (3, 4):
+                raise GlossaryError(f"expected 4 fields, found {len(row)}")
             src, tgt = _lang(row[0].strip()), _lang(row[1].strip())
+            term, translation = row[2], row[3] if len(row) == 4 else ""
+            _check_length(_clean(term), _clean(translation))
         except GlossaryError as e:
-            raise GlossaryError(f"{name} line {n}: {e}") from None
-        by_pair.setdefault((src, tgt), []).append((row[2], row[3] if len(row) == 4 else ""))
+            if skipped is None:
+                raise GlossaryError(f"{name} line {n}: {e}") from None
+            skipped.append(f"line {n}: {e}")
+            continue
+        by_pair.setdefault((src, tgt), []).append((term, translation))
     entries: list[Entry] = []
     for (src, tgt), pair_rows in by_pair.items():
         entries += _entries(src, tgt, pair_rows)
@@ -188,15 +200,38 @@ class LoadResult:
 
 def load(path: Path | None = None) -> LoadResult:
     """The saved glossary; empty for a missing file. A file that cannot be used (not a regular
-    file, too large, not UTF-8, or anything the parser raises) is set aside: never fatal."""
+    file, too large, not UTF-8, or anything the parser raises) is set aside: never fatal. A
+    file with lines that cannot be terms keeps its other terms: the file as it was is set
+    aside and the terms kept are written in its place, so one mistyped line of a glossary
+    edited by hand costs that line, not every term (which the next save then lost)."""
     path = path or default_path()
-    loaded = user_files.load(path, lambda text: parse(text, path.name), limit=MAX_BYTES)
+    skipped: list[str] = []
+    loaded = user_files.load(path, lambda text: parse(text, path.name, skipped), limit=MAX_BYTES)
+    if loaded.value is not None and skipped:
+        return _without_lines(loaded.value, path, skipped)
     if loaded.value is not None:
         return LoadResult(loaded.value)
     notice = loaded.notice("The glossary", "an empty glossary is in use")
     if notice:
         log.warning(notice)
     return LoadResult(Glossary(), notice, loaded.backup)
+
+
+def _without_lines(kept: Glossary, path: Path, skipped: list[str]) -> LoadResult:
+    """The terms of a file some of whose lines were left out, that file set aside."""
+    lines = "; ".join(skipped[:3]) + ("; …" if len(skipped) > 3 else "")
+    what = f"{len(skipped)} line{'s' if len(skipped) > 1 else ''} of {path.name} left out ({lines})"
+    backup: Path | None = None
+    try:
+        backup = user_files.set_aside(path)
+        save(kept, path)
+    except OSError as e:  # the terms kept are in use all the same; the next save tries again
+        log.warning("%s: %s", path, e)
+        backup = None
+    where = f"the file as it was is kept as {backup.name}" if backup else "the file is unchanged"
+    notice = f"The glossary: {what}; {len(kept.entries)} terms in use, {where}."
+    log.warning(notice)
+    return LoadResult(kept, notice, backup)
 
 
 def save(glossary: Glossary, path: Path | None = None) -> Path:
