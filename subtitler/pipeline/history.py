@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import glob
 import logging
 import unicodedata
+import wave
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +27,9 @@ class Meeting:
     duration_s: float  # from the start of the run to the end of its last line
     languages: tuple[str, ...]  # "en → de" pairs, in order of first use
     records: tuple[SegmentRecord, ...]
+    # Audio captured and not heard when the app stopped (kept beside the transcript as
+    # NAME.unheard.wav, one per side): (file, seconds).
+    unheard: tuple[tuple[Path, float], ...] = ()
 
     @property
     def title(self) -> str:
@@ -69,7 +74,20 @@ def load_meeting(path: Path) -> Meeting:
         duration_s=max((r.end for r in records), default=0.0),
         languages=_pairs(records),
         records=records,
+        unheard=_unheard(path),
     )
+
+
+def _unheard(path: Path) -> tuple[tuple[Path, float], ...]:
+    """The audio kept beside a transcript at a stop that cut its recognition short."""
+    out = []
+    for wav in sorted(path.parent.glob(f"{glob.escape(path.stem)}.unheard*.wav")):
+        try:
+            with wave.open(str(wav), "rb") as w:
+                out.append((wav, w.getnframes() / w.getframerate()))
+        except (OSError, EOFError, wave.Error, ZeroDivisionError):  # not ours, or damaged
+            log.info("%s cannot be read as audio", wav, exc_info=True)
+    return tuple(out)
 
 
 def list_meetings(folder: Path) -> tuple[list[Meeting], list[str]]:

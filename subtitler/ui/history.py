@@ -113,6 +113,17 @@ def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str
     return "".join(tables)
 
 
+def unheard_note(meeting: Meeting) -> str:
+    """Where the audio the app had not transcribed when it stopped is kept, "" if none."""
+    if not meeting.unheard:
+        return ""
+    files = ", ".join(f"{html.escape(p.name)} ({format_duration(s)})" for p, s in meeting.unheard)
+    return (
+        "<p style='color:#777'>Not transcribed when the app stopped, kept beside the "
+        f"transcript: {files}. Play it again with <code>subtitler --replay FILE</code>.</p>"
+    )
+
+
 class HistoryDialog(QDialog):
     """Every meeting in the transcripts folder; the one chosen on the right."""
 
@@ -243,7 +254,7 @@ class HistoryDialog(QDialog):
             a is not b for a, b in zip(key, self._rendered, strict=False)
         ):
             self._rendered = key
-            self.text.setHtml(render(meeting.records, hits))
+            self.text.setHtml(render(meeting.records, hits) + unheard_note(meeting))
             if hits:
                 self.text.scrollToAnchor("hit")  # the first line that matches
 

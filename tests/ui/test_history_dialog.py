@@ -248,3 +248,27 @@ def test_a_line_of_a_megabyte_is_shown_cut_and_exported_whole(qtbot, tmp_path: P
     dlg.which.setCurrentIndex([d for _, d in TEXT_CHOICES].index("source"))
     assert dlg.export_to(tmp_path / "all.txt")
     assert (tmp_path / "all.txt").read_text(encoding="utf-8") == huge + "\n"
+
+
+def test_the_audio_a_stop_did_not_wait_for_is_named_with_its_meeting(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """What the recogniser had not heard when the app stopped is kept beside the transcript
+    (NAME.unheard.wav, a side's NAME.unheard-SIDE.wav): the meeting says where, and how long."""
+    import numpy as np
+
+    from subtitler.audio.wav_file import write_wav
+    from subtitler.types import AudioBlock
+
+    write(tmp_path, "20261120-090000", PLANNING)
+    write(tmp_path, "20261121-090000", STANDUP)
+    write_wav(tmp_path / "20261120-090000.unheard.wav", [AudioBlock(np.zeros(48000), 0.0)])
+    write_wav(tmp_path / "20261120-090000.unheard-you.wav", [AudioBlock(np.zeros(16000), 0.0)])
+    (tmp_path / "20261121-090000.unheard.wav").write_bytes(b"not audio")  # damaged: not named
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    assert "Not transcribed" not in dlg.text.toPlainText()  # the newest: nothing readable kept
+    dlg.list.setCurrentItem(dlg.list.topLevelItem(1))
+    assert (
+        "Not transcribed when the app stopped, kept beside the transcript: "
+        "20261120-090000.unheard-you.wav (1 s), 20261120-090000.unheard.wav (3 s)."
+    ) in " ".join(dlg.text.toPlainText().split())
