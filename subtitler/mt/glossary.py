@@ -227,9 +227,9 @@ def _without_lines(kept: Glossary, path: Path, skipped: list[str]) -> LoadResult
         save(kept, path)
     except OSError as e:  # the terms kept are in use all the same; the next save tries again
         log.warning("%s: %s", path, e)
-        backup = None
     where = f"the file as it was is kept as {backup.name}" if backup else "the file is unchanged"
-    notice = f"The glossary: {what}; {len(kept.entries)} terms in use, {where}."
+    n = len(kept.entries)
+    notice = f"The glossary: {what}; {n} term{'s' if n != 1 else ''} in use, {where}."
     log.warning(notice)
     return LoadResult(kept, notice, backup)
 

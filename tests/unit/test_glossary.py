@@ -86,6 +86,24 @@ def test_lines_that_cannot_be_terms_cost_those_lines_not_the_glossary(tmp_path: 
     assert again.glossary == loaded.glossary and again.notice == ""
 
 
+def test_lines_left_out_on_a_disk_that_cannot_be_written_keep_the_terms_and_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    content = b"src_lang,tgt_lang,term,translation\nen,de,Subiaco,\nen,xx-nope,Foo,Bar\n"
+    path = _write(tmp_path / "glossary.csv", content)
+
+    def full(*a: object, **k: object) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(glossary, "save", full)
+    loaded = glossary.load(path)
+    assert loaded.glossary.pair("en", "de") == (Entry("en", "de", "Subiaco", ""),)
+    assert loaded.backup is not None and loaded.backup.read_bytes() == content  # not lost
+    assert loaded.notice.endswith(
+        f"1 term in use, the file as it was is kept as {loaded.backup.name}."
+    )
+
+
 def test_old_mac_line_endings_are_read(tmp_path: Path) -> None:
     """Excel for the Mac before 2016 ends lines with CR alone."""
     path = _write(tmp_path / "glossary.csv", "src_lang,tgt_lang,term,translation\ren,de,Subiaco,\r")
