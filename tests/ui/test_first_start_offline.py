@@ -254,7 +254,6 @@ def test_ctrl_c_in_the_first_run_dialog_ends_the_app(
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)
     args = parser().parse_args(["--config", str(tmp_path / "config.toml")])
     before = signal.getsignal(signal.SIGINT)
-    t0 = time.monotonic()
     assert ui_app.run_app(args, tmp_path / "data") == 0
-    assert left == [] and started == [] and time.monotonic() - t0 < 4.0
+    assert left == [] and started == []  # ended by the signal, the app never started
     assert signal.getsignal(signal.SIGINT) == before

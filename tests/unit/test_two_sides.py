@@ -392,7 +392,9 @@ def test_at_stop_a_users_line_the_meetings_audio_still_to_be_heard_echoes_is_dro
     leak = ["we", "ship", "on", "friday."]
     inputs = Inputs([], [], seconds=60.0)
     inputs.sources = {
-        MEETING: FakeSource(60.0, 2.0, live=True, backlog=20),  # 2 s captured, not heard yet
+        # Behind the microphone's (a block every 0.1 s against 0.02 s), with 2.5 s captured
+        # and not heard yet when the stop comes.
+        MEETING: FakeSource(60.0, 1.0, live=True, backlog=25),
         "Mic": FakeSource(60.0, 5.0, live=True),
     }
     inputs.recognizers = {
