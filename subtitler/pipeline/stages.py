@@ -221,9 +221,7 @@ class AsrStage(threading.Thread):
     def _finish_captured(self) -> None:
         """The open line ends here: what a device's queue still holds was said before now and
         is recognised first (a file just goes on with the next block)."""
-        captured = []
-        while self.source.live and (block := self.source.read(0.0)) is not None:
-            captured.append(block)
+        captured = self._queued()
         # Behind the input, a few seconds at a time: each piece's finished lines are posted as
         # they come, and a stop that cannot wait for all of it keeps them.
         pieces: list[list[AudioBlock]] = [[]]
@@ -257,6 +255,11 @@ class AsrStage(threading.Thread):
         time ran out: the backlog it had not finished, and what the input still holds."""
         with self._lock:
             blocks = list(self._unheard)
+        return blocks + self._queued()
+
+    def _queued(self) -> list[AudioBlock]:
+        """What a device's queue holds now, taken out of it (a file holds nothing)."""
+        blocks = []
         while self.source.live and (block := self.source.read(0.0)) is not None:
             blocks.append(block)
         return blocks
