@@ -104,7 +104,15 @@ def _entries(cat: Catalog, ids: list[str]) -> list[CatalogEntry]:
         raise UsageError(str(e)) from None
 
 
+def _check_folder(root: Path | None) -> None:
+    """A models folder that is a file holds no model: say so, not "not downloaded"."""
+    at = root if root is not None else dl.models_dir()
+    if at.exists() and not at.is_dir():
+        raise UsageError(f"the models folder {at} is a file, not a folder")
+
+
 def cmd_list(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
+    _check_folder(root)
     rows: list[dict[str, Any]] = []
     for e in cat:
         if a.kind and e.kind != a.kind:
@@ -206,6 +214,8 @@ def cmd_download(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
 
 
 def cmd_verify(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
+    if not a.targets or {e.id for e in cat} & set(a.targets):
+        _check_folder(root)  # (a file or folder of the user's own is checked wherever it is)
     targets: list[str] = a.targets or [e.id for e in cat if dl.status(e, root) != "missing"]
     if not targets:
         print("no models downloaded")
@@ -271,6 +281,7 @@ def _load_once(path: Path, template: str) -> None:
 
 
 def cmd_remove(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
+    _check_folder(root)
     for e in _entries(cat, a.ids):
         freed = dl.remove(e, root)
         print(f"removed {e.id} ({freed / 1e6:,.0f} MB freed)")

@@ -358,6 +358,28 @@ def test_unwritable_models_folder_is_a_one_line_error(
     )
 
 
+def test_a_models_folder_that_is_a_file_is_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every model was listed "not downloaded", and verify and remove said the same."""
+    blocker = tmp_path / "m"  # the models folder the CLI helper uses
+    blocker.write_text("a file where the folder should be")
+    said = f"error: the models folder {blocker} is a file, not a folder\n"
+    for args in (
+        ["list"],
+        ["list", "--json"],
+        ["verify"],
+        ["verify", "tiny-mt"],
+        ["remove", "tiny-mt"],
+    ):
+        assert cli(tmp_path, *args) == 2
+        assert capsys.readouterr() == ("", said)
+    own = tmp_path / "noise.gguf"  # a file of the user's own is checked wherever models are
+    own.write_bytes(b"\x00" * 1000)
+    assert cli(tmp_path, "verify", str(own)) == 1
+    assert capsys.readouterr().out == "FAIL noise.gguf: not a GGUF model file (bad header)\n"
+
+
 def test_cli_verify_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "noise.gguf"
     bad.write_bytes(b"\x00" * 1000)
