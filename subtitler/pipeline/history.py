@@ -90,14 +90,35 @@ def _unheard(path: Path) -> tuple[tuple[Path, float], ...]:
     return tuple(out)
 
 
+def _audio_only(folder: Path, paths: list[Path]) -> list[Meeting]:
+    """Meetings stopped before their first line, of which only the audio kept is left (the
+    transcript file is made with the first line)."""
+    kept: dict[Path, list[Path]] = {}
+    for wav in folder.glob("*.unheard*.wav"):
+        kept.setdefault(folder / (wav.name.split(".unheard")[0] + ".jsonl"), []).append(wav)
+    out = []
+    for path in sorted(set(kept) - set(paths)):
+        unheard = _unheard(path)
+        if not unheard:
+            continue
+        try:
+            started = dt.datetime.strptime(path.stem, STAMP)
+        except ValueError:  # renamed: the audio's own clock
+            started = dt.datetime.fromtimestamp(min(w.stat().st_mtime for w in kept[path]))
+        duration = max(seconds for _, seconds in unheard)
+        out.append(Meeting(path, started, duration, (), (), unheard))
+    return out
+
+
 def list_meetings(folder: Path) -> tuple[list[Meeting], list[str]]:
-    """Meetings with at least one line, newest first, and one problem line per file that
-    could not be read (a permission, a disk error, no regular file): those are named, not
-    fatal."""
+    """Meetings with at least one line or audio kept, newest first, and one problem line per
+    file that could not be read (a permission, a disk error, no regular file): those are
+    named, not fatal."""
     meetings: list[Meeting] = []
     problems: list[str] = []
     try:
         paths = sorted(folder.glob("*.jsonl"))
+        meetings += _audio_only(folder, paths)
     except OSError as e:
         return [], [f"{folder}: {e.strerror or e}"]
     for path in paths:
@@ -107,7 +128,7 @@ def list_meetings(folder: Path) -> tuple[list[Meeting], list[str]]:
             log.info("meeting %s cannot be read", path, exc_info=True)
             problems.append(f"{path.name}: {_reason(e)}")
             continue
-        if meeting.records:
+        if meeting.records or meeting.unheard:
             meetings.append(meeting)
     meetings.sort(key=lambda m: m.started, reverse=True)
     return meetings, problems

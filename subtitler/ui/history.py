@@ -118,9 +118,14 @@ def unheard_note(meeting: Meeting) -> str:
     if not meeting.unheard:
         return ""
     files = ", ".join(f"{html.escape(p.name)} ({format_duration(s)})" for p, s in meeting.unheard)
+    what = (
+        "Not transcribed when the app stopped, kept beside the transcript"
+        if meeting.records
+        else "The app stopped before it had transcribed a line of this meeting; its audio is kept"
+    )
     return (
-        "<p style='color:#777'>Not transcribed when the app stopped, kept beside the "
-        f"transcript: {files}. Play it again with <code>subtitler --replay FILE</code>.</p>"
+        f"<p style='color:#777'>{what}: {files}. "
+        "Play it again with <code>subtitler --replay FILE</code>.</p>"
     )
 
 
@@ -248,6 +253,7 @@ class HistoryDialog(QDialog):
             return
         meeting, hits = self.shown[row]
         self._fill_languages(meeting)
+        self.export_button.setEnabled(bool(meeting.records))  # (audio kept, no line yet)
         # (choosing the row shows it, and a search that keeps the row shows it again)
         key = (meeting, *hits)  # (the objects: held, so never another's id)
         if len(key) != len(self._rendered) or any(

@@ -272,3 +272,39 @@ def test_the_audio_a_stop_did_not_wait_for_is_named_with_its_meeting(qtbot, tmp_
         "Not transcribed when the app stopped, kept beside the transcript: "
         "20261120-090000.unheard-you.wav (1 s), 20261120-090000.unheard.wav (3 s)."
     ) in " ".join(dlg.text.toPlainText().split())
+
+
+def test_a_meeting_stopped_before_its_first_line_is_listed_by_the_audio_kept(
+    qtbot, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The transcript file is made with the first line: a stop that kept a recogniser's
+    backlog and had finished no line left only NAME.unheard.wav, and History did not list
+    the meeting at all."""
+    import numpy as np
+
+    from subtitler.audio.wav_file import write_wav
+    from subtitler.types import AudioBlock
+
+    write(tmp_path, "20261120-090000", PLANNING)
+    write_wav(tmp_path / "20261122-080000.unheard.wav", [AudioBlock(np.zeros(16000 * 95), 0.0)])
+    (tmp_path / "20261123-080000.unheard.wav").write_bytes(b"not audio")  # damaged: not listed
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    rows = [
+        [dlg.list.topLevelItem(i).text(c) for c in range(4)]
+        for i in range(dlg.list.topLevelItemCount())
+    ]
+    assert rows == [
+        ["2026-11-22 08:00", "2 min", "", "0"],
+        ["2026-11-20 09:00", "5 s", "en → de", "2"],
+    ]
+    assert " ".join(dlg.text.toPlainText().split()) == (
+        "The app stopped before it had transcribed a line of this meeting; its audio is kept: "
+        "20261122-080000.unheard.wav (2 min). Play it again with subtitler --replay FILE."
+    )
+    assert not dlg.export_button.isEnabled()  # no line to export
+    dlg.list.setCurrentItem(dlg.list.topLevelItem(1))
+    assert dlg.export_button.isEnabled()
+    dlg.query.setText("budget")  # a search finds lines: the meeting without one is not a match
+    assert dlg.list.topLevelItemCount() == 1
