@@ -584,6 +584,23 @@ def run_app(args: Any, data_dir: Path) -> int:
         # The folder cannot be written (not another instance): run without the lock, say why.
         notices.append(guard.problem)
         guard.listen()
+    try:
+        try:
+            return _run(qapp, args, data_dir, guard, notices)
+        finally:
+            guard.release()
+    except KeyboardInterrupt:
+        # Ctrl-C before the app handles it itself (the settings and the hardware being read,
+        # the app being built) or after (a second one while it ends): the app ends, as it
+        # would running.
+        log.info("SIGINT: quitting")
+        return 0
+
+
+def _run(
+    qapp: QApplication, args: Any, data_dir: Path, guard: SingleInstance, notices: list[str]
+) -> int:
+    """The app from its settings to its end."""
     given = given_settings(args)  # the setting flags on the command line
     overrides = Overrides(given, replay=args.replay)
     start = prepare(args.config, overrides)
@@ -618,7 +635,6 @@ def run_app(args: Any, data_dir: Path) -> int:
         with quit_on_end_signals(end):
             dlg.exec()
         if ended:
-            guard.release()
             return 0
         # Whichever way it closed (Skip too), what was chosen is kept: the app then says
         # what is missing and where to get it.
@@ -636,10 +652,9 @@ def run_app(args: Any, data_dir: Path) -> int:
     )
     guard.activated.connect(app.bring_forward)
     guard.command.connect(app.toggle)
-    app.start()
     try:
+        app.start()
         with quit_on_end_signals(app.quit):  # a logout, `kill` or Ctrl-C quits as Quit does
             return int(qapp.exec())
     finally:
         app.shut_down()  # the loop can end without Quit: macOS's or Windows's logout
-        guard.release()

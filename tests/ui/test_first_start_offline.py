@@ -257,3 +257,55 @@ def test_ctrl_c_in_the_first_run_dialog_ends_the_app(
     assert ui_app.run_app(args, tmp_path / "data") == 0
     assert left == [] and started == []  # ended by the signal, the app never started
     assert signal.getsignal(signal.SIGINT) == before
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("during", ["reading the settings", "starting the app"])
+def test_ctrl_c_before_the_app_handles_it_ends_the_app(
+    during: str, qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real SIGINT before the app's own handler is in place: while the settings and the
+    hardware were read it printed a KeyboardInterrupt traceback; while the app was starting
+    it ended run_app without stopping what had started."""
+    ended: list[str] = []
+
+    def ctrl_c() -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # (Python's own handler: KeyboardInterrupt here)
+        time.sleep(1)
+        ended.append("not interrupted")
+
+    class Guard(_Guard):
+        def release(self) -> None:
+            ended.append("lock released")
+
+    class App(_App):
+        def start(self) -> None:
+            if during == "starting the app":
+                ctrl_c()
+
+        def shut_down(self) -> None:
+            ended.append("shut down")
+
+    real_prepare = ui_app.prepare
+
+    def prepare(*a: Any, **kw: Any) -> Any:
+        start = real_prepare(*a, **kw)
+        if during == "reading the settings":
+            ctrl_c()
+        return start
+
+    monkeypatch.setattr(ui_app, "prepare", prepare)
+    monkeypatch.setattr(ui_app, "SingleInstance", Guard)
+    monkeypatch.setattr(ui_app, "SubtitlerApp", App)
+    monkeypatch.setattr(QApplication, "exec", lambda self: 0)
+    argv = ["--config", str(tmp_path / "config.toml"), "--replay", str(DATA / "LJ001-0008.flac")]
+    argv += ["--asr-model", str(tmp_path / "asr"), "--mt-model", str(tmp_path / "mt.gguf")]
+    try:
+        rc: object = ui_app.run_app(parser().parse_args(argv), tmp_path / "data")
+    except KeyboardInterrupt:  # (not out of the test: pytest would end the whole run)
+        rc = "KeyboardInterrupt"
+    assert rc == 0
+    if during == "starting the app":
+        assert ended == ["shut down", "lock released"]
+    else:
+        assert ended == ["lock released"]
