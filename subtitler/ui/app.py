@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QRect, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon, QWindow
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
@@ -543,18 +543,30 @@ class SubtitlerApp(QObject):
         if self._ended:
             return
         self._ended = True
-        self.stop_web()
-        self.session.stop(2.0)
-        # Events the pipeline posted before it stopped are not delivered any more (the
-        # overlay may be gone by the time the event loop would get to them).
+        # Events the pipeline posts from here are not delivered any more (the overlay may be
+        # gone by the time the event loop would get to them).
         with contextlib.suppress(RuntimeError, TypeError):
             self.bridge.delivered.disconnect(self.on_event)
         gui = QGuiApplication.instance()
         if isinstance(gui, QGuiApplication):
             with contextlib.suppress(RuntimeError, TypeError):
                 gui.focusWindowChanged.disconnect(self._focus_changed)
+        self._hide_windows()
+        self.stop_web()
+        self.session.stop(2.0)
         self._save()
         self.hotkeys.close()
+
+    def _hide_windows(self) -> None:
+        """Every window and the tray icon out of sight: the stop after it waits on this thread
+        (up to 2 s with a recogniser behind), and the overlay stood there frozen until then."""
+        for w in QApplication.topLevelWidgets():
+            if shiboken6.isValid(w) and w.isVisible():
+                w.hide()
+        self.tray.icon.hide()
+        # (The window system hears of it when events are next processed: the stop does not
+        # return to the loop. Input waits: a click can no longer reach a window.)
+        QApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
 
 
 def run_app(args: Any, data_dir: Path) -> int:

@@ -302,3 +302,27 @@ def test_the_trays_first_item_follows_the_run_and_is_not_offered_while_loading(
     qtbot.waitUntil(lambda: action.text() == "Resume", timeout=10_000)
     assert states == [("Loading models…", False)]
     app.quit()
+
+
+def test_quit_hides_every_window_before_it_waits_for_the_stop(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Quit waits for the pipeline's stop on the UI thread (up to 2 s with a recogniser
+    behind): the overlay and the settings stood there frozen until it returned."""
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.start()
+    app.overlay.show()
+    app.open_settings()
+    assert app.settings is not None and app.settings.isVisible()
+    seen: list[tuple[bool, bool]] = []
+    real_stop = app.session.stop
+
+    def stop(timeout: float) -> bool:
+        seen.append(
+            (app.overlay.isVisible(), app.settings is not None and app.settings.isVisible())
+        )
+        return real_stop(timeout)
+
+    app.session.stop = stop  # type: ignore[method-assign]
+    app.quit()
+    assert seen == [(False, False)]
+    assert app.pipeline is None or app.pipeline.finished.is_set()  # and the stop was made
