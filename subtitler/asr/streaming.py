@@ -42,7 +42,7 @@ from subtitler.asr.language import LanguageBelief, combined, likeliest
 from subtitler.asr.sentences import ends_sentence, join_words
 from subtitler.asr.vad import SpeechProbabilities, UtteranceDetector, VadEvent, VadOptions
 from subtitler.config import AsrConfig
-from subtitler.types import AsrUpdate, AudioBlock, Word
+from subtitler.types import AsrUpdate, AudioBlock, EngineGone, Word
 
 log = logging.getLogger(__name__)
 
@@ -625,11 +625,15 @@ class StreamingRecognizer:
 
     def _rank(self, audio: Samples) -> tuple[tuple[str, float], ...]:
         """The languages of ``audio``; () from a backend that cannot rank or where the call
-        failed."""
+        failed (its engine gone: that is raised by process())."""
         if not isinstance(self.backend, LanguageRanker):
             return ()
         try:
             return tuple(self.backend.rank_languages(audio))
+        except EngineGone as e:
+            # Closed at a stop, or crashed: process() raises it, as a recognition's failure.
+            self._failure = self._failure or e
+            return ()
         except Exception:
             # Only the ranking is lost: the utterance's own window still tells its language.
             log.warning(

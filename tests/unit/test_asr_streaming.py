@@ -1096,3 +1096,34 @@ def test_the_prompt_holds_only_the_text_committed_since_the_language_changed() -
     ]
     dutch = [(c.t0 > 9.0, c.prompt) for c in be.calls if c.language == "nl"]
     assert dutch == [(False, "")] * 2 + [(True, "Goedemorgen allemaal.")] * 4
+
+
+@dataclass
+class RankingBackend(ScriptedBackend):
+    """Ranks the languages of audio by raising ``fails``."""
+
+    fails: Exception = field(default_factory=lambda: RuntimeError("no"))
+
+    def rank_languages(self, audio: Samples) -> tuple[tuple[str, float], ...]:
+        raise self.fails
+
+
+def test_an_engine_gone_while_ranking_languages_is_not_taken_for_a_failed_ranking(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A stop closes the worker under a ranking call: that was logged as a failed ranking with
+    its traceback (on the terminal at a Quit behind the speech), and an engine that crashed
+    there was taken for one. Gone, it is said as a recognition's is; a ranking that fails
+    otherwise costs the ranking only."""
+    from subtitler.isolation.worker import WorkerClosed, WorkerCrashed
+
+    audio = np.zeros(SR, np.float32)
+    rec = StreamingRecognizer(RankingBackend([]), no_vad())
+    assert rec._rank(audio) == ()
+    assert "ranking the languages of 1.0 s failed" in caplog.text
+    caplog.clear()
+    for gone in (WorkerClosed("the engine was closed"), WorkerCrashed("SIGSEGV", -11)):
+        rec = StreamingRecognizer(RankingBackend([], fails=gone), no_vad())
+        assert rec._rank(audio) == ()
+        assert rec._failure is gone  # raised by process(), as a recognition's failure is
+    assert caplog.text == ""
