@@ -380,6 +380,8 @@ def check_model_path(path: str | os.PathLike[str], template: str = "auto") -> st
     """Validate whatever a user points at; returns a short description of what it is."""
     p = user_path(path)
     if (st := _stat(p, "model")) is not None and stat.S_ISDIR(st.st_mode):
+        if p.suffix.lower() == ".gguf" and not (p / "model.bin").exists():
+            check_translator(p, template)  # (raises: meant as a .gguf file, it is a folder)
         check_whisper_dir(p)
         return f"Whisper model folder ({_mb((p / 'model.bin').stat().st_size)})"
     info = check_translator(p, template)

@@ -155,6 +155,16 @@ def test_whisper_dir_ok(tmp_path: Path) -> None:
     assert check_model_path(d).startswith("Whisper model folder")
 
 
+def test_a_folder_named_as_a_gguf_file_is_said_to_be_a_folder(tmp_path: Path) -> None:
+    """It was called "not a CTranslate2 Whisper model folder": true, but not what was meant."""
+    d = write_dir(tmp_path / "model.gguf", {"a.txt": b"x"})
+    with pytest.raises(InvalidModelError) as e:
+        check_model_path(d)
+    assert str(e.value) == f"translation model is a directory, not a .gguf file: {d}"
+    w = write_dir(tmp_path / "whisper.gguf", fake_whisper_files())  # a Whisper folder, oddly named
+    assert check_model_path(w).startswith("Whisper model folder")
+
+
 def test_non_model_directory(tmp_path: Path) -> None:
     d = write_dir(tmp_path / "photos", {"a.jpg": b"x"})
     with pytest.raises(InvalidModelError) as e:
