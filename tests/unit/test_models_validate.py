@@ -14,6 +14,7 @@ from subtitler.models.validate import (
     check_translator,
     check_whisper_dir,
     read_gguf,
+    shown,
 )
 from subtitler_research.bench.random_model import PRESETS, build_random_llama
 from tests.helpers import gguf_edit
@@ -160,7 +161,7 @@ def test_a_folder_named_as_a_gguf_file_is_said_to_be_a_folder(tmp_path: Path) ->
     d = write_dir(tmp_path / "model.gguf", {"a.txt": b"x"})
     with pytest.raises(InvalidModelError) as e:
         check_model_path(d)
-    assert str(e.value) == f"translation model is a directory, not a .gguf file: {d}"
+    assert str(e.value) == f"translation model is a directory, not a .gguf file: {shown(d)}"
     w = write_dir(tmp_path / "whisper.gguf", fake_whisper_files())  # a Whisper folder, oddly named
     assert check_model_path(w).startswith("Whisper model folder")
 
