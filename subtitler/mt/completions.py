@@ -47,6 +47,12 @@ log = logging.getLogger(__name__)
 POLL_S = 0.005  # how often a waiting call looks at its abort callback
 RETRY_BACKOFF_S = (0.2, 0.5)  # pauses before the bounded retries of a failed connection
 MAX_ERROR_TEXT = 160  # characters of a server's own error message quoted in ours
+# What a server may send, whatever it does: one answer of 10 MB was taken as the translation
+# (a 42 MB transcript for 4 lines, the overlay frozen laying it out) and an answer without a
+# line end filled 9 GB of memory.
+MAX_BODY_BYTES = 32 << 20  # an answer not streamed (the draft's log-probabilities: about 1 MB)
+MAX_LINE_BYTES = 1 << 20  # one line of a streamed answer (one token's event: under 1 kB)
+MAX_TOKEN_CHARS = 256  # a token's text at most (the longest in real vocabularies: about 100)
 # A verify request: the prompt's tokens echoed with their log-probabilities, and the best
 # token's at each place (the draft token's own comes with the echo).
 ECHO: dict[str, Any] = {"echo": True, "logprobs": 1}
@@ -133,6 +139,7 @@ class Generated:
 
     pieces: list[str] = field(default_factory=list)
     finish: str = ""  # "stop" (the model ended it), "length" (max_tokens), "" (aborted)
+    chars: int = 0  # in the pieces
 
     @property
     def text(self) -> str:
@@ -363,6 +370,13 @@ class CompletionsClient:
             finish = choice.get("finish_reason")
             if piece or (empty_counts and piece is not None and not finish):
                 out.pieces.append(piece)
+                out.chars += len(piece)
+                if out.chars > max_tokens * MAX_TOKEN_CHARS:
+                    # No model's tokens are this long: the budget, cut to what it allows.
+                    extra = out.chars - max_tokens * MAX_TOKEN_CHARS
+                    out.pieces[-1] = piece[: len(piece) - extra]
+                    out.finish = "length"
+                    raise _Enough
             if isinstance(finish, str) and finish:
                 out.finish = finish
             elif len(out.pieces) >= max_tokens:
@@ -491,10 +505,20 @@ class CompletionsClient:
                 call.status = resp.status
                 call.progress = time.monotonic()
                 if on_line is None or resp.status != 200:
-                    call.body = resp.read()
+                    call.body = resp.read(MAX_BODY_BYTES + 1)
+                    if len(call.body) > MAX_BODY_BYTES:
+                        raise ServerError(
+                            f"{self.where} answered {path} with more than "
+                            f"{MAX_BODY_BYTES >> 20} MB: not an answer of this app's requests"
+                        )
                 else:
-                    while line := resp.readline():
+                    while line := resp.readline(MAX_LINE_BYTES + 1):
                         call.progress = time.monotonic()
+                        if len(line) > MAX_LINE_BYTES:
+                            raise ServerError(
+                                f"{self.where} streamed a line of more than "
+                                f"{MAX_LINE_BYTES >> 20} MB: not a model's answer"
+                            )
                         on_line(line)
                 if resp.will_close:
                     self._drop_connection(conn)

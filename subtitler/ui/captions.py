@@ -63,23 +63,21 @@ def _units(text: str) -> list[tuple[bool, str]]:
     """The pieces a row may not break inside, each with whether a space precedes it: a word
     of space-delimited text (a Latin word inside Japanese too), a single CJK character; closing
     punctuation sticks to the piece before it and opening punctuation to the piece after."""
-    units: list[tuple[bool, str]] = []
+    units: list[tuple[bool, list[str]]] = []  # (a piece's characters: a long word in linear time)
     space = glue = False
     for ch in text:
         if ch.isspace():
             space, glue = True, False
             continue
         if ch in CLOSING and units:
-            before, piece = units[-1]
-            units[-1] = (before, piece + (" " if space else "") + ch)
+            units[-1][1].extend((" ", ch) if space else (ch,))
         elif units and (glue or (not space and not wide(ch) and not wide(units[-1][1][-1]))):
-            before, piece = units[-1]
-            units[-1] = (before, piece + ch)
+            units[-1][1].append(ch)
         else:
-            units.append((space, ch))
+            units.append((space, [ch]))
         glue = ch in OPENING
         space = False
-    return units
+    return [(space, "".join(chars)) for space, chars in units]
 
 
 def _fitting_prefix(text: str, fits: Callable[[str], bool]) -> int:
@@ -134,6 +132,9 @@ def streams(line: ShownLine, bilingual: bool) -> list[tuple[str, str, bool]]:
     return out
 
 
+# The end of a line that is laid out: the rows shown hold at most 6 x 120 characters, and a
+# translation of megabytes froze the overlay laying it all out.
+LAID_OUT_CHARS = 4000
 CONTINUED = "… "  # the start of a source row whose line began on rows rolled out above
 
 
@@ -186,6 +187,8 @@ def _last_rows(
     """The last ``room`` rows of ``lead`` (a speaker's name) and ``text``; where the first
     rows are left out, the rows shown start with ``lead`` if any, then CONTINUED if ``mark``
     or a lead (as many words as then fit)."""
+    if len(text) > LAID_OUT_CHARS:
+        text = text[-LAID_OUT_CHARS:]  # (its first rows are left out whatever they are)
     rows = wrap(lead + text, fits)
     if len(rows) <= room or not (mark or lead):
         return rows[-room:]

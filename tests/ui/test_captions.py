@@ -208,3 +208,25 @@ def test_status_words() -> None:
         "0.2 s behind · 3 lines to translate · no audio lost"
     )
     assert status_text(None) == "not listening"
+
+
+def test_a_line_of_megabytes_shows_its_end_and_lays_out_only_that() -> None:
+    """A translation server's answer of 10 MB was taken as a line: the overlay laid it all
+    out (a quadratic loop in one word) and froze. Only its end is laid out."""
+    from tests.helpers.bounded import run_bounded
+
+    word = "x" * 1_000_000 + " ist gewachsen."
+    rows = run_bounded(lambda: caption_rows([ShownLine(1, "s", word, True)], 2, fits, False))
+    (before, last) = shape(rows)  # (where the word's last row ends: it is not laid out whole)
+    assert last == (1, MAIN, "gewachsen.") and before[2].lstrip("x") == " ist"
+    source = "Das Budget " * 100_000 + "ist gewachsen."
+    text = "The budget " * 100_000 + "has grown."
+    rows = run_bounded(lambda: caption_rows([ShownLine(1, source, text, True)], 2, fits, True))
+    assert shape(rows) == [
+        (1, SOURCE, "… Budget ist"),
+        (1, SOURCE, "gewachsen."),
+        (1, MAIN, "budget has"),
+        (1, MAIN, "grown."),
+    ]
+    tail = "x" * 30 + " ist"  # a word longer than a row is split between characters
+    assert wrap(tail, cols(12)) == ["x" * 12, "x" * 12, "x" * 6 + " ist"]
