@@ -185,14 +185,17 @@ class MicrophoneCapture:
         self.level = SILENCE_DBFS  # dBFS of the last block read
         self.state = "stopped"  # "running" | "lost" | "stopped"
         self.error = ""  # why the device is lost, for the UI
+        self._overflows = 0  # input overflows PortAudio reported
+        self._said_not_finite = False
 
     live = True  # a device: what is said during a pause is not heard
     exhausted = False  # a device never runs out
 
     @property
     def dropped(self) -> int:
-        """Blocks thrown away because the consumer fell behind."""
-        return self._queue.dropped
+        """Blocks thrown away because the consumer fell behind, and the device's own losses
+        (an input overflow: the machine too busy to take its audio in time)."""
+        return self._queue.dropped + self._overflows
 
     @property
     def problem(self) -> str:
@@ -249,6 +252,8 @@ class MicrophoneCapture:
             # Real-time thread: copy and enqueue, nothing else (no locks, no resampling).
             self._queue.put((gen, self._in_pos, np.array(indata, dtype=np.float32)))
             self._in_pos += frames
+            if status and getattr(status, "input_overflow", False):
+                self._overflows += 1  # PortAudio lost input: said with the dropped blocks
 
         self._lost.clear()  # before start: the device may vanish the moment it starts
         try:
@@ -334,6 +339,13 @@ class MicrophoneCapture:
     def _convert(self, pos: int, data: Samples) -> AudioBlock:
         """A device block as a 16 kHz mono block on the stream clock."""
         mono = data.mean(axis=1) if data.ndim == 2 else data.reshape(-1)
+        if not np.isfinite(mono).all():
+            # A driver's glitch: NaN or inf would make every window they are in silence to
+            # Silero and nothing to Whisper (a whole sentence lost); they are silence here.
+            if not self._said_not_finite:
+                self._said_not_finite = True
+                log.warning("audio input delivered samples that are not numbers: made silence")
+            mono = np.nan_to_num(mono, nan=0.0, posinf=0.0, neginf=0.0)
         # A dropped block shows as a jump in the device sample position: restart the
         # resampler there so the block's time stays exact.
         expected_in = round(self._out_pos * self._rate / RATE)

@@ -14,6 +14,16 @@ from subtitler.audio.capture import MicrophoneCapture
 WAIT = 10.0  # seconds an event may take before the test fails (never a sleep)
 
 
+class CallbackFlags:
+    """sounddevice.CallbackFlags: true when a flag is set."""
+
+    def __init__(self, input_overflow: bool = False) -> None:
+        self.input_overflow = input_overflow
+
+    def __bool__(self) -> bool:
+        return self.input_overflow
+
+
 class FakeStream:
     """Plays its device's signal through the callback from a thread, block by block."""
 
@@ -53,7 +63,9 @@ class FakeStream:
             if len(block) < self.n:
                 block = np.pad(block, (0, self.n - len(block)))
             frame = np.repeat(block[:, None], self.channels, axis=1)
-            self.callback(frame, self.n, None, None)
+            played = self.sd.blocks_played - 1
+            status = CallbackFlags(input_overflow=played in self.sd.overflow_at_blocks)
+            self.callback(frame, self.n, None, status)
         if self.sd.vanish_at_block == self.sd.blocks_played:
             self.sd.unplug()  # the device disappears: PortAudio ends the stream
             self.finished()
@@ -106,6 +118,7 @@ class FakeSoundDevice:
         self.streams: list[FakeStream] = []
         self.blocks_played = 0
         self.vanish_at_block = -1
+        self.overflow_at_blocks: set[int] = set()  # blocks whose callback says input overflow
 
     def query_hostapis(self) -> list[dict[str, Any]]:
         return [{"name": "ALSA"}]

@@ -47,6 +47,32 @@ def test_clip_through_the_real_callback_arrives_exactly(clip: np.ndarray) -> Non
     )
 
 
+def test_samples_that_are_no_numbers_are_silence_and_overflows_are_counted(
+    clip: np.ndarray, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A driver's NaN or inf samples went to the recogniser as they were: every window they
+    were in lost its words (a whole sentence, nothing said) and the level meter read +inf.
+    PortAudio's input overflows were not counted as audio lost."""
+    bad = clip.copy()
+    bad[16000:24000] = np.nan
+    bad[24000:24100] = np.inf
+    bad[24100:24200] = -np.inf
+    sd = FakeSoundDevice(bad)
+    sd.overflow_at_blocks = {3, 7}
+    cap = MicrophoneCapture(AudioConfig(device="USB Mic", block_ms=100), sd=sd)
+    cap.start()
+    blocks = read_all(cap, lambda: sd.streams[0].done.is_set() and cap._queue.qsize() == 0)
+    cap.stop()
+    got = np.concatenate([b.samples for b in blocks])[: len(clip)]
+    assert np.isfinite(got).all() and np.isfinite([level_dbfs(b.samples) for b in blocks]).all()
+    np.testing.assert_array_equal(got[16000:24200], 0.0)
+    np.testing.assert_array_equal(got[:16000], clip[:16000])  # the rest as it came
+    np.testing.assert_array_equal(got[24200:], clip[24200:])
+    said = [r.getMessage() for r in caplog.records if "not numbers" in r.getMessage()]
+    assert said == ["audio input delivered samples that are not numbers: made silence"]
+    assert cap.dropped == 2
+
+
 def test_device_without_16k_is_resampled(clip: np.ndarray) -> None:
     sd = FakeSoundDevice(clip, rates=(48000,))
     cap = MicrophoneCapture(AudioConfig(device=1), sd=sd)
