@@ -52,6 +52,7 @@ MAX_ERROR_TEXT = 160  # characters of a server's own error message quoted in our
 # line end filled 9 GB of memory.
 MAX_BODY_BYTES = 32 << 20  # an answer not streamed (the draft's log-probabilities: about 1 MB)
 MAX_LINE_BYTES = 1 << 20  # one line of a streamed answer (one token's event: under 1 kB)
+MAX_RETRY_AFTER_S = 60.0  # the longest pause a server's Retry-After gets
 MAX_TOKEN_CHARS = 256  # a token's text at most (the longest in real vocabularies: about 100)
 # A verify request: the prompt's tokens echoed with their log-probabilities, and the best
 # token's at each place (the draft token's own comes with the echo).
@@ -72,11 +73,13 @@ class ServerError(RuntimeError):
         transient: bool = False,
         status: int | None = None,
         no_route: bool = False,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.transient = transient
         self.status = status  # the HTTP status, when the server answered one
         self.no_route = no_route  # the server has no such route (404, or LM Studio's 200)
+        self.retry_after = retry_after  # seconds the server asked to wait (HTTP 429)
 
 
 class NoPromptLogprobs(ServerError):
@@ -174,6 +177,7 @@ class _Call:
         self.body = b""
         self.error: BaseException | None = None
         self.answered = False  # a status line came back (so the request reached the server)
+        self.retry_after: str | None = None  # the answer's Retry-After header
 
 
 class _Enough(Exception):
@@ -242,7 +246,7 @@ class CompletionsClient:
             try:
                 tokens = self._tokens(path, key, "Hello", deadline)
             except ServerError as e:
-                if e.transient and e.status in (None, 503):
+                if e.transient and e.status in (None, 429, 503):
                     raise  # down, unreachable or loading: nothing learnt about the routes
                 log.debug("%s: no tokenizer at %s (%s)", self.where, path, e)
                 continue
@@ -446,6 +450,21 @@ class CompletionsClient:
             f"{self.where} answered HTTP {status}{tail}", transient=status >= 500, status=status
         )
 
+    def _busy(self, call: _Call, path: str) -> ServerError:
+        """HTTP 429: a server that limits its rate (a hosted API, a proxy in front of a local
+        server) answers again after a while: a pause, not a failure (ten of them in a row
+        turned translation off for the meeting)."""
+        wait: float | None = None
+        with contextlib.suppress(TypeError, ValueError):
+            wait = min(MAX_RETRY_AFTER_S, max(0.0, float(call.retry_after or "")))
+        detail = _error_detail(call.body)
+        return ServerError(
+            f"{self.where} is busy (HTTP 429: too many requests){': ' + detail if detail else ''}",
+            transient=True,
+            status=429,
+            retry_after=wait,
+        )
+
     def _exchange(
         self,
         method: str,
@@ -463,6 +482,8 @@ class CompletionsClient:
         for attempt in range(attempts):
             call = self._start(method, path, body, on_line)
             self._wait(call, should_abort, deadline)
+            if call.error is None and call.status == 429:
+                raise self._busy(call, path)
             if call.error is None:
                 return call.status, call.body
             if isinstance(call.error, ServerError):
@@ -503,6 +524,7 @@ class CompletionsClient:
                 resp = conn.getresponse()
                 call.answered = True
                 call.status = resp.status
+                call.retry_after = resp.getheader("Retry-After")
                 call.progress = time.monotonic()
                 if on_line is None or resp.status != 200:
                     call.body = resp.read(MAX_BODY_BYTES + 1)

@@ -458,7 +458,7 @@ def probe_server(client: CompletionsClient, prompts: PromptBuilder) -> ServerAbi
     except ServerError as e:
         if e.no_route:
             return _chat_only(client, prompts, tokenizer, f"it has no /v1/completions ({e})")
-        if e.status in (401, 403) or (e.transient and e.status in (None, 503)):
+        if e.status in (401, 403) or (e.transient and e.status in (None, 429, 503)):
             raise  # down, loading, or the key: nothing learnt about the server
         # Refused with a reason (llama-server: "Only no echo is supported"): ask once
         # without echo, as an update without a draft would.
@@ -573,7 +573,7 @@ class RemoteEngine:
                 self.client.close()
                 raise
             self.notice = f"{e}; translating once it answers"
-            self._backoff()
+            self._backoff(e.retry_after)
             log.info("%s", self.notice)
         except BaseException:
             self.client.close()
@@ -585,7 +585,12 @@ class RemoteEngine:
         try:
             models = self.client.list_models()
         except ServerError as e:
-            raise ServerError(f"translation server: {e}", transient=e.transient) from None
+            raise ServerError(
+                f"translation server: {e}",
+                transient=e.transient,
+                status=e.status,
+                retry_after=e.retry_after,
+            ) from None
         ids = [str(m["id"]) for m in models]
         want = mt.server_model.strip()
         if want and want not in ids:
@@ -606,7 +611,12 @@ class RemoteEngine:
         try:
             self.abilities = probe_server(self.client, prompts)
         except ServerError as e:
-            raise ServerError(f"translation server: {e}", transient=e.transient) from None
+            raise ServerError(
+                f"translation server: {e}",
+                transient=e.transient,
+                status=e.status,
+                retry_after=e.retry_after,
+            ) from None
         self.notice = self._route_notice(mt)
         if self.notice:
             log.warning("%s", self.notice)
@@ -636,9 +646,11 @@ class RemoteEngine:
             return f"{ab.why}; translating with RT instead of SSBD"
         return ""
 
-    def _backoff(self) -> None:
+    def _backoff(self, asked: float | None = None) -> None:
+        """The pause before the next call to a server that did not answer (``asked``: the
+        seconds it asked for, if longer)."""
         self._failures += 1
-        pause = BACKOFF_S[min(self._failures, len(BACKOFF_S)) - 1]
+        pause = max(BACKOFF_S[min(self._failures, len(BACKOFF_S)) - 1], asked or 0.0)
         self._retry_at = time.monotonic() + pause
 
     def set_glossary(self, glossary: Glossary) -> None:
@@ -700,7 +712,7 @@ class RemoteEngine:
             except ServerError as e:
                 if not e.transient:
                     raise
-                self._backoff()
+                self._backoff(e.retry_after)
                 raise EngineUnavailable(str(e), announced=True) from None
             self._failures = 0
         tr = self._configure(src_lang, mt)
@@ -735,7 +747,7 @@ class RemoteEngine:
         except ServerError as e:
             if not e.transient:
                 raise
-            self._backoff()
+            self._backoff(e.retry_after)
             raise EngineUnavailable(str(e)) from None
         self._failures = 0
         if t.stats.aborted:

@@ -77,6 +77,8 @@ class Script:
     kind: str = "openai"  # which server it answers as (see the module's docstring)
     thinks: bool = False  # ollama: the model thinks before it answers unless told not to
     model: str = "scripted"
+    busy: int = 0  # the next this many requests are answered HTTP 429 (a rate limit)
+    retry_after: str | None = None  # the Retry-After header of those answers
     requests: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -114,6 +116,9 @@ class ScriptedServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 owner.script.requests.append({"path": self.path, **body})
                 kind = owner.script.kind
+                if owner.script.busy > 0:
+                    owner.script.busy -= 1
+                    return self._busy()
                 if self.path.endswith("/tokenize"):
                     return self._tokenize(body)
                 if self.path == "/v1/chat/completions":
@@ -286,6 +291,19 @@ class ScriptedServer:
             def _event(self, data: dict[str, Any]) -> None:
                 self.wfile.write(b"data: " + json.dumps(data).encode() + b"\n\n")
                 self.wfile.flush()
+
+            def _busy(self) -> None:
+                """OpenAI's answer to too many requests (its error codes' guide)."""
+                raw = json.dumps(
+                    {"error": {"message": "Rate limit reached", "type": "requests"}}
+                ).encode()
+                self.send_response(429)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                if owner.script.retry_after is not None:
+                    self.send_header("Retry-After", owner.script.retry_after)
+                self.end_headers()
+                self.wfile.write(raw)
 
             def _json(self, data: Any, status: int = 200) -> None:
                 self._raw(status, json.dumps(data).encode(), "application/json")

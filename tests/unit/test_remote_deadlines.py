@@ -157,3 +157,34 @@ def test_unusable_logprobs_cost_ssbd_for_that_update_only(server: ScriptedServer
         assert engine.notice == ""  # nothing lasting to say
     finally:
         engine.close()
+
+
+def test_a_rate_limit_is_a_pause_of_the_time_the_server_asks_not_a_failure(
+    server: ScriptedServer,
+) -> None:
+    """HTTP 429 counted as a server's failure: ten in a row turned translation off for the
+    rest of the meeting, and one at the start turned it off at once."""
+    mt = mt_for(server, method="RT")
+    server.script.busy, server.script.retry_after = 1, "2"
+    engine = RemoteEngine(mt, connect_later=True)  # (the app's way: a server may come later)
+    try:
+        assert "is busy (HTTP 429: too many requests): Rate limit reached" in engine.notice
+        server.script.busy = 3
+        asked = engine._retry_at - time.monotonic()
+        assert 1.5 < asked <= 2.0  # the server's 2 s, not the first pause of 1 s
+        with pytest.raises(EngineUnavailable) as e:  # waiting as asked: no request made
+            engine.translate(0, "Hello world.", False, mt.tgt_lang, "en")
+        assert "trying again in" in str(e.value) and server.script.busy == 3
+        while time.monotonic() < engine._retry_at:
+            time.sleep(0.05)
+        with pytest.raises(EngineUnavailable) as e:
+            engine.translate(0, "Hello world.", False, mt.tgt_lang, "en")
+        assert "is busy (HTTP 429: too many requests)" in str(e.value)
+        assert server.script.busy == 2
+        server.script.busy = 0
+        while time.monotonic() < engine._retry_at:
+            time.sleep(0.05)
+        got = engine.translate(0, "Hello world.", False, mt.tgt_lang, "en")
+        assert got.text == "Hallo Welt."
+    finally:
+        engine.close()
