@@ -584,6 +584,20 @@ def run_app(args: Any, data_dir: Path) -> int:
     if not guard.acquire():
         if guard.wake_running():
             log.info("subtitler is already running: it was asked to show itself")
+            # (What was asked of this start is not done: said, not dropped in silence.)
+            if args.replay is not None:
+                print(
+                    f"error: subtitler is already running with this data folder: quit it to "
+                    f"replay {args.replay.name}, or give this run its own --data-dir",
+                    file=sys.stderr,
+                )
+                return 1
+            if given_settings(args):
+                print(
+                    "subtitler is already running: it was brought forward without the options "
+                    "given here (quit it and start again to use them)",
+                    file=sys.stderr,
+                )
             return 0
         if not guard.problem:
             QMessageBox.warning(

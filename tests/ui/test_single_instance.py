@@ -105,6 +105,43 @@ def test_a_toggle_from_the_command_line_reaches_the_running_app(qtbot, tmp_path:
     assert alone.returncode == 1 and alone.stderr == "error: subtitler is not running\n"
 
 
+def test_a_second_start_with_work_to_do_says_it_is_not_done(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A second `subtitler --replay FILE` on the running app's data folder ended at once
+    with nothing played and nothing said; options given to a second start were dropped
+    in silence."""
+    cmd = [sys.executable, str(ROOT / "main.py"), "--data-dir", str(tmp_path)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), QT_QPA_PLATFORM="offscreen")
+    first = SingleInstance(tmp_path)
+    assert first.acquire()
+    woken: list[bool] = []
+    first.activated.connect(lambda: woken.append(True))
+    clip = ROOT / "tests" / "data" / "LJ001-0008.flac"
+    try:
+        for extra, rc, said in (
+            (
+                ["--replay", str(clip)],
+                1,
+                "error: subtitler is already running with this data folder: quit it to replay "
+                "LJ001-0008.flac, or give this run its own --data-dir",
+            ),
+            (
+                ["--tgt-lang", "fr"],
+                0,
+                "subtitler is already running: it was brought forward without the options "
+                "given here (quit it and start again to use them)",
+            ),
+            ([], 0, ""),
+        ):
+            proc = subprocess.Popen([*cmd, *extra], env=env, stderr=subprocess.PIPE, text=True)
+            qtbot.waitUntil(lambda p=proc: p.poll() is not None, timeout=30_000)
+            assert proc.stderr is not None
+            err = [ln for ln in proc.stderr.read().splitlines() if "propagateSizeHints" not in ln]
+            assert (proc.returncode, err) == (rc, [said] if said else [])
+        qtbot.waitUntil(lambda: len(woken) == 3, timeout=3000)
+    finally:
+        first.release()
+
+
 # -- a data folder that cannot be written is not "another instance" (issue 15, point 2) -------
 
 AS_ROOT = sys.platform.startswith("linux") and os.geteuid() == 0
