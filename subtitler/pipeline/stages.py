@@ -689,6 +689,11 @@ class TranslationStage(threading.Thread):
             if not (self._unavailable_said or e.announced):  # once per outage
                 self._unavailable_said = True
                 self.emit(ErrorEvent("mt", f"translation failed: {e}"))
+            if not u.final:
+                # The line being said is shown as said meanwhile (it was not shown at all
+                # until the server answered: nothing on screen for a whole outage).
+                self._untranslated(u, lang, target)
+                return None
         except Exception as e:
             self._failed(u, e)
         # What was said stays on screen and in the transcript.

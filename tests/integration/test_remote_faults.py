@@ -249,6 +249,24 @@ def test_a_server_started_after_the_app_is_said_once_and_then_translates(
     assert back and back[-1] == 9
 
 
+def test_while_the_server_is_away_the_line_being_said_is_shown_as_said(tmp_path: Path) -> None:
+    """Only finished lines were shown while the server could not be reached: the line being
+    said stayed off screen until it ended (the README says lines are shown as said)."""
+    script = [
+        Step(0.5, 0, ["a", "dog"]),
+        Step(1.0, 0, ["a", "dog", "runs"]),
+        Step(1.5, 0, ["a", "dog", "runs", "fast."], final=True),
+    ]
+    ev, records = run(tmp_path, f"http://127.0.0.1:{free_port()}", script, 3.0, lambda *a: None)
+    shown = [(e.source, e.translation, e.final) for e in ev.of(SubtitleEvent)]
+    assert shown == [
+        ("a dog", "", False),
+        ("a dog runs", "", False),
+        ("a dog runs fast.", "", True),
+    ]
+    assert [r.source for r in records] == ["a dog runs fast."]
+
+
 @pytest.mark.slow
 def test_the_server_killed_mid_run_and_started_again(tmp_path: Path) -> None:
     srv = LlamaServer().start()
