@@ -47,10 +47,8 @@ NOTHING_LINES = 3
 # Audio a recogniser behind its input is given at a time when it must catch up at once (at a
 # stop or a switch of input): one pass per piece on the open line, each piece's lines posted.
 BACKLOG_PIECE_S = 5.0
-BEHIND = (
-    "translation is slower than the speech on this computer: the newest lines are "
-    "translated first, finished ones later for the transcript"
-)
+BEHIND = "translation is slower than the speech"
+BEHIND_WHAT = "the newest lines are translated first, finished ones later for the transcript"
 
 
 def what_to_do(mt: MtConfig) -> str:
@@ -427,6 +425,7 @@ class TranslationStage(threading.Thread):
         self._bad_output: tuple[int, str] | None = None  # (segment, target) told of a bad output
         self._failures = FailureRun("translation")
         self._unavailable_said = False  # the current outage of a server was reported
+        self._unavailable = False  # the last translation found the server unavailable
         self._notice = ""  # the engine's notice the user has read (it may change mid-run)
         self.model_lost = False  # the model was set aside (crashed, or failing every time)
         # Per target language and segment not finished yet: its last translation that worked
@@ -625,9 +624,13 @@ class TranslationStage(threading.Thread):
         """Tell the reader once when finished lines start waiting behind newer ones, and
         what would keep up; again after it has caught up and fallen behind anew."""
         waiting = self.mailbox.deferred()
-        if waiting and not self._behind_said and self._model is not None:
+        # (Behind a server that does not answer, that is what was said: not that translation
+        # is slower than the speech.)
+        if waiting and not self._behind_said and self._model is not None and not self._unavailable:
             self._behind_said = True
-            self.emit(ErrorEvent("mt", f"{BEHIND} ({self._what_to_do_when_behind()})"))
+            here = "" if self._settings().uses_server else " on this computer"
+            what = self._what_to_do_when_behind()
+            self.emit(ErrorEvent("mt", f"{BEHIND}{here}: {BEHIND_WHAT} ({what})"))
         elif not waiting and not len(self.mailbox):
             self._behind_said = False
 
@@ -679,13 +682,14 @@ class TranslationStage(threading.Thread):
         try:
             text = self._translate_one(u, lang, target, mt, late)
             self._failures.succeeded()
-            self._unavailable_said = False
+            self._unavailable_said = self._unavailable = False
             return text
         except EngineGone as e:  # its process died: this model is not used again
             log.warning("translation engine gone: %s", e)
             self._drop_model(f"{e}; showing the transcript only ({self._what_to_do()})")
         except EngineUnavailable as e:  # a server down or stalled: asked again later
             log.info("translation unavailable: %s", e)
+            self._unavailable = True
             if not (self._unavailable_said or e.announced):  # once per outage
                 self._unavailable_said = True
                 self.emit(ErrorEvent("mt", f"translation failed: {e}"))

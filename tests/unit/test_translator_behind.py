@@ -9,7 +9,7 @@ from pathlib import Path
 
 from subtitler.config import MtConfig
 from subtitler.display.lines import ShownLines
-from subtitler.mt.engine import EngineResult
+from subtitler.mt.engine import EngineResult, EngineUnavailable
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.stages import BEHIND
 from subtitler.pipeline.transcript import read_transcript
@@ -95,6 +95,7 @@ def test_the_newest_line_first_and_finished_lines_later(tmp_path: Path) -> None:
     # Said once, with what would help.
     told = [e.message for e in ev.of(ErrorEvent) if BEHIND in e.message]
     assert len(told) == 1 and "smaller translation model or a translation server" in told[0]
+    assert told[0].startswith(f"{BEHIND} on this computer: the newest lines are translated")
 
 
 def test_an_overtaken_open_line_stays_on_screen_until_its_translation(tmp_path: Path) -> None:
@@ -136,3 +137,36 @@ def test_a_translator_that_keeps_up_is_served_in_order(tmp_path: Path) -> None:
     assert [src for src, _ in engine.calls] == [f"line{i} done." for i in range(5)]
     assert not [e for e in ev.of(ErrorEvent) if BEHIND in e.message]
     assert not [e for e in ev.of(SubtitleEvent) if e.partial]
+
+
+class StalledServer(SlowEngine):
+    """A translation server that answers nothing: each update gives up after ``delay``."""
+
+    def translate(self, *a: object, **kw: object) -> EngineResult:
+        end = time.monotonic() + self.delay
+        while time.monotonic() < end:
+            time.sleep(0.005)
+        raise EngineUnavailable("translation server http://x did not answer within 1 s")
+
+
+def test_behind_a_server_that_does_not_answer_only_that_is_said(tmp_path: Path) -> None:
+    """A stalled server's notice was at once replaced on screen by "translation is slower
+    than the speech on this computer", which blamed the computer."""
+    script = []
+    for i in range(6):
+        words = [f"line{i}", "and", "more", "done."]
+        for n in range(1, 5):
+            script.append(Step(0.6 * i + 0.15 * n, i, words[:n], final=n == 4))
+    p, ev, _, _ = make(
+        tmp_path,
+        script=script,
+        source=FakeSource(5.0, speed=1.0),
+        loader=lambda m: StalledServer(1.0),
+    )
+    p.start()
+    assert p.finished.wait(60)
+    assert p.stop()
+    said = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    assert said == ["translation failed: translation server http://x did not answer within 1 s"]
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.source for r in recs] == [f"line{i} and more done." for i in range(6)]
