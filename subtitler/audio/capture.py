@@ -307,6 +307,13 @@ class MicrophoneCapture:
             except AudioDeviceError as e:
                 self.error = f"{e}; retrying"
                 self._next_retry = self._clock() + self.reopen_s
+            except Exception as e:
+                # PortAudio itself, re-initialised to see the device again, may fail ("PortAudio
+                # not initialized"): retried too (it stopped speech recognition for good).
+                name = self.device.name if self.device else "?"
+                self.error = f"audio input {name!r} cannot be opened again: {e}; retrying"
+                log.warning("%s", self.error)
+                self._next_retry = self._clock() + self.reopen_s
 
     def _rescan(self) -> None:
         # PortAudio lists devices once per initialisation: re-initialise to see a device

@@ -14,6 +14,10 @@ from subtitler.audio.capture import MicrophoneCapture
 WAIT = 10.0  # seconds an event may take before the test fails (never a sleep)
 
 
+class PortAudioError(Exception):
+    """sounddevice.PortAudioError."""
+
+
 class CallbackFlags:
     """sounddevice.CallbackFlags: true when a flag is set."""
 
@@ -123,7 +127,12 @@ class FakeSoundDevice:
     def query_hostapis(self) -> list[dict[str, Any]]:
         return [{"name": "ALSA"}]
 
+    query_fails = 0  # the next this many device listings fail as PortAudio's can
+
     def query_devices(self) -> list[dict[str, Any]]:
+        if self.query_fails > 0:
+            self.query_fails -= 1
+            raise PortAudioError("PortAudio not initialized [PaErrorCode -10000]")
         return list(self.devices)
 
     def check_input_settings(

@@ -139,6 +139,48 @@ def test_device_disappears_and_is_reopened(
     cap.stop()
 
 
+def test_portaudio_failing_while_the_device_is_looked_for_again_is_retried(
+    clip: np.ndarray,
+) -> None:
+    """PortAudio re-initialised to see a device that came back can fail; the listing then
+    raised "PortAudio not initialized" out of the capture, and speech recognition stopped
+    for the rest of the meeting."""
+    sd = FakeSoundDevice(clip)
+    sd.vanish_at_block = 5
+    now = [100.0]
+    cap = MicrophoneCapture(
+        AudioConfig(device="USB Mic"), sd=sd, clock=lambda: now[0], reopen_s=1.0
+    )
+    cap.start()
+    first = read_all(cap, lambda: sd.streams[0].done.is_set() and cap._queue.qsize() == 0)
+    for _ in range(100):
+        if cap.state == "lost":
+            break
+        cap.read(timeout=0.01)
+    assert cap.state == "lost"  # (its first try found no device)
+    sd.plug_back()
+    sd.vanish_at_block = -1
+    sd.query_fails = 2
+    now[0] += 1.5
+    cap.read(timeout=0.01)
+    assert cap.state == "lost" and cap.error == (
+        "audio input 'USB Mic' cannot be opened again: PortAudio not initialized "
+        "[PaErrorCode -10000]; retrying"
+    )
+    now[0] += 1.5
+    cap.read(timeout=0.01)  # the second try fails too
+    assert cap.state == "lost" and sd.query_fails == 0
+    now[0] += 1.5
+    rest = read_all(
+        cap,
+        lambda: len(sd.streams) == 2 and sd.streams[1].done.is_set() and cap._queue.qsize() == 0,
+    )
+    assert cap.state == "running"
+    got = np.concatenate([b.samples for b in first + rest])
+    np.testing.assert_array_equal(got[: len(clip)], clip)
+    cap.stop()
+
+
 def test_no_input_device_is_a_clear_error(clip: np.ndarray) -> None:
     sd = FakeSoundDevice(clip)
     sd.devices = sd.devices[:1]  # only an output
