@@ -306,7 +306,10 @@ class AsrStage(threading.Thread):
         which = {YOU: "your microphone: ", OTHERS: "the meeting's audio: "}.get(self.side, "")
         if problem:
             self.emit(ErrorEvent("audio", which + problem, lasting=True))
-        else:
+            # What was said up to the loss is a line of its own now (it stayed open, off the
+            # transcript, until the input came back or the meeting stopped).
+            self._post(self._recognize(functools.partial(self._feed, [], True)))
+        elif not (self._ending or self._stop_ev.is_set()):  # (a stop ends the retrying too)
             self.emit(StatusEvent("running", f"{which}audio input is back"))
 
     def run(self) -> None:

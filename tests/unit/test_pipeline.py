@@ -14,6 +14,7 @@ from subtitler.config import AppConfig, MtConfig
 from subtitler.pipeline.events import ErrorEvent, Event, MetricsEvent, StatusEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Factories, Pipeline, replace_mt
 from subtitler.pipeline.transcript import read_transcript
+from subtitler.types import AudioBlock
 from tests.helpers.fake_pipeline import (
     FakeSource,
     ScriptedRecognizer,
@@ -321,6 +322,40 @@ def test_unplugged_input_is_reported_once_and_its_return_too(tmp_path: Path) -> 
     assert wait_for(lambda: any(e.message == "audio input is back" for e in ev.of(StatusEvent)))
     assert p.state == "running"
     assert p.stop()
+
+
+class Unpluggable(FakeSource):
+    """Gives nothing while its device is away; its stop ends the retrying (as the real
+    capture's: no problem once stopped)."""
+
+    def read(self, timeout: float) -> AudioBlock | None:
+        if self.problem:
+            time.sleep(min(timeout, 0.01))
+            return None
+        return super().read(timeout)
+
+    def stop(self) -> None:
+        super().stop()
+        self.problem = ""
+
+
+def test_an_unplugged_input_ends_the_line_being_said_and_a_stop_is_no_return(
+    tmp_path: Path,
+) -> None:
+    """The line being said when the input went away stayed open (not final, not in the
+    transcript) until the input came back or the stop; and the stop said "audio input is
+    back"."""
+    src = Unpluggable(30.0, speed=5.0)
+    script = [Step(0.3, 0, ["hello"]), Step(0.6, 0, ["hello", "there"])]
+    p, ev, _, rec = make(tmp_path, source=src, script=script)
+    p.start()
+    assert wait_for(lambda: any(e.source == "hello there" for e in ev.of(SubtitleEvent)))
+    src.problem = "audio input 'USB Mic' disappeared; retrying"
+    assert wait_for(lambda: any(e.final for e in ev.of(SubtitleEvent)))
+    assert rec.finished == 1
+    assert [r.source for r in read_transcript(tmp_path / "transcript.jsonl")] == ["hello there"]
+    assert p.stop()
+    assert not [e for e in ev.of(StatusEvent) if "is back" in e.message]
 
 
 def test_resume_with_the_input_gone_stays_paused_and_says_why(tmp_path: Path) -> None:
