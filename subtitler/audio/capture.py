@@ -117,6 +117,11 @@ def _default_input(sd: Any) -> int:
         return -1
 
 
+# A microphone's stream calls back every block (tens of milliseconds): this long without a
+# call and it has stopped.
+STALL_S = 5.0
+
+
 def find_input_device(sd: Any, wanted: str | int | None) -> InputDevice:
     """The device for a config value: None = default, an index, or (part of) a name."""
     devices = list_input_devices(sd)
@@ -186,6 +191,7 @@ class MicrophoneCapture:
         self.state = "stopped"  # "running" | "lost" | "stopped"
         self.error = ""  # why the device is lost, for the UI
         self._overflows = 0  # input overflows PortAudio reported
+        self._last_data = 0.0  # when the device last called back (the clock's time)
         self._said_not_finite = False
 
     live = True  # a device: what is said during a pause is not heard
@@ -252,6 +258,7 @@ class MicrophoneCapture:
             # Real-time thread: copy and enqueue, nothing else (no locks, no resampling).
             self._queue.put((gen, self._in_pos, np.array(indata, dtype=np.float32)))
             self._in_pos += frames
+            self._last_data = self._clock()
             if status and getattr(status, "input_overflow", False):
                 self._overflows += 1  # PortAudio lost input: said with the dropped blocks
 
@@ -270,6 +277,7 @@ class MicrophoneCapture:
         except Exception as e:
             raise AudioDeviceError(f"cannot open audio input {dev.name!r}: {e}") from e
         self._stream, self.device = stream, dev
+        self._last_data = self._clock()
         self.state, self.error = "running", ""
         log.info("capturing from %s at %d Hz", dev.name, rate)
 
@@ -293,12 +301,16 @@ class MicrophoneCapture:
 
     def _check_device_locked(self) -> None:
         # Blocks captured before the loss are good audio: hand them out first.
-        if self._lost.is_set() and self.state == "running" and self._queue.qsize() == 0:
+        if self.state == "running" and self._queue.qsize() == 0:
             name = self.device.name if self.device else "?"
-            self.state, self.error = "lost", f"audio input {name!r} disappeared; retrying"
-            log.warning(self.error)
-            self._close()
-            self._next_retry = self._clock()
+            why = "disappeared" if self._lost.is_set() else ""
+            if not why and self._stalled():
+                why = f"sent no audio for {STALL_S:.0f} s"
+            if why:
+                self.state, self.error = "lost", f"audio input {name!r} {why}; retrying"
+                log.warning(self.error)
+                self._close()
+                self._next_retry = self._clock()
         if self.state == "lost" and self._clock() >= self._next_retry:
             try:
                 self._rescan()
@@ -314,6 +326,14 @@ class MicrophoneCapture:
                 self.error = f"audio input {name!r} cannot be opened again: {e}; retrying"
                 log.warning("%s", self.error)
                 self._next_retry = self._clock() + self.reopen_s
+
+    def _stalled(self) -> bool:
+        """A microphone's stream that stopped calling back without ending (a driver that hung,
+        a headset gone without a word): nothing was said, the line stayed open. A loopback
+        input is silent by design while nothing plays (WASAPI sends no packets then)."""
+        if self.device is None or self.device.loopback:
+            return False
+        return self._clock() - self._last_data > STALL_S
 
     def _rescan(self) -> None:
         # PortAudio lists devices once per initialisation: re-initialise to see a device

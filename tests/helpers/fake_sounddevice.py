@@ -47,6 +47,7 @@ class FakeStream:
         self.callback, self.finished = callback, finished_callback
         self.channels = channels
         self.done = threading.Event()
+        self.stalled = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._play, daemon=True)
 
@@ -61,6 +62,10 @@ class FakeStream:
                 pos = self.sd.position[self.rate]
                 if pos >= len(sig) or self.sd.vanish_at_block == self.sd.blocks_played:
                     break
+                if self.sd.stall_at_block == self.sd.blocks_played:
+                    self.sd.stall_at_block = -1
+                    self.stalled.set()
+                    break  # it stops calling back without a word, and without ending
                 self.sd.position[self.rate] = pos + self.n
                 self.sd.blocks_played += 1
             block = sig[pos : pos + self.n]
@@ -123,6 +128,7 @@ class FakeSoundDevice:
         self.blocks_played = 0
         self.vanish_at_block = -1
         self.overflow_at_blocks: set[int] = set()  # blocks whose callback says input overflow
+        self.stall_at_block = -1  # the stream stops calling back here (once)
 
     def query_hostapis(self) -> list[dict[str, Any]]:
         return [{"name": "ALSA"}]

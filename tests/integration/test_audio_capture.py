@@ -181,6 +181,38 @@ def test_portaudio_failing_while_the_device_is_looked_for_again_is_retried(
     cap.stop()
 
 
+def test_a_microphone_that_stops_calling_back_is_opened_again(
+    clip: np.ndarray, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stream that stops calling back without ending (a driver that hung) was never noticed:
+    no word to the user, and the line being said stayed open until the stop."""
+    sd = FakeSoundDevice(clip)
+    sd.stall_at_block = 5
+    now = [100.0]
+    cap = MicrophoneCapture(
+        AudioConfig(device="USB Mic"), sd=sd, clock=lambda: now[0], reopen_s=1.0
+    )
+    cap.start()
+    first = read_all(cap, lambda: sd.streams[0].stalled.is_set() and cap._queue.qsize() == 0)
+    assert len(first) == 5 and cap.state == "running"
+    now[0] += 4.0  # a pause in the speech is no stall: the device still calls back in one
+    cap.read(timeout=0.01)
+    assert cap.state == "running"
+    now[0] += 1.5
+    again = cap.read(timeout=0.5)  # (the new stream's first block, if it came already)
+    assert "audio input 'USB Mic' sent no audio for 5 s; retrying" in caplog.text
+    assert len(sd.streams) == 2 and cap.state == "running"  # opened again at once: it is there
+    rest = read_all(
+        cap,
+        lambda: len(sd.streams) == 2 and sd.streams[1].done.is_set() and cap._queue.qsize() == 0,
+    )
+    rest = ([again] if again is not None else []) + rest
+    assert rest[0].t0 == pytest.approx(5.5)  # (the 5.5 s without audio: a gap, as it was)
+    got = np.concatenate([b.samples for b in first + rest])
+    np.testing.assert_array_equal(got[: len(clip)], clip)
+    cap.stop()
+
+
 def test_no_input_device_is_a_clear_error(clip: np.ndarray) -> None:
     sd = FakeSoundDevice(clip)
     sd.devices = sd.devices[:1]  # only an output
