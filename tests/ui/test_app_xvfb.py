@@ -81,7 +81,8 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path, tiny_en: Path) -> N
             time.sleep(0.2)
         else:
             pytest.fail("no subtitles within 90 s")
-        # Started again (same data folder): the running app is brought forward instead.
+        # Started again (same data folder): the running app is brought forward instead, and
+        # the second start says its replay was not done.
         again = subprocess.run(
             cmd,
             env=env,
@@ -91,7 +92,8 @@ def test_real_app_shows_subtitles(xvfb: str, tmp_path: Path, tiny_en: Path) -> N
             timeout=60,
             cwd=ROOT,
         )
-        assert again.returncode == 0, again.stdout
+        assert again.returncode == 1, again.stdout
+        assert "error: subtitler is already running with this data folder" in again.stdout
         log = tmp_path / "data" / "subtitler.log"
         deadline = time.monotonic() + 10
         while "asked this instance to show itself" not in log.read_text(encoding="utf-8"):
