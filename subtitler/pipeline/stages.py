@@ -683,10 +683,7 @@ class TranslationStage(threading.Thread):
         target. Returns what a final line's transcript gets (None: nothing, not final, or a
         ``late`` line given up for newer work)."""
         try:
-            text = self._translate_one(u, lang, target, mt, late)
-            self._failures.succeeded()
-            self._unavailable_said = self._unavailable = False
-            return text
+            return self._translate_one(u, lang, target, mt, late)
         except EngineGone as e:  # its process died: this model is not used again
             log.warning("translation engine gone: %s", e)
             self._drop_model(f"{e}; showing the transcript only ({self._what_to_do()})")
@@ -729,6 +726,10 @@ class TranslationStage(threading.Thread):
         t = engine.translate(
             u.segment_id, u.text, u.final, lang, src, should_abort=abort, progress=progress
         )
+        # It answered (a line it was not asked about says nothing of an outage: it was said
+        # twice when one fell between).
+        self._failures.succeeded()
+        self._unavailable_said = self._unavailable = False
         if engine.notice != self._notice:  # e.g. a server stopped returning log-probabilities
             self._notice = engine.notice
             if self._notice:

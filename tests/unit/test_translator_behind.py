@@ -170,3 +170,28 @@ def test_behind_a_server_that_does_not_answer_only_that_is_said(tmp_path: Path) 
     assert said == ["translation failed: translation server http://x did not answer within 1 s"]
     recs = read_transcript(tmp_path / "transcript.jsonl")
     assert [r.source for r in recs] == [f"line{i} and more done." for i in range(6)]
+
+
+def test_an_outage_is_said_once_even_with_a_line_the_server_was_not_asked_about(
+    tmp_path: Path,
+) -> None:
+    """A line with nothing to translate (Whisper's "-" for a noise) was taken for an answer
+    of the server: the outage around it was said twice."""
+    script = [
+        Step(0.3, 0, ["hello", "there."], final=True),
+        Step(0.6, 1, ["-"], final=True),
+        Step(0.9, 2, ["good", "morning."], final=True),
+    ]
+    p, ev, _, _ = make(
+        tmp_path,
+        script=script,
+        source=FakeSource(1.5, speed=1.0),
+        loader=lambda m: StalledServer(0.0),
+    )
+    p.start()
+    assert p.finished.wait(30)
+    assert p.stop()
+    said = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    assert said == ["translation failed: translation server http://x did not answer within 1 s"]
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.source for r in recs] == ["hello there.", "-", "good morning."]
