@@ -652,6 +652,10 @@ def _event(line: bytes, where: str, path: str) -> Any:
         if (why := _error_in_body(got)) is not None:
             raise ServerError(f"{where} answered {path}: {why}", no_route=True)
         return None
+    if line.startswith(b"<"):
+        # An HTML page (a proxy's error page) where events were asked for: said as what it
+        # is, not as "ended the stream before the completion finished".
+        return _loads(line, where)  # (raises: it is no JSON)
     if not line.startswith(b"data:"):
         return None
     data = line[5:].strip()

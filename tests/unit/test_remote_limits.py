@@ -116,3 +116,25 @@ def test_an_answer_of_too_many_megabytes_is_refused(serve: Any) -> None:
     assert str(e.value).endswith(
         "/v1/completions with more than 32 MB: not an answer of this app's requests"
     )
+
+
+def test_a_page_where_events_were_asked_for_is_said_to_be_no_json(serve: Any) -> None:
+    """A proxy's HTML page answered to a streamed request was said as "ended the stream
+    before the completion finished"."""
+
+    def page(h: http.server.BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.end_headers()
+        h.wfile.write(b"<html><body>upstream connect error</body></html>\n")
+
+    client = CompletionsClient(ServerSettings(serve(page), timeout_s=10.0))
+    try:
+        with pytest.raises(ServerError) as e:
+            run_bounded(lambda: client.generate("Hello", 12))
+    finally:
+        client.close()
+    assert e.value.transient
+    assert str(e.value).endswith(
+        "answered something that is not JSON ('<html><body>upstream connect error</body></html>')"
+    )
