@@ -563,6 +563,7 @@ class RemoteEngine:
         self._trs: dict[str, RemoteTranslator] = {}  # per target language: its own draft
         self.glossary = Glossary()
         self._failures = 0
+        self._timeouts = 0  # updates in a row the server did not answer in time
         self._retry_at = 0.0
         self.abilities: ServerAbilities | None = None  # what the server can do (once known)
         self._connected = False
@@ -742,7 +743,12 @@ class RemoteEngine:
             raise EngineUnavailable(str(e)) from None  # nothing to wait for: no pause
         except ServerTimeout as e:
             # The server is up but slow: the next update asks again at once (each costs the
-            # timeout at most); the pause is for a server that cannot be reached.
+            # timeout at most); the pause is for a server that cannot be reached, or that
+            # answers nothing twice in a row (stalled: each update waited the whole timeout,
+            # and the lines reached the screen that late).
+            self._timeouts += 1
+            if self._timeouts >= 2:
+                self._backoff()
             raise EngineUnavailable(str(e)) from None
         except ServerError as e:
             if not e.transient:
@@ -752,6 +758,7 @@ class RemoteEngine:
         self._failures = 0
         if t.stats.aborted:
             return EngineResult("", (), (), t.stats)
+        self._timeouts = 0  # (an update given up for a newer one says nothing of a stall)
         return EngineResult(t.text, (), t.utf8_pieces, t.stats, t.problem)
 
     def close(self) -> None:

@@ -188,3 +188,28 @@ def test_a_rate_limit_is_a_pause_of_the_time_the_server_asks_not_a_failure(
         assert got.text == "Hallo Welt."
     finally:
         engine.close()
+
+
+def test_a_server_that_answers_nothing_twice_in_a_row_is_paused_for(server: ScriptedServer) -> None:
+    """A stalled server cost every update the whole timeout: the lines reached the screen
+    that late, one after the other. Twice in a row, and the next updates are shown as said at
+    once until the pause is over."""
+    mt = mt_for(server, method="RT")
+    engine = RemoteEngine(mt)
+    try:
+        server.script.every_s, server.script.output = 0.3, "x" * 100  # it drips
+        for _ in range(2):
+            with pytest.raises(EngineUnavailable) as e:
+                run_bounded(lambda: engine.translate(0, "Hello world.", False, mt.tgt_lang, "en"))
+            assert "did not finish within 1 s" in str(e.value)
+        streams = server.streams()
+        with pytest.raises(EngineUnavailable) as e:
+            engine.translate(0, "Hello world.", False, mt.tgt_lang, "en")
+        assert server.streams() == streams  # not asked: said at once
+        assert "did not answer; trying again in" in str(e.value)
+        server.script.every_s, server.script.output = 0.0, "Hallo Welt."
+        while time.monotonic() < engine._retry_at:
+            time.sleep(0.05)
+        assert engine.translate(0, "Hello world.", False, mt.tgt_lang, "en").text == "Hallo Welt."
+    finally:
+        engine.close()
