@@ -38,8 +38,8 @@ import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -207,6 +207,17 @@ class CompletionsClient:
         self._tokenize_route: tuple[str, str] | None = None  # (path, body key), found once
         self._no_tokenizer = False  # looked for, and there is none
         self.model = settings.model
+
+    @contextlib.contextmanager
+    def timeout(self, seconds: float) -> Iterator[None]:
+        """The calls made inside have at most ``seconds`` each (and say so when given up)."""
+        settings = self.settings
+        self.settings = replace(settings, timeout_s=min(settings.timeout_s, seconds))
+        try:
+            yield
+        finally:
+            self.settings = settings
+            self._drop_connection()  # (its socket's timeout was the short one)
 
     # -- the three calls -------------------------------------------------------------------
     def deadline(self) -> float:

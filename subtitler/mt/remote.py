@@ -78,6 +78,7 @@ from subtitler.types import UpdateStats
 log = logging.getLogger(__name__)
 
 TOKENIZE_CACHE = 64  # texts whose server tokens are remembered (a final repeats its partial)
+START_CONNECT_S = 5.0  # the longest a start waits for a server (connect_later)
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # after a failed call, later calls wait this long
 
 
@@ -568,7 +569,14 @@ class RemoteEngine:
         self.abilities: ServerAbilities | None = None  # what the server can do (once known)
         self._connected = False
         try:
-            self._connect(mt)
+            if connect_later:
+                # The app's start waits for this (nothing is heard until the models are in):
+                # a server that hangs is asked again at the first update, not waited for for
+                # the whole timeout (up to two minutes in Settings).
+                with self.client.timeout(START_CONNECT_S):
+                    self._connect(mt)
+            else:
+                self._connect(mt)
         except ServerError as e:
             if not (connect_later and e.transient):
                 self.client.close()

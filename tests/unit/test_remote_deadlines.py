@@ -213,3 +213,23 @@ def test_a_server_that_answers_nothing_twice_in_a_row_is_paused_for(server: Scri
         assert engine.translate(0, "Hello world.", False, mt.tgt_lang, "en").text == "Hallo Welt."
     finally:
         engine.close()
+
+
+def test_a_start_waits_for_a_hanging_server_a_short_while_only(server: ScriptedServer) -> None:
+    """The app's start (nothing heard until the models are in) waited for a server that took
+    the connection and answered nothing for the whole timeout: up to two minutes in
+    Settings. It waits 5 s, and the server is asked again at the first update."""
+    server.script.verify_s = 60.0  # its answer to the start's question never comes
+    mt = mt_for(server, method="RT", server_timeout_s=30.0)
+    engine = run_bounded(lambda: RemoteEngine(mt, connect_later=True), seconds=25)
+    try:
+        assert engine.notice.endswith("did not answer within 5 s; translating once it answers")
+        server.released.set()  # (the hung request ends)
+        server.script.verify_s = 0.0
+        while time.monotonic() < engine._retry_at:
+            time.sleep(0.05)
+        got = engine.translate(0, "Hello world.", False, mt.tgt_lang, "en")
+        assert got.text == "Hallo Welt."
+        assert engine.client.settings.timeout_s == 30.0  # an update has its whole timeout
+    finally:
+        engine.close()
