@@ -650,7 +650,10 @@ class SubtitleOverlay(QWidget):
         avail = scr.availableGeometry()
         h = self.fitting_height()
         w = min(self.fitting_width(), avail.width())
-        self.setGeometry(avail.x() + (avail.width() - w) // 2, avail.bottom() - h - 60, w, h)
+        # (A look larger than the screen, 6 rows of 120 columns at 120 px, was placed with its
+        # top above the screen's, and the notices drawn there unseen.)
+        x, y = avail.x() + (avail.width() - w) // 2, avail.bottom() - h - 60
+        self.setGeometry(fit_inside(QRect(x, y, w, h), avail))
 
     def contextMenuEvent(self, e: QContextMenuEvent) -> None:
         menu = QMenu(self)

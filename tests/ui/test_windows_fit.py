@@ -53,6 +53,29 @@ def test_the_checks_see_a_text_the_overlay_cut_off(qtbot) -> None:  # type: igno
     ]
 
 
+def test_the_largest_look_is_placed_on_the_screen_with_its_notice_seen(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Six rows of 120 columns at 120 px (all allowed in Settings): the overlay was placed
+    with its top above the screen's, and a notice drawn there was never seen."""
+    from PySide6.QtGui import QGuiApplication
+
+    from subtitler.config import DisplayConfig
+    from subtitler.ui.overlay import SubtitleOverlay
+
+    o = SubtitleOverlay(DisplayConfig(font_size=120, lines=6, line_chars=120, bilingual=True))
+    qtbot.addWidget(o)
+    o.place()
+    o.show()
+    o.set_alert("the hotkey Ctrl+Alt+S is in use by another program")
+    settle()
+    avail = QGuiApplication.primaryScreen().availableGeometry()
+    assert o.fitting_height() > avail.height()  # (the look is larger than the screen)
+    assert avail.contains(o.geometry())
+    o.grab()
+    # Drawn at its top, on the screen now (at 120 px in an 800 px screen: its first words).
+    (alert,) = [t for t in o.own_texts if t.kind == "alert"]
+    assert alert.rows[0] == "the hotkey"
+
+
 def test_every_window_fits_shows_its_texts_whole_and_tabs_in_reading_order(  # type: ignore[no-untyped-def]
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
