@@ -129,6 +129,19 @@ def unheard_note(meeting: Meeting) -> str:
     )
 
 
+def export_dialog(parent: QWidget, suggested: Path) -> QFileDialog:
+    """Where to export: a name typed without an extension gets the chosen format's in the
+    dialog, so that its "replace?" asks about the file written (".srt" was added after it,
+    and replaced a file of that name unasked)."""
+    dlg = QFileDialog(parent, "Export meeting", str(suggested), FORMATS)
+    dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dlg.setDefaultSuffix("srt")
+    dlg.filterSelected.connect(
+        lambda name: dlg.setDefaultSuffix(name.split("*.")[-1].rstrip(")") or "srt")
+    )
+    return dlg
+
+
 class HistoryDialog(QDialog):
     """Every meeting in the transcripts folder; the one chosen on the right."""
 
@@ -270,10 +283,9 @@ class HistoryDialog(QDialog):
             return
         lang = self.lang.currentData() if self.lang.count() > 1 else None
         tag = f" {lang}" if lang else ""
-        suggested = Path.home() / f"meeting {meeting.started:%Y-%m-%d %H%M}{tag}.srt"
-        path, _ = QFileDialog.getSaveFileName(self, "Export meeting", str(suggested), FORMATS)
-        if path:
-            self.export_to(Path(path))
+        dlg = export_dialog(self, Path.home() / f"meeting {meeting.started:%Y-%m-%d %H%M}{tag}.srt")
+        if dlg.exec() and dlg.selectedFiles():
+            self.export_to(Path(dlg.selectedFiles()[0]))
 
     def export_to(self, path: Path) -> bool:
         """Export the chosen meeting with the chosen languages; False (and one line) if not."""
@@ -286,7 +298,9 @@ class HistoryDialog(QDialog):
             export(list(meeting.records), path, self.which.currentData(), self.lang.currentData())
         except (OSError, ValueError) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            self.problem.emit(f"Export failed: {path.name}: {why}")
+            said = f"Export failed: {path.name}: {why}"
+            self.status.setText(said)  # (here too: the last export's success stood there)
+            self.problem.emit(said)
             return False
         self.status.setText(f"Exported to {path}")
         return True

@@ -80,9 +80,31 @@ def test_a_failed_export_is_one_line_for_the_app(qtbot, tmp_path: Path) -> None:
     write(tmp_path, "20261116-093000", PLANNING)
     dlg = HistoryDialog(tmp_path)
     qtbot.addWidget(dlg)
+    assert dlg.export_to(tmp_path / "a.srt")
+    assert dlg.status.text() == f"Exported to {tmp_path / 'a.srt'}"
     with qtbot.waitSignal(dlg.problem) as sig:
         assert not dlg.export_to(tmp_path / "missing" / "x.srt")
     assert sig.args == ["Export failed: x.srt: No such file or directory"]
+    # Said in the window too (the last export's success stood there).
+    assert dlg.status.text() == "Export failed: x.srt: No such file or directory"
+
+
+def test_a_name_without_an_extension_gets_the_formats_in_the_dialog(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """ ".srt" was added after the dialog closed: its "replace?" had asked about "notes", and
+    "notes.srt" was replaced unasked."""
+    from subtitler.ui.history import FORMATS, export_dialog
+
+    parent = HistoryDialog(tmp_path)
+    qtbot.addWidget(parent)
+    dlg = export_dialog(parent, tmp_path / "meeting.srt")
+    dlg.setOption(dlg.Option.DontUseNativeDialog)
+    dlg.selectFile(str(tmp_path / "notes"))
+    assert dlg.selectedFiles() == [str(tmp_path / "notes.srt")]
+    vtt = FORMATS.split(";;")[1]
+    dlg.selectNameFilter(vtt)
+    dlg.filterSelected.emit(vtt)  # (as choosing it in the dialog does)
+    dlg.selectFile(str(tmp_path / "notes"))
+    assert dlg.selectedFiles() == [str(tmp_path / "notes.vtt")]
 
 
 def test_the_tray_opens_history_with_the_running_meeting(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
