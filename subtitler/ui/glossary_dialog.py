@@ -208,7 +208,8 @@ class GlossaryDialog(QDialog):
                 known[term.casefold()] = self._append(term, translation)
             elif translation:
                 self.table.setItem(r, 1, QTableWidgetItem(translation))
-        self.status.setText(f"{len(rows)} terms imported from {path.name}; Save to use them.")
+        terms = "1 term" if len(rows) == 1 else f"{len(rows)} terms"
+        self.status.setText(f"{terms} imported from {path.name}; Save to use them.")
         return len(rows)
 
     def save(self) -> None:

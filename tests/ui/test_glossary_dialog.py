@@ -78,6 +78,10 @@ def test_import_adds_a_csv_and_a_bad_file_changes_nothing(  # type: ignore[no-un
     assert d.import_file(tmp_path) == 0
     assert d.status.text() == f"Not imported: {tmp_path.name} is a folder, not a file"
     assert d.rows() == [("Subiaco", "Subiaco"), ("printing", "Buchdruck")]
+    one = tmp_path / "one.csv"
+    one.write_text("Term;Translation\ntypesetting;Schriftsatz\n", encoding="utf-8")
+    assert d.import_file(one) == 1
+    assert d.status.text() == "1 term imported from one.csv; Save to use them."  # ("1 terms")
 
 
 def _app(tmp_path: Path) -> SubtitlerApp:
