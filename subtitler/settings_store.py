@@ -40,6 +40,12 @@ def default_path() -> Path:
     return paths.config_dir() / FILENAME
 
 
+def _quoted(text: str, most: int = 24) -> str:
+    """``text`` quoted for a one-line message, cut at ``most`` characters (a pasted paragraph
+    in a language field was repeated whole in the red line under it)."""
+    return repr(text if len(text) <= most else text[: most - 1] + "…")
+
+
 def _language_problem(spec: Spec, value: Any) -> str | None:
     if value is None or not isinstance(value, str):
         return None
@@ -47,7 +53,7 @@ def _language_problem(spec: Spec, value: Any) -> str | None:
         codes = language_codes(value)
         bad = [c for c in codes if not _is_language(c)]
         if bad:
-            return f"{spec.label}: unknown language {', '.join(map(repr, bad))}"
+            return f"{spec.label}: unknown language {', '.join(map(_quoted, bad))}"
         if len(codes) > MAX_EXTRA_TARGETS:
             return f"{spec.label}: at most {MAX_EXTRA_TARGETS} languages (is {len(codes)})"
         return None
@@ -56,7 +62,7 @@ def _language_problem(spec: Spec, value: Any) -> str | None:
     try:
         normalize_code(value)
     except UnknownLanguageError:
-        return f"{spec.label}: unknown language {value!r}"
+        return f"{spec.label}: unknown language {_quoted(value)}"
     return None
 
 

@@ -293,6 +293,8 @@ def test_extra_target_languages_are_checked_like_the_main_one() -> None:
         "Also translate into: 'ja' is already the language to translate into"
     ]
     assert problems("de", "ja fr zh es it") == ["Also translate into: at most 4 languages (is 5)"]
+    # A paragraph pasted into the field is not repeated whole in the line under it.
+    assert problems("x" * 10_000, "") == ["Translate into: unknown language '" + "x" * 23 + "…'"]
     # The languages translated into: the main one first, each once, codes as compared.
     mt = MtConfig(tgt_lang="de", extra_targets="JA, fr ja,pt-BR")
     assert mt.targets == ("de", "ja", "fr", "pt")
