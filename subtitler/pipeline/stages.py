@@ -309,7 +309,8 @@ class AsrStage(threading.Thread):
             # What was said up to the loss is a line of its own now (it stayed open, off the
             # transcript, until the input came back or the meeting stopped).
             self._post(self._recognize(functools.partial(self._feed, [], True)))
-        elif not (self._ending or self._stop_ev.is_set()):  # (a stop ends the retrying too)
+        elif not (self._ending or self._stop_ev.is_set() or self.paused):
+            # (a stop or a pause ends the retrying too: the input is not back for that)
             self.emit(StatusEvent("running", f"{which}audio input is back"))
 
     def run(self) -> None:
