@@ -353,7 +353,9 @@ def test_an_unplugged_input_ends_the_line_being_said_and_a_stop_is_no_return(
     src.problem = "audio input 'USB Mic' disappeared; retrying"
     assert wait_for(lambda: any(e.final for e in ev.of(SubtitleEvent)))
     assert rec.finished == 1
-    assert [r.source for r in read_transcript(tmp_path / "transcript.jsonl")] == ["hello there"]
+    path = tmp_path / "transcript.jsonl"
+    assert wait_for(lambda: path.exists() and bool(read_transcript(path)))  # (written after)
+    assert [r.source for r in read_transcript(path)] == ["hello there"]
     p.pause()  # (its stop ends the retrying: no problem any more, and no return either)
     assert wait_for(lambda: p.state == "paused")
     time.sleep(0.2)  # (reads while paused)
