@@ -20,6 +20,7 @@ is deleted, so the next attempt starts clean.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import importlib
 import inspect
@@ -427,8 +428,8 @@ def _fetch(
         free = shutil.disk_usage(part.parent).free
         if free < expected - resume:
             raise DownloadError(
-                f"not enough disk space in {part.parent}: {(expected - resume) / 1e9:.1f} GB "
-                f"needed, {free / 1e9:.1f} GB free"
+                f"not enough disk space in {part.parent}: {_size(expected - resume)} needed, "
+                f"{_size(free)} free"
             )
     if resume:
         log.info("resuming %s at %d bytes", spec.path, resume)
@@ -574,6 +575,15 @@ def _download(
                 f"download of {spec.path} interrupted ({_network_why(e)}); run it again to resume"
             ) from None
         except OSError as e:
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                # What was fetched is kept for the next run to resume (it was deleted).
+                size = spec.size if spec.size is not None else remote.size
+                held = part.stat().st_size if part.exists() else 0
+                need = f"{_size(size - held)} more" if size is not None else "some space"
+                raise DownloadError(
+                    f"{spec.path}: the disk is full in {part.parent}: free {need} and run it "
+                    "again to resume"
+                ) from None
             # huggingface_hub's own size check ("Consistency check failed") lands here too.
             _discard(part)
             raise DownloadError(f"{spec.path}: {_first_line(e)}") from None
@@ -612,6 +622,14 @@ def _download(
     _write_manifest(d, entry, done_files, complete=True)
     log.info("downloaded %s to %s", entry.id, d)
     return model_path(entry, root)
+
+
+def _size(n: float) -> str:
+    """Bytes for a message: "1.4 GB", "120 MB", "300 kB" ("0.0 GB needed, 0.0 GB free"
+    said nothing of a small model)."""
+    if n >= 1e9:
+        return f"{n / 1e9:.1f} GB"
+    return f"{n / 1e6:.0f} MB" if n >= 1e6 else f"{max(n, 0) / 1e3:.0f} kB"
 
 
 def _discard(part: Path) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +42,8 @@ class FakeHub:
     lfs: set[str] = field(default_factory=set)  # keys whose ETag is the sha256
     drop_once_at: dict[str, int] = field(default_factory=dict)  # key -> bytes sent before a drop
     corrupt: set[str] = field(default_factory=set)  # keys served with one byte flipped
+    # key -> (bytes sent, then this is called once, then the rest is sent)
+    midway: dict[str, tuple[int, Callable[[], None]]] = field(default_factory=dict)
     revisions: set[str] = field(default_factory=lambda: {"main", COMMIT})  # what it holds
     requests: list[Request] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -135,6 +137,12 @@ class FakeHub:
                     self.wfile.flush()
                     self.close_connection = True
                     return
+                if key in hub.midway:
+                    at, then = hub.midway.pop(key)
+                    self.wfile.write(body[: at - start])
+                    self.wfile.flush()
+                    then()
+                    body = body[at - start :]
                 self.wfile.write(body)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

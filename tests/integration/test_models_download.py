@@ -5,7 +5,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+import os
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,6 +97,67 @@ def test_dropped_connection_resumes_with_range(hub: FakeHub, tmp_path: Path) -> 
     assert gets[0].range is None
     assert gets[1].range is not None and gets[1].range.startswith("bytes=")
     assert 0 < int(gets[1].range[6:].rstrip("-")) < size
+
+
+@pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and os.geteuid() == 0), reason="a tmpfs: root on Linux"
+)
+def test_a_disk_that_fills_up_mid_download_keeps_what_was_fetched(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    """The part fetched was deleted when the disk filled up mid-file, the next run began at
+    byte 0, and the message was "[Errno 28] No space left on device"."""
+    key = f"{MT_REPO}/tiny.gguf"
+    size = len(hub.files[key])
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size + (2 << 20)}", "tmpfs", str(disk)], check=True
+    )
+    try:
+        filler = disk / "other program's file"
+
+        def fill_up() -> None:  # another program takes the room, the download still running
+            filler.write_bytes(b"\0" * (shutil.disk_usage(disk).free - (1 << 20)))
+
+        hub.midway[key] = (size // 2, fill_up)
+        with pytest.raises(dl.DownloadError) as e:
+            dl.download(mt_entry(), root=disk / "models")
+        part = disk / "models" / "tiny-mt" / ("tiny.gguf" + dl.PART)
+        held = part.stat().st_size
+        assert str(e.value) == (
+            f"tiny.gguf: the disk is full in {part.parent}: free {(size - held) / 1e6:.0f} MB "
+            "more and run it again to resume"
+        )
+        assert held > 0
+        filler.unlink()
+        path = dl.download(mt_entry(), root=disk / "models")
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == hub.etag(key)
+        gets = [r.range for r in hub.requests if r.method == "GET"]
+        assert gets == [None, f"bytes={held}-"]  # resumed where the disk was full
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+@pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and os.geteuid() == 0), reason="a tmpfs: root on Linux"
+)
+def test_too_little_room_says_how_much_in_units_that_say_it(hub: FakeHub, tmp_path: Path) -> None:
+    """A model of some MB on a nearly full disk: "0.0 GB needed, 0.0 GB free"."""
+    size = len(hub.files[f"{MT_REPO}/tiny.gguf"])
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], check=True)
+    try:
+        with pytest.raises(dl.DownloadError) as e:
+            dl.download(mt_entry(), root=disk / "models")
+        free = shutil.disk_usage(disk).free
+        assert str(e.value) == (
+            f"not enough disk space in {disk / 'models' / 'tiny-mt'}: {size / 1e6:.0f} MB "
+            f"needed, {free / 1e6:.0f} MB free"
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def test_cancel_keeps_partial_file_and_next_call_resumes(hub: FakeHub, tmp_path: Path) -> None:
