@@ -389,6 +389,13 @@ def _metadata(
         ) from None
     except OSError as e:  # e.g. FileMetadataError: an endpoint that is not a hub
         raise DownloadError(f"{_host(endpoint)}: {_first_line(e)}") from None
+    if meta.etag is None and meta.commit_hash is None:
+        # A hub tags every file and names its commit; a sign-in portal or a proxy's page does
+        # neither (it was fetched, found no GGUF, and "the next download" was promised).
+        raise DownloadError(
+            f"{_host(endpoint)} did not answer as a model hub (a web page: a network that "
+            "asks to sign in, or a proxy?)"
+        )
     location = meta.location or url
     return _Remote(location, meta.etag, meta.size, meta.commit_hash)
 

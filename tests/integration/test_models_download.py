@@ -160,6 +160,53 @@ def test_too_little_room_says_how_much_in_units_that_say_it(hub: FakeHub, tmp_pa
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
+def test_a_web_page_where_the_hub_should_be_is_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A network's sign-in page answers every address with HTTP 200: it was fetched as the
+    model, refused as no GGUF, and "the next download fetches it again" (the same page)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import huggingface_hub.constants
+
+    page = b"<html><body>Please sign in to the hotel network</body></html>"
+
+    class Portal(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _page(self, body: bool) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            if body:
+                self.wfile.write(page)
+
+        def do_HEAD(self) -> None:
+            self._page(False)
+
+        def do_GET(self) -> None:
+            self._page(True)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Portal)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    try:
+        host, port = srv.server_address[:2]
+        with pytest.raises(dl.DownloadError) as e:
+            dl.download(mt_entry(), root=tmp_path, endpoint=f"http://{host!s}:{port}")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert str(e.value) == (
+        f"{host!s}:{port} did not answer as a model hub (a web page: a network that asks to "
+        "sign in, or a proxy?)"
+    )
+    assert not list(tmp_path.rglob("*.gguf*"))  # nothing fetched
+
+
 def test_cancel_keeps_partial_file_and_next_call_resumes(hub: FakeHub, tmp_path: Path) -> None:
     cancel = threading.Event()
 
