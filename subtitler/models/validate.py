@@ -275,9 +275,33 @@ def read_gguf(path: str | os.PathLike[str]) -> GgufInfo:
     return GgufInfo(p, version, n_tensors, data_end, size, meta)
 
 
+# GGUF architectures of models that write no text (llama.cpp's names): chosen as the
+# translator they were refused by llama.cpp's own words ("key not found in model:
+# bert.context_length", "CLIP cannot be used as main model").
+NOT_WRITERS = {
+    "bert": "text embeddings",
+    "nomic-bert": "text embeddings",
+    "nomic-bert-moe": "text embeddings",
+    "jina-bert-v2": "text embeddings",
+    "jina-bert-v3": "text embeddings",
+    "neo-bert": "text embeddings",
+    "modern-bert": "text embeddings",
+    "t5encoder": "text embeddings",
+    "clip": "images",
+    "whisper": "speech",
+    "wavtokenizer-dec": "speech",
+}
+
+
 def check_translator(path: str | os.PathLike[str], template: str = "auto") -> GgufInfo:
-    """A GGUF that is complete and has a usable prompt template (its own or a known one)."""
+    """A GGUF that is complete, of a model that writes text, and has a usable prompt template
+    (its own or a known one)."""
     info = read_gguf(path)
+    if (what := NOT_WRITERS.get(info.architecture or "")) is not None:
+        raise InvalidModelError(
+            f"{info.path.name}: a {info.architecture} model ({what}), not a language model "
+            "that writes text"
+        )
     str_meta = {k: v for k, v in info.metadata.items() if isinstance(v, str)}
     try:
         resolved = resolve_template(template, str_meta)

@@ -250,3 +250,28 @@ def test_ct2_header_layout_matches_ctranslate2() -> None:
     src = inspect.getsource(model_spec)
     assert 'struct.pack("I", CURRENT_BINARY_VERSION)' in src
     assert 'struct.pack("H", len(string) + 1)' in src
+
+
+@pytest.mark.parametrize(("arch", "what"), [("bert", "text embeddings"), ("clip", "images")])
+def test_a_gguf_of_a_model_that_writes_no_text_is_said_to_be_one(
+    tmp_path: Path, arch: str, what: str
+) -> None:
+    """Chosen as the translator, it passed the header check and llama.cpp refused it in its
+    own words ("key not found in model: bert.context_length")."""
+    import gguf
+    import numpy as np
+
+    path = tmp_path / f"{arch}-small.gguf"
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_context_length(512)
+    w.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    for check in (check_translator, check_model_path):
+        with pytest.raises(InvalidModelError) as e:
+            check(path)
+        assert str(e.value) == (
+            f"{arch}-small.gguf: a {arch} model ({what}), not a language model that writes text"
+        )
