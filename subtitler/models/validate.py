@@ -354,6 +354,16 @@ def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
     missing = [n for n in WHISPER_REQUIRED if not (p / n).is_file()]
     if not any((p / n).is_file() for n in WHISPER_VOCABULARY):
         missing.append("vocabulary.json or vocabulary.txt")
+    if (
+        missing
+        and "model.bin" in missing
+        and any((p / n).is_file() for n in ("model.safetensors", "pytorch_model.bin"))
+    ):
+        # The Hugging Face (transformers) copy of a Whisper, as a hub's model page offers it.
+        raise InvalidModelError(
+            f"{p.name}: a Hugging Face (transformers) Whisper folder; faster-whisper reads the "
+            "CTranslate2 copy of the model (ct2-transformers-converter makes one)"
+        )
     if missing:
         raise InvalidModelError(
             f"{p.name}: not a CTranslate2 Whisper model folder (missing {', '.join(missing)})"

@@ -176,6 +176,20 @@ def test_non_model_directory(tmp_path: Path) -> None:
     )
 
 
+def test_a_transformers_whisper_folder_is_named_with_what_to_do(tmp_path: Path) -> None:
+    """Said to be "not a CTranslate2 Whisper model folder (missing model.bin, ...)" only."""
+    d = write_dir(
+        tmp_path / "whisper-small",
+        {"config.json": b"{}", "model.safetensors": b"x", "tokenizer.json": b"{}"},
+    )
+    with pytest.raises(InvalidModelError) as e:
+        check_whisper_dir(d)
+    assert one_line(e) == (
+        "whisper-small: a Hugging Face (transformers) Whisper folder; faster-whisper reads the "
+        "CTranslate2 copy of the model (ct2-transformers-converter makes one)"
+    )
+
+
 def test_whisper_dir_without_tokenizer(tmp_path: Path) -> None:
     files = fake_whisper_files()
     del files["tokenizer.json"]
