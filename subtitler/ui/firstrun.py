@@ -241,7 +241,7 @@ class FirstRunDialog(QDialog):
         self.download_btn.clicked.connect(self.start_download)
         self.cancel_btn = QPushButton("Cancel download")
         self.cancel_btn.hide()
-        self.cancel_btn.clicked.connect(self._cancel.set)
+        self.cancel_btn.clicked.connect(self._stop_download)
         self.local_btn = QPushButton("Use files on this computer…")
         self.local_btn.setToolTip("A Whisper model folder and a .gguf translation model")
         self.local_btn.clicked.connect(self.choose_local)
@@ -268,6 +268,7 @@ class FirstRunDialog(QDialog):
     def start_download(self) -> None:
         self._go(1)
         self._cancel.clear()
+        self.cancel_btn.setEnabled(True)
         for b in (self.download_btn, self.back_btn, self.local_btn):
             b.setEnabled(False)
         self.cancel_btn.show()
@@ -288,6 +289,13 @@ class FirstRunDialog(QDialog):
             return got, ""
 
         self._job.start(work)
+
+    def _stop_download(self) -> None:
+        """Cancel, said at once: a stalled connection notices it at its next read (up to
+        10 s later), and until then the button seemed to do nothing."""
+        self._cancel.set()
+        self.cancel_btn.setEnabled(False)
+        self.status.setText("Stopping the download…")
 
     def _on_progress(self, label: str, fraction: float | None) -> None:
         show_progress(self.bar, self.status, label, fraction)

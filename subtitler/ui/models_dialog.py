@@ -121,7 +121,7 @@ class ModelsDialog(QDialog):
         self.use_btn = QPushButton("Use this model")
         close = QPushButton("Close")
         self.download_btn.clicked.connect(self.download_selected)
-        self.cancel_btn.clicked.connect(self._cancel.set)
+        self.cancel_btn.clicked.connect(self._stop_download)
         self.verify_btn.clicked.connect(self.verify_selected)
         self.remove_btn.clicked.connect(lambda: self.remove_selected(confirm=True))
         self.use_btn.clicked.connect(self.use_selected)
@@ -288,12 +288,20 @@ class ModelsDialog(QDialog):
     # -- background work -------------------------------------------------------------------
     def _start(self, work: Callable[[Report], str], label: str) -> None:
         self._cancel.clear()
+        self.cancel_btn.setEnabled(True)
         self.busy = True
         self.status.setText(label)
         self.bar.setRange(0, 0)
         self.bar.show()
         self._update_buttons()
         self._job.start(work)
+
+    def _stop_download(self) -> None:
+        """Cancel, said at once: a stalled connection notices it at its next read (up to
+        10 s later), and until then the button seemed to do nothing."""
+        self._cancel.set()
+        self.cancel_btn.setEnabled(False)
+        self.status.setText("Stopping the download…")
 
     def _on_progress(self, label: str, fraction: float | None) -> None:
         show_progress(self.bar, self.status, label, fraction)

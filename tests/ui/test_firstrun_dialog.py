@@ -46,6 +46,31 @@ def test_download_from_the_dialog(qtbot, hub: FakeHub, tmp_path: Path) -> None: 
     assert dlg.status.text() == "Models ready."
 
 
+def test_cancel_during_a_stalled_download_is_said_at_once(
+    qtbot, hub: FakeHub, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A stalled connection notices a cancel at its next read (up to 10 s later): until then
+    the button seemed to do nothing."""
+    import threading
+
+    key = f"{MT_REPO}/tiny.gguf"
+    stalled, release = threading.Event(), threading.Event()
+    hub.midway[key] = (1 << 20, lambda: (stalled.set(), release.wait(30)))
+    dlg = FirstRunDialog(AppConfig(), plan(True), root=tmp_path / "models")
+    qtbot.addWidget(dlg)
+    dlg.download_btn.click()
+    qtbot.waitUntil(stalled.is_set, timeout=30_000)
+    dlg.cancel_btn.click()
+    assert dlg.status.text() == "Stopping the download…" and not dlg.cancel_btn.isEnabled()
+    release.set()  # (the connection's next read: the cancel is seen)
+    qtbot.waitUntil(lambda: dlg.cancel_btn.isHidden(), timeout=30_000)
+    assert dlg.status.text().startswith("Download stopped: download cancelled")
+    dlg.download_btn.click()  # again: its Cancel works again
+    assert dlg.cancel_btn.isEnabled()
+    with qtbot.waitSignal(dlg.accepted, timeout=30_000):
+        pass
+
+
 def test_no_network_is_said_plainly(qtbot) -> None:  # type: ignore[no-untyped-def]
     dlg = FirstRunDialog(AppConfig(), plan(False))
     qtbot.addWidget(dlg)
