@@ -543,6 +543,17 @@ def server_settings(mt: MtConfig) -> ServerSettings:
     )
 
 
+def _of_server(e: ServerError) -> ServerError:
+    """``e`` said as the translation server's, what it says of the server kept (whether it
+    may answer later, its status, the pause it asked for)."""
+    return ServerError(
+        f"translation server: {e}",
+        transient=e.transient,
+        status=e.status,
+        retry_after=e.retry_after,
+    )
+
+
 class RemoteEngine:
     """The translation stage's ``Engine`` over a server: no native code runs here, so it needs
     no worker process; a failed call costs one update, and a server that is down or stalls is
@@ -594,12 +605,7 @@ class RemoteEngine:
         try:
             models = self.client.list_models()
         except ServerError as e:
-            raise ServerError(
-                f"translation server: {e}",
-                transient=e.transient,
-                status=e.status,
-                retry_after=e.retry_after,
-            ) from None
+            raise _of_server(e) from None
         ids = [str(m["id"]) for m in models]
         want = mt.server_model.strip()
         if want and want not in ids:
@@ -620,12 +626,7 @@ class RemoteEngine:
         try:
             self.abilities = probe_server(self.client, prompts)
         except ServerError as e:
-            raise ServerError(
-                f"translation server: {e}",
-                transient=e.transient,
-                status=e.status,
-                retry_after=e.retry_after,
-            ) from None
+            raise _of_server(e) from None
         self.notice = self._route_notice(mt)
         if self.notice:
             log.warning("%s", self.notice)

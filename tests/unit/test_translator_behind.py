@@ -149,6 +149,27 @@ class StalledServer(SlowEngine):
         raise EngineUnavailable("translation server http://x did not answer within 1 s")
 
 
+def stalled_run(
+    tmp_path: Path, script: list[Step], seconds: float, delay: float
+) -> tuple[list[str], list[str]]:
+    """The pipeline behind a StalledServer: what was said about translation, and the lines
+    the transcript holds."""
+    p, ev, _, _ = make(
+        tmp_path,
+        script=script,
+        source=FakeSource(seconds, speed=1.0),
+        loader=lambda m: StalledServer(delay),
+    )
+    p.start()
+    assert p.finished.wait(60)
+    assert p.stop()
+    said = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    return said, [r.source for r in read_transcript(tmp_path / "transcript.jsonl")]
+
+
+STALLED = "translation failed: translation server http://x did not answer within 1 s"
+
+
 def test_behind_a_server_that_does_not_answer_only_that_is_said(tmp_path: Path) -> None:
     """A stalled server's notice was at once replaced on screen by "translation is slower
     than the speech on this computer", which blamed the computer."""
@@ -157,19 +178,9 @@ def test_behind_a_server_that_does_not_answer_only_that_is_said(tmp_path: Path) 
         words = [f"line{i}", "and", "more", "done."]
         for n in range(1, 5):
             script.append(Step(0.6 * i + 0.15 * n, i, words[:n], final=n == 4))
-    p, ev, _, _ = make(
-        tmp_path,
-        script=script,
-        source=FakeSource(5.0, speed=1.0),
-        loader=lambda m: StalledServer(1.0),
-    )
-    p.start()
-    assert p.finished.wait(60)
-    assert p.stop()
-    said = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
-    assert said == ["translation failed: translation server http://x did not answer within 1 s"]
-    recs = read_transcript(tmp_path / "transcript.jsonl")
-    assert [r.source for r in recs] == [f"line{i} and more done." for i in range(6)]
+    said, lines = stalled_run(tmp_path, script, 5.0, 1.0)
+    assert said == [STALLED]
+    assert lines == [f"line{i} and more done." for i in range(6)]
 
 
 def test_an_outage_is_said_once_even_with_a_line_the_server_was_not_asked_about(
@@ -182,16 +193,6 @@ def test_an_outage_is_said_once_even_with_a_line_the_server_was_not_asked_about(
         Step(0.6, 1, ["-"], final=True),
         Step(0.9, 2, ["good", "morning."], final=True),
     ]
-    p, ev, _, _ = make(
-        tmp_path,
-        script=script,
-        source=FakeSource(1.5, speed=1.0),
-        loader=lambda m: StalledServer(0.0),
-    )
-    p.start()
-    assert p.finished.wait(30)
-    assert p.stop()
-    said = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
-    assert said == ["translation failed: translation server http://x did not answer within 1 s"]
-    recs = read_transcript(tmp_path / "transcript.jsonl")
-    assert [r.source for r in recs] == ["hello there.", "-", "good morning."]
+    said, lines = stalled_run(tmp_path, script, 1.5, 0.0)
+    assert said == [STALLED]
+    assert lines == ["hello there.", "-", "good morning."]
