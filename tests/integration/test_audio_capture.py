@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,22 +102,31 @@ def test_full_queue_drops_the_oldest_blocks(clip: np.ndarray) -> None:
     cap.stop()
 
 
-def test_device_disappears_and_is_reopened(
-    clip: np.ndarray, caplog: pytest.LogCaptureFixture
-) -> None:
+def unplugged_after(
+    clip: np.ndarray, blocks: int
+) -> tuple[FakeSoundDevice, MicrophoneCapture, list[float], list[Any]]:
+    """The USB mic gone after ``blocks`` blocks, its capture on a clock the test moves, read
+    until it is found lost: (the device, the capture, the clock, the blocks before)."""
     sd = FakeSoundDevice(clip)
-    sd.vanish_at_block = 5
+    sd.vanish_at_block = blocks
     now = [100.0]
     cap = MicrophoneCapture(
         AudioConfig(device="USB Mic"), sd=sd, clock=lambda: now[0], reopen_s=1.0
     )
     cap.start()
     first = read_all(cap, lambda: sd.streams[0].done.is_set() and cap._queue.qsize() == 0)
-    assert len(first) == 5
     for _ in range(100):  # bounded: each read waits at most 10 ms
         if cap.state == "lost":
             break
         cap.read(timeout=0.01)
+    return sd, cap, now, first
+
+
+def test_device_disappears_and_is_reopened(
+    clip: np.ndarray, caplog: pytest.LogCaptureFixture
+) -> None:
+    sd, cap, now, first = unplugged_after(clip, 5)
+    assert len(first) == 5
     assert cap.state == "lost"
     assert "audio input 'USB Mic' disappeared; retrying" in caplog.text
     # The immediate retry failed: the reason is kept for the UI, the next try is in 1 s.
@@ -145,18 +155,7 @@ def test_portaudio_failing_while_the_device_is_looked_for_again_is_retried(
     """PortAudio re-initialised to see a device that came back can fail; the listing then
     raised "PortAudio not initialized" out of the capture, and speech recognition stopped
     for the rest of the meeting."""
-    sd = FakeSoundDevice(clip)
-    sd.vanish_at_block = 5
-    now = [100.0]
-    cap = MicrophoneCapture(
-        AudioConfig(device="USB Mic"), sd=sd, clock=lambda: now[0], reopen_s=1.0
-    )
-    cap.start()
-    first = read_all(cap, lambda: sd.streams[0].done.is_set() and cap._queue.qsize() == 0)
-    for _ in range(100):
-        if cap.state == "lost":
-            break
-        cap.read(timeout=0.01)
+    sd, cap, now, first = unplugged_after(clip, 5)
     assert cap.state == "lost"  # (its first try found no device)
     sd.plug_back()
     sd.vanish_at_block = -1
