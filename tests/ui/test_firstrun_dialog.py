@@ -253,6 +253,16 @@ def test_files_on_this_computer_are_chosen_in_the_dialog_and_never_lost(
     assert cfg.mt.tgt_lang == "de"
 
 
+def files_page(qtbot, tmp_path: Path) -> FirstRunDialog:  # type: ignore[no-untyped-def]
+    """The real dialog on its page of model files on this computer (the real checks)."""
+    planner = _real_planner(tmp_path)
+    dlg = FirstRunDialog(AppConfig(), planner(AppConfig()), planner=planner, languages=("en", "de"))
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.choose_local()
+    return dlg
+
+
 def test_a_translator_file_gets_its_real_test_in_the_dialog(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The real check (loaded once in a worker process, a test sentence translated): the
     project's test translator passes; the same file with a header llama.cpp aborts on (whose
@@ -261,11 +271,7 @@ def test_a_translator_file_gets_its_real_test_in_the_dialog(qtbot, tmp_path: Pat
     from tests.integration.test_engine_workers import corrupt
 
     broken = corrupt("duplicate-token", tmp_path / "broken.gguf")
-    planner = _real_planner(tmp_path)
-    dlg = FirstRunDialog(AppConfig(), planner(AppConfig()), planner=planner, languages=("en", "de"))
-    qtbot.addWidget(dlg)
-    dlg.show()
-    dlg.choose_local()
+    dlg = files_page(qtbot, tmp_path)
     dlg.mt_path.setText(str(broken))
     dlg.use_btn.click()
     qtbot.waitUntil(lambda: dlg.use_btn.isEnabled(), timeout=60_000)
@@ -290,11 +296,7 @@ def test_a_whisper_folder_gets_its_real_test_in_the_dialog(
     shutil.copytree(tiny_en, cut)
     with (cut / "model.bin").open("r+b") as f:
         f.truncate((cut / "model.bin").stat().st_size // 2)
-    planner = _real_planner(tmp_path)
-    dlg = FirstRunDialog(AppConfig(), planner(AppConfig()), planner=planner, languages=("en", "de"))
-    qtbot.addWidget(dlg)
-    dlg.show()
-    dlg.choose_local()
+    dlg = files_page(qtbot, tmp_path)
     dlg.speech_path.setText(str(cut))
     dlg.use_btn.click()
     qtbot.waitUntil(lambda: dlg.use_btn.isEnabled(), timeout=60_000)

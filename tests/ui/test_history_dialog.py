@@ -37,16 +37,19 @@ PLANNING = [
 STANDUP = [SegmentRecord(0, 1.0, 2.0, "Hola a todos.", "Hola a todos.", "es", "es", 0.0)]
 
 
+def listed(dlg: HistoryDialog) -> list[list[str]]:
+    """The meetings' rows as the list shows them: date, length, languages, lines."""
+    items = [dlg.list.topLevelItem(i) for i in range(dlg.list.topLevelItemCount())]
+    return [[item.text(c) for c in range(4)] for item in items if item is not None]
+
+
 def test_list_search_read_and_export(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, "20261116-093000", PLANNING)
     write(tmp_path, "20261117-101500", STANDUP)
     dlg = HistoryDialog(tmp_path)
     qtbot.addWidget(dlg)
     dlg.show()
-    rows = [
-        [dlg.list.topLevelItem(i).text(c) for c in range(4)]
-        for i in range(dlg.list.topLevelItemCount())
-    ]
+    rows = listed(dlg)
     assert rows == [
         ["2026-11-17 10:15", "2 s", "es", "1"],
         ["2026-11-16 09:30", "5 s", "en → de", "2"],
@@ -313,10 +316,7 @@ def test_a_meeting_stopped_before_its_first_line_is_listed_by_the_audio_kept(
     dlg = HistoryDialog(tmp_path)
     qtbot.addWidget(dlg)
     dlg.show()
-    rows = [
-        [dlg.list.topLevelItem(i).text(c) for c in range(4)]
-        for i in range(dlg.list.topLevelItemCount())
-    ]
+    rows = listed(dlg)
     assert rows == [
         ["2026-11-22 08:00", "2 min", "", "0"],
         ["2026-11-20 09:00", "5 s", "en → de", "2"],
