@@ -26,6 +26,7 @@ from subtitler.models.catalog import (
     size_text,
 )
 from subtitler.models.validate import InvalidModelError, check_model_path
+from subtitler.user_files import first_line
 
 log = logging.getLogger("subtitler.models")
 
@@ -276,8 +277,7 @@ def _load_once(path: Path, template: str) -> None:
     try:
         probe_model(path, template)
     except Exception as e:  # every engine failure is one line for this command
-        lines = str(e).strip().splitlines()
-        raise LoadFailed(lines[0] if lines else type(e).__name__) from None
+        raise LoadFailed(first_line(e)) from None
 
 
 def cmd_remove(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:

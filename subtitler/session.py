@@ -57,6 +57,7 @@ from subtitler.pipeline.transcript import SegmentRecord as SegmentRecord
 from subtitler.pipeline.transcript import Which as Which
 from subtitler.pipeline.transcript import export as export
 from subtitler.pipeline.transcript import read_transcript as read_transcript
+from subtitler.user_files import first_line as first_line
 
 if TYPE_CHECKING:
     from subtitler.models.hardware import HardwareInfo

@@ -68,6 +68,13 @@ def one_line(e: BaseException) -> str:
     return text if len(text) <= MAX_WHY else text[: MAX_WHY - 1] + "…"
 
 
+def first_line(e: BaseException) -> str:
+    """An exception's first line of text, else its class name (an engine's error carries its
+    native backtrace after the message)."""
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__
+
+
 def size_text(n: int) -> str:
     return f"{n // MB} MB" if n >= MB else f"{n // KB} kB"
 

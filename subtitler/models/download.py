@@ -37,7 +37,13 @@ from typing import Any, BinaryIO, Literal
 from urllib.parse import urlparse
 
 from subtitler import paths, user_files
-from subtitler.models.catalog import CatalogEntry, ModelFile, id_problem, path_problem
+from subtitler.models.catalog import (
+    CatalogEntry,
+    ModelFile,
+    id_problem,
+    path_problem,
+    size_text,
+)
 from subtitler.models.validate import InvalidModelError, check_whisper_dir, read_gguf
 
 log = logging.getLogger(__name__)
@@ -282,11 +288,6 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(errs)
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
-
-
 # What the system's network errors mean, in plain words (the raw one goes to the log).
 _NETWORK_WORDS = (
     (
@@ -309,7 +310,7 @@ _NETWORK_WORDS = (
 def _network_why(e: BaseException) -> str:
     """Why a connection failed, for people: '[Errno -2] Name or service not known' is 'its
     address could not be looked up: is this computer online?'."""
-    raw = _first_line(e)
+    raw = user_files.first_line(e)
     log.info("network error: %s", raw)
     low = raw.lower()
     for needles, words in _NETWORK_WORDS:
@@ -388,7 +389,7 @@ def _metadata(
             "local model files still work"
         ) from None
     except OSError as e:  # e.g. FileMetadataError: an endpoint that is not a hub
-        raise DownloadError(f"{_host(endpoint)}: {_first_line(e)}") from None
+        raise DownloadError(f"{_host(endpoint)}: {user_files.first_line(e)}") from None
     if meta.etag is None and meta.commit_hash is None:
         # A hub tags every file and names its commit; a sign-in portal or a proxy's page does
         # neither (it was fetched, found no GGUF, and "the next download" was promised).
@@ -593,7 +594,7 @@ def _download(
                 ) from None
             # huggingface_hub's own size check ("Consistency check failed") lands here too.
             _discard(part)
-            raise DownloadError(f"{spec.path}: {_first_line(e)}") from None
+            raise DownloadError(f"{spec.path}: {user_files.first_line(e)}") from None
         report(DownloadProgress(entry.id, spec.path, i, n, "verify", base + got, total))
         try:
             sha256 = check_file(part, spec, remote.etag, remote.size)
@@ -632,11 +633,9 @@ def _download(
 
 
 def _size(n: float) -> str:
-    """Bytes for a message: "1.4 GB", "120 MB", "300 kB" ("0.0 GB needed, 0.0 GB free"
-    said nothing of a small model)."""
-    if n >= 1e9:
-        return f"{n / 1e9:.1f} GB"
-    return f"{n / 1e6:.0f} MB" if n >= 1e6 else f"{max(n, 0) / 1e3:.0f} kB"
+    """Bytes for a message, as the catalog says sizes ("1.4 GB", "120 MB"), and "300 kB"
+    ("0.0 GB needed, 0.0 GB free" said nothing of a small model)."""
+    return size_text(round(n / 1e6)) if n >= 1e6 else f"{max(n, 0) / 1e3:.0f} kB"
 
 
 def _discard(part: Path) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QEventLoop, QObject, QTimer
-from PySide6.QtWidgets import QLabel, QProgressBar
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -116,6 +116,14 @@ class BackgroundJob:
                 self.on_done(arg)
             else:
                 self.on_error(arg)
+
+
+def stop_download(cancel: threading.Event, button: QPushButton, status: QLabel) -> None:
+    """Cancel, said at once: a stalled connection notices it at its next read (up to 10 s
+    later), and until then the button seemed to do nothing."""
+    cancel.set()
+    button.setEnabled(False)
+    status.setText("Stopping the download…")
 
 
 def show_progress(bar: QProgressBar, status: QLabel, label: str, fraction: float | None) -> None:

@@ -36,11 +36,12 @@ from subtitler.session import (
     InvalidModelError,
     check_translator,
     check_whisper_dir,
+    first_line,
     probe_model,
     with_models,
 )
 from subtitler.session import model_files as dl
-from subtitler.ui.background import BackgroundJob, Report, show_progress
+from subtitler.ui.background import BackgroundJob, Report, show_progress, stop_download
 from subtitler.ui.sizing import room
 
 Planner = Callable[[AppConfig], FirstRunPlan]  # the plan for these settings (their languages)
@@ -241,7 +242,9 @@ class FirstRunDialog(QDialog):
         self.download_btn.clicked.connect(self.start_download)
         self.cancel_btn = QPushButton("Cancel download")
         self.cancel_btn.hide()
-        self.cancel_btn.clicked.connect(self._stop_download)
+        self.cancel_btn.clicked.connect(
+            lambda: stop_download(self._cancel, self.cancel_btn, self.status)
+        )
         self.local_btn = QPushButton("Use files on this computer…")
         self.local_btn.setToolTip("A Whisper model folder and a .gguf translation model")
         self.local_btn.clicked.connect(self.choose_local)
@@ -289,13 +292,6 @@ class FirstRunDialog(QDialog):
             return got, ""
 
         self._job.start(work)
-
-    def _stop_download(self) -> None:
-        """Cancel, said at once: a stalled connection notices it at its next read (up to
-        10 s later), and until then the button seemed to do nothing."""
-        self._cancel.set()
-        self.cancel_btn.setEnabled(False)
-        self.status.setText("Stopping the download…")
 
     def _on_progress(self, label: str, fraction: float | None) -> None:
         show_progress(self.bar, self.status, label, fraction)
@@ -460,8 +456,7 @@ class FirstRunDialog(QDialog):
                 try:
                     check(path, tmpl)
                 except Exception as e:  # every engine failure is one line here
-                    lines = str(e).strip().splitlines()
-                    return f"{field}\n{lines[0] if lines else type(e).__name__}"
+                    return f"{field}\n{first_line(e)}"
             return ""
 
         self._check_job.start(work)

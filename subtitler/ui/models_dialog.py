@@ -24,9 +24,16 @@ from PySide6.QtWidgets import (
 )
 
 from subtitler.config import AppConfig
-from subtitler.session import Catalog, CatalogEntry, probe_model, size_text, with_models
+from subtitler.session import (
+    Catalog,
+    CatalogEntry,
+    first_line,
+    probe_model,
+    size_text,
+    with_models,
+)
 from subtitler.session import model_files as dl
-from subtitler.ui.background import BackgroundJob, Report, show_progress
+from subtitler.ui.background import BackgroundJob, Report, show_progress, stop_download
 from subtitler.ui.sizing import open_at
 
 KINDS = {"asr": "Speech", "mt": "Translation"}
@@ -121,7 +128,9 @@ class ModelsDialog(QDialog):
         self.use_btn = QPushButton("Use this model")
         close = QPushButton("Close")
         self.download_btn.clicked.connect(self.download_selected)
-        self.cancel_btn.clicked.connect(self._stop_download)
+        self.cancel_btn.clicked.connect(
+            lambda: stop_download(self._cancel, self.cancel_btn, self.status)
+        )
         self.verify_btn.clicked.connect(self.verify_selected)
         self.remove_btn.clicked.connect(lambda: self.remove_selected(confirm=True))
         self.use_btn.clicked.connect(self.use_selected)
@@ -244,8 +253,7 @@ class ModelsDialog(QDialog):
             try:  # the engine itself loads it, in a worker process it may crash
                 probe_model(dl.model_path(e, root), e.template or "auto")
             except Exception as err:
-                line = (str(err).strip().splitlines() or [type(err).__name__])[0]
-                return f"{e.name} does not load: {line}. Click Remove, then Download."
+                return f"{e.name} does not load: {first_line(err)}. Click Remove, then Download."
             return f"{e.name} is complete and loads."
 
         self._start(work, f"Checking {e.name}…")
@@ -295,13 +303,6 @@ class ModelsDialog(QDialog):
         self.bar.show()
         self._update_buttons()
         self._job.start(work)
-
-    def _stop_download(self) -> None:
-        """Cancel, said at once: a stalled connection notices it at its next read (up to
-        10 s later), and until then the button seemed to do nothing."""
-        self._cancel.set()
-        self.cancel_btn.setEnabled(False)
-        self.status.setText("Stopping the download…")
 
     def _on_progress(self, label: str, fraction: float | None) -> None:
         show_progress(self.bar, self.status, label, fraction)
