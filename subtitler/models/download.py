@@ -485,6 +485,23 @@ def token_for(
     return token if official or trust_endpoint else False
 
 
+def _one_log_path() -> None:
+    """Have huggingface_hub's records reach the process's own handlers only.
+
+    huggingface_hub gives its library logger a stderr handler of its own and lets records
+    propagate too, so where the root logger has one (the models CLI, the app's log file) each
+    warning was printed twice ("Error while downloading ... Trying to resume download..."); its
+    ``enable_propagation`` docstring asks the caller to drop that handler then."""
+    if not logging.getLogger().handlers:
+        return  # nothing configured: its own handler is the only one that says anything
+    import huggingface_hub.utils.logging as hub_logging
+
+    hub = hub_logging.get_logger()
+    for h in list(hub.handlers):
+        if type(h) is logging.StreamHandler:
+            hub.removeHandler(h)
+
+
 def download(
     entry: CatalogEntry,
     *,
@@ -503,6 +520,7 @@ def download(
     The hub token goes only where :func:`token_for` allows (``trust_endpoint``: the user
     trusts an endpoint other than the hub with it).
     """
+    _one_log_path()
     ep = _endpoint(endpoint)
     sent = token_for(ep, token, trust_endpoint=trust_endpoint)
     if sent is False and token is not False:

@@ -506,6 +506,29 @@ def test_cli_verify_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     ]
 
 
+def test_cli_says_a_dropped_connection_once(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """huggingface_hub's warning reached stderr by its own handler and by the CLI's (pytest's
+    log capture hides the second, so the CLI runs as the user runs it)."""
+    import subprocess
+
+    key = f"{MT_REPO}/tiny.gguf"
+    hub.drop_once_at[key] = len(hub.files[key]) - 3_000_000
+    cat = tmp_path / "catalog.toml"
+    cat.write_text(CATALOG, encoding="utf-8")
+    args = ["--catalog", str(cat), "--models-dir", str(tmp_path / "m")]
+    out = subprocess.run(
+        [sys.executable, "-m", "subtitler.models", *args, "download", "tiny-mt", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("Trying to resume download") == 1, out.stderr
+    assert "WARNING huggingface_hub" in out.stderr  # in the CLI's own format
+
+
 def test_module_entry_point_runs() -> None:
     import subprocess
     import sys
