@@ -316,6 +316,19 @@ def model_catalog() -> Catalog:
     return catalog.load_catalog()
 
 
+def model_problems(new: AppConfig, old: AppConfig) -> list[str]:
+    """Why the models chosen in ``new`` and not in use in ``old`` cannot be used (Settings'
+    Apply): one line each; a damaged catalog is the load's to say."""
+    from subtitler.models.catalog import load_catalog
+    from subtitler.models.resolve import chosen_model_problems
+
+    try:
+        catalog = load_catalog()
+    except CatalogError:
+        return []
+    return chosen_model_problems(new, old, catalog)
+
+
 def real_factories() -> Factories:
     """The app's real parts: the sound card or a file, faster-whisper and llama.cpp (each
     native engine in a worker process), or a translation server."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from subtitler.models import download as dl
 from subtitler.models.catalog import Catalog, CatalogEntry
@@ -13,8 +13,12 @@ from subtitler.models.validate import (
     InvalidModelError,
     check_translator,
     check_whisper_dir,
+    read_gguf,
     user_path,
 )
+
+if TYPE_CHECKING:
+    from subtitler.config import AppConfig
 
 Role = Literal["asr", "mt"]
 State = Literal["ready", "missing", "invalid"]
@@ -93,3 +97,38 @@ def mt_state(value: str, template: str, catalog: Catalog, root: Path | None = No
     except InvalidModelError as e:
         return ModelState("mt", "invalid", p, entry, str(e))
     return ModelState("mt", "ready", p, entry, f"{p.name} (template {info.template})")
+
+
+def chosen_model_problems(
+    new: AppConfig, old: AppConfig, catalog: Catalog, root: Path | None = None
+) -> list[str]:
+    """Why a model chosen in ``new`` that ``old`` did not have cannot be used, one line each:
+    nothing usable at a path, an unknown name, a damaged file. A catalog model not downloaded
+    yet is none (Models downloads it), and a model already in use is not asked about again
+    (the meeting says its own notice for one that went bad)."""
+    out = []
+    if new.asr.model != old.asr.model:
+        st = asr_state(new.asr.model, catalog, root)
+        if st.state == "invalid":
+            out.append(_named("speech model", st.reason))
+    mt, was = new.mt, old.mt
+    if not mt.uses_server and (mt.model_path, mt.template) != (was.model_path, was.template):
+        st = mt_state(mt.model_path, mt.template, catalog, root)
+        if st.state == "invalid":
+            out.append(_named("translation model", st.reason))
+    draft = mt.draft_model_path.strip()
+    if not mt.uses_server and draft and draft != was.draft_model_path.strip():
+        try:
+            read_gguf(draft)
+        except InvalidModelError as e:
+            out.append(_named("draft model", str(e)))
+    return out
+
+
+def _named(what: str, reason: str) -> str:
+    """``reason`` said of ``what`` ("translation model not found: x" of the draft model is
+    "draft model not found: x")."""
+    for role in ("translation model", "speech model"):
+        if reason.startswith(role):
+            return what + reason[len(role) :]
+    return f"{what}: {reason}"

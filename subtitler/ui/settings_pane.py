@@ -55,7 +55,13 @@ from subtitler.config import (
     spec_of,
     with_settings,
 )
-from subtitler.session import LANGUAGES, Glossary, address_problem, check_server
+from subtitler.session import (
+    LANGUAGES,
+    Glossary,
+    address_problem,
+    check_server,
+    model_problems,
+)
 from subtitler.settings_store import validate
 from subtitler.types import SILENCE_DBFS
 from subtitler.ui.sizing import open_at
@@ -222,6 +228,8 @@ class Choices:
     # What a translation server can do, asked now: (plain words, the terms); runs off the
     # GUI thread.
     check_server: Callable[[MtConfig], tuple[str, str]] = check_server
+    # Why the models chosen anew (settings to apply, settings in use) cannot be used.
+    model_problems: Callable[[AppConfig, AppConfig], list[str]] = model_problems
 
 
 @dataclass
@@ -681,6 +689,8 @@ class SettingsPane(QDialog):
         errs = validate(cfg)
         if not cfg.asr.model:
             errs.append("choose a speech model")
+        else:
+            errs += self.choices.model_problems(cfg, self._cfg)
         if cfg.mt.uses_server:
             if not cfg.mt.server_url:
                 errs.append("give the translation server's address (or use a model file)")
