@@ -15,7 +15,7 @@ from subtitler.asr.vad import SileroStream
 from subtitler.config import AsrConfig
 from subtitler.models import hardware
 from subtitler.models.catalog import load_catalog
-from subtitler.models.resolve import asr_state
+from subtitler.models.resolve import asr_state, said_of
 
 
 def load_recognizer(
@@ -38,7 +38,7 @@ def load_recognizer(
     opts = StreamingOptions.from_config(cfg)
     st = asr_state(cfg.model, load_catalog())
     if st.state == "invalid":
-        raise RuntimeError(f"speech model: {st.reason}")
+        raise RuntimeError(said_of("speech model", st.reason))
     if st.state == "missing":
         # Not fetched here: downloads go through the verified downloader, when asked for.
         # Said for the app's users (what to click); the command line's is `models download`.

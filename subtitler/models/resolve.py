@@ -110,22 +110,22 @@ def chosen_model_problems(
     if new.asr.model != old.asr.model:
         st = asr_state(new.asr.model, catalog, root)
         if st.state == "invalid":
-            out.append(_named("speech model", st.reason))
+            out.append(said_of("speech model", st.reason))
     mt, was = new.mt, old.mt
     if not mt.uses_server and (mt.model_path, mt.template) != (was.model_path, was.template):
         st = mt_state(mt.model_path, mt.template, catalog, root)
         if st.state == "invalid":
-            out.append(_named("translation model", st.reason))
+            out.append(said_of("translation model", st.reason))
     draft = mt.draft_model_path.strip()
     if not mt.uses_server and draft and draft != was.draft_model_path.strip():
         try:
             read_gguf(draft)
         except InvalidModelError as e:
-            out.append(_named("draft model", str(e)))
+            out.append(said_of("draft model", str(e)))
     return out
 
 
-def _named(what: str, reason: str) -> str:
+def said_of(what: str, reason: str) -> str:
     """``reason`` said of ``what`` ("translation model not found: x" of the draft model is
     "draft model not found: x")."""
     for role in ("translation model", "speech model"):

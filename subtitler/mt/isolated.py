@@ -27,23 +27,29 @@ from subtitler.models import smoke_test
 from subtitler.models.smoke_test import ModelCrashed, ModelDamaged, naming
 from subtitler.mt.engine import EngineResult, Progress
 from subtitler.mt.glossary import Glossary
-from subtitler.types import UpdateStats
+from subtitler.types import EngineGone, UpdateStats
 
 log = logging.getLogger(__name__)
 SERVICE = "subtitler.mt.service:TranslatorService"  # (imported in the child only)
+
+
+class Reloaded(RuntimeError):
+    """A crash cost this update; the model is loaded again in a fresh process."""
 
 
 class WorkerEngine:
     """A translation model loaded in its own process (the translation stage's ``Engine``).
 
     A crash while translating costs that update: the model is loaded again in a fresh process
-    for the next one, up to ``RESTARTS`` times; a model that keeps crashing is given up."""
+    for the next one, up to ``restarts`` times; a model that keeps crashing, or that cannot
+    be loaded again (its file replaced or gone meanwhile), is given up (EngineGone)."""
 
     RESTARTS = 2
 
-    def __init__(self, mt: MtConfig, path: Path) -> None:
+    def __init__(self, mt: MtConfig, path: Path, restarts: int = RESTARTS) -> None:
         self.name = path.name
         self.crashes = 0
+        self.restarts = restarts
         self.mt = mt
         self._mt_sent = False  # whether the process has self.mt (it gets new ones with an update)
         self._glossary = Glossary()
@@ -115,10 +121,19 @@ class WorkerEngine:
             self._proc.close()
             self.crashes += 1
             crashed = f"{self.name}: llama.cpp crashed translating ({e.reason})"
-            if self.crashes > self.RESTARTS:
-                raise ModelCrashed(f"{crashed}, {self.crashes} times") from None
-            self._proc = self._load()  # (a load that crashes now gives the model up)
-            raise RuntimeError(f"{crashed}; loaded it again") from None
+            if self.crashes > self.restarts:
+                times = f", {self.crashes} times" if self.crashes > 1 else ""
+                raise ModelCrashed(crashed + times) from None
+            try:
+                self._proc = self._load()  # (a load that crashes now gives the model up)
+            except ModelCrashed:
+                raise
+            except RuntimeError as gone:
+                # The file was replaced or removed since it was loaded (a copy over the one in
+                # use, which is also what crashed it): the old process is closed, so going on
+                # would answer every later line with nothing, said nowhere.
+                raise EngineGone(f"{crashed}; cannot load it again: {gone}") from None
+            raise Reloaded(f"{crashed}; loaded it again") from None
         self._mt_sent = True
         self._glossary_sent = glossary  # (not after a crash: the new process gets it next time)
         return result
@@ -140,7 +155,7 @@ def probe_translator(path: Path, template: str = "auto") -> None:
         threads=1,
         max_new_tokens=smoke_test.MAX_TOKENS,
     )
-    engine = WorkerEngine(mt, path)
+    engine = WorkerEngine(mt, path, restarts=0)  # a crash on the test sentence fails it
     try:
         r = engine.translate(0, smoke_test.SENTENCE, True, mt.tgt_lang, mt.src_lang)
     except RemoteError as e:
@@ -171,6 +186,11 @@ def first_load_test(engine: WorkerEngine, mt: MtConfig) -> str:
     except RemoteError as e:  # the first line will meet it too, and say it then
         log.info("%s: the first-load test failed: %s", engine.name, e)
         return ""
+    except Reloaded as e:
+        # One crash, the model loaded again: kept, as a crash on any line is (one that
+        # crashes on every line is given up there); the reader is told.
+        log.warning("the first-load test: %s", e)
+        return f"{e} (on its test sentence)"
     finally:
         engine.configure(mt)  # the lines' settings from the first line on
     damage = smoke_test.translation_damage(r.text, r.problem, r.stats.looped)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from subtitler.config import MtConfig
 from subtitler.models import hardware
 from subtitler.models.catalog import load_catalog
-from subtitler.models.resolve import mt_state
+from subtitler.models.resolve import mt_state, said_of
 from subtitler.models.templates import resolve_template
 from subtitler.models.validate import InvalidModelError, read_gguf
 from subtitler.mt.drafting import DraftModel, VocabularyMismatchError, check_same_vocabulary
@@ -40,7 +40,7 @@ def resolve_translator(mt: MtConfig) -> tuple[Path, str]:
             "choose a local .gguf in Settings"
         )
     if st.state != "ready" or st.path is None:
-        raise RuntimeError(f"translation model: {st.reason}")
+        raise RuntimeError(said_of("translation model", st.reason))
     template = mt.template
     if template == "auto" and st.entry is not None and st.entry.template:
         template = st.entry.template

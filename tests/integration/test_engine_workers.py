@@ -280,6 +280,92 @@ def test_a_translator_killed_mid_meeting_is_loaded_again_then_given_up(
     assert [r.source for r in read_transcript(tmp_path / "t.jsonl")] == finals
 
 
+def test_a_crash_after_the_model_file_went_away_turns_translation_off_until_applied(
+    tmp_path: Path,
+) -> None:
+    """A copy over the model in use (or its removal) crashes the worker at its next decode;
+    loading it again then failed, the closed process stayed, and every later line came back
+    empty, said nowhere, until the app was restarted."""
+    model = tmp_path / "model.gguf"
+    data = FIXTURE.read_bytes()
+    model.write_bytes(data)
+    p, ev = _pipeline(tmp_path, model)
+    p.start()
+    try:
+        assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
+        engine = p._mt._model
+        assert isinstance(engine, WorkerEngine) and engine.pid is not None
+        model.unlink()
+        os.kill(engine.pid, signal.SIGKILL)
+        assert wait_for(lambda: p._mt.model_lost, 60)
+        (off,) = [e for e in ev.of(ErrorEvent) if "cannot load it again" in e.message]
+        assert (
+            off.message.startswith(
+                "model.gguf: llama.cpp crashed translating (signal SIGKILL); cannot load it "
+                "again: translation model not found: "
+            )
+            and "; showing the transcript only (" in off.message
+        ), off.message
+        assert not off.fatal and p._mt._model is None
+        model.write_bytes(data)  # put back: applying the settings loads it again
+        p.apply_config(p.config)
+        n = len(ev.of(SubtitleEvent))
+        assert wait_for(lambda: _translated_after(ev, n), timeout=60)
+    finally:
+        assert p.stop()
+
+
+@pytest.fixture()
+def first_decode_aborts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """llama.cpp aborts in the first worker's first decode (as a driver's fault would): that
+    worker is sent SIGABRT when its first translation is asked. Returns its pid, once it is
+    so crashed."""
+    from subtitler.isolation.worker import WorkerProcess
+
+    real = WorkerProcess.call
+    crashed: list[int] = []
+
+    def call(self: WorkerProcess, op: str, *args: object, **kw: object) -> object:
+        if op == "translate" and self.pid is not None and not crashed:
+            crashed.append(self.pid)
+            os.kill(self.pid, signal.SIGABRT)
+            assert wait_for(lambda: not self._proc.is_alive(), 10)
+        return real(self, op, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(WorkerProcess, "call", call)
+    return crashed
+
+
+def test_a_crash_on_the_first_load_test_keeps_the_model_loaded_again(
+    tmp_path: Path, first_decode_aborts: list[int]
+) -> None:
+    """The load's test sentence crashed it once: it was loaded again, then closed, and the
+    meeting said "Translation off: ...; loaded it again" with no translator."""
+    p, ev = _pipeline(tmp_path, FIXTURE)
+    p.start()
+    try:
+        assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
+        said = [e.message for e in ev.of(ErrorEvent) if "crashed" in e.message]
+        assert said[0] == (
+            f"{FIXTURE.name}: llama.cpp crashed translating (signal SIGABRT); loaded it again "
+            "(on its test sentence)"
+        ), said
+        assert not p._mt.model_lost
+    finally:
+        assert p.stop()
+
+
+def test_a_crash_on_the_test_sentence_fails_a_files_test(first_decode_aborts: list[int]) -> None:
+    """`models verify` and the first run's test of a file: a crash fails it as a crash (it
+    said "...; loaded it again" of a model it had closed)."""
+    from subtitler.mt.isolated import probe_translator
+
+    with pytest.raises(ModelCrashed) as e:
+        probe_translator(FIXTURE)
+    assert str(e.value) == f"{FIXTURE.name}: llama.cpp crashed translating (signal SIGABRT)"
+    assert len(first_decode_aborts) == 1  # not loaded a second time
+
+
 def test_a_newer_update_aborts_a_decode_running_in_the_worker(tiny_gguf: Path) -> None:
     # A random model rarely says EOS: without the abort it would decode 200 tokens.
     mt = MtConfig(model_path=str(tiny_gguf), max_new_tokens=200, len_ratio=100.0, n_ctx=512)
