@@ -47,6 +47,10 @@ SPAWN = multiprocessing.get_context("spawn")
 ABORT_POLL_S = 0.005  # how often a waiting call asks its abort callback
 IDLE_POLL_S = 0.1  # how often a call without one checks that the child is alive
 ABORT_GRACE_S = 1.0  # an aborted call that does not answer by then is left behind
+# An abandoned call that has still not answered this long after its abort is a hung engine (a
+# native deadlock, a driver that stopped): ended, and said as a crash. Generous: a decode
+# stops at its next step, and one step of a long prompt on a slow machine may take seconds.
+HUNG_S = 60.0
 _MARK, _SEP, _NL = "\x1e", "\x1f", "\x1d"  # a forwarded log record: MARK level SEP name SEP text
 
 
@@ -203,6 +207,7 @@ class WorkerProcess:
         self._abort = SPAWN.RawValue("q", 0)
         self._seq = 0
         self._pending = 0  # an abandoned call whose reply has not been read yet
+        self._abandoned_at = 0.0  # (monotonic) when that call was asked to stop
         self._closed = False
         self._proc: Any = None
         self._conn: Any = None
@@ -255,7 +260,7 @@ class WorkerProcess:
             if self.crashed is not None:
                 raise self.crashed
             if self._pending:
-                self._wait(self._pending, None, grace)
+                self._wait(self._pending, None, grace, hung_at=self._abandoned_at + HUNG_S)
             self._seq += 1
             seq = self._seq
             try:
@@ -270,6 +275,7 @@ class WorkerProcess:
         abort: Callable[[], bool] | None,
         grace: float,
         progress: Callable[[Any], None] | None = None,
+        hung_at: float | None = None,
     ) -> Any:
         aborted_at: float | None = None
         step = ABORT_POLL_S if abort is not None else IDLE_POLL_S
@@ -303,6 +309,8 @@ class WorkerProcess:
                 if not self._proc.is_alive():
                     raise self._died()
                 check_alive = now + IDLE_POLL_S
+            if hung_at is not None and now > hung_at:
+                raise self._hung()
             if abort is None:
                 continue
             if aborted_at is None:
@@ -310,7 +318,7 @@ class WorkerProcess:
                     self._abort.value = seq
                     aborted_at = now
             elif now - aborted_at > grace:
-                self._pending = seq
+                self._pending, self._abandoned_at = seq, aborted_at
                 raise CallAbandoned(f"no answer {grace:.1f} s after the abort")
 
     def _died(self) -> EngineGone:
@@ -325,6 +333,15 @@ class WorkerProcess:
             why = f"{why}; {exit_status(code)}"
         log.info("engine process %s (pid %s) ended: %s", self.service, self.pid, why)
         self.crashed = WorkerCrashed(why, code)
+        return self.crashed
+
+    def _hung(self) -> WorkerCrashed:
+        """The child answers nothing long after it was asked to stop: ended, as a crash."""
+        why = f"hung: no answer {HUNG_S:.0f} s after it was asked to stop"
+        log.warning("engine process %s (pid %s) %s; ending it", self.service, self.pid, why)
+        self._proc.kill()
+        self._proc.join(2.0)
+        self.crashed = WorkerCrashed(why, self._proc.exitcode)
         return self.crashed
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from subtitler.asr.engine import Recognizer
@@ -47,6 +48,10 @@ NOTHING_LINES = 3
 # Audio a recogniser behind its input is given at a time when it must catch up at once (at a
 # stop or a switch of input): one pass per piece on the open line, each piece's lines posted.
 BACKLOG_PIECE_S = 5.0
+# A finished line whose translation has run this long while newer lines wait gives way to them
+# (put back, translated later): a hung engine held every later line, the lines as said too,
+# off the screen (the worker ends one that then does not answer: isolation/worker.HUNG_S).
+STUCK_S = 30.0
 BEHIND = "translation is slower than the speech"
 BEHIND_WHAT = "the newest lines are translated first, finished ones later for the transcript"
 
@@ -665,7 +670,8 @@ class TranslationStage(threading.Thread):
                 self.mailbox.put_back(u)  # newer work first; this line when there is time
                 return
             done = self._translate_into(u, lang, targets.index(lang), mt.for_target(lang), late)
-            if done is None and late and self.mailbox.has_later(u.segment_id, u.side):
+            # (None for a finished line: it gave way, late or stuck)
+            if done is None and u.final and self.mailbox.has_later(u.segment_id, u.side):
                 self.mailbox.put_back(u)
                 return
             if done is not None:
@@ -717,9 +723,15 @@ class TranslationStage(threading.Thread):
             # Someone speaks the target language already: shown as said, not "translated".
             return self._untranslated(u, lang, target, u.text)
 
+        started = time.monotonic()
+
         def abort() -> bool:
-            # A late line gives way to newer work (it is put back and translated later).
-            return self._superseded(u) or (late and self.mailbox.has_later(u.segment_id, u.side))
+            # A late line gives way to newer work (it is put back and translated later), as
+            # does a finished line stuck in its decode.
+            gives_way = late or (u.final and time.monotonic() - started > STUCK_S)
+            return self._superseded(u) or (
+                gives_way and self.mailbox.has_later(u.segment_id, u.side)
+            )
 
         def progress(r: EngineResult) -> None:
             self._show_partial(u, lang, target, r)
@@ -737,7 +749,7 @@ class TranslationStage(threading.Thread):
                 self.emit(ErrorEvent("mt", self._notice))
         if t.stats.aborted:
             self.metrics.on_abandoned(u.segment_id)
-            if late and not self._stop_ev.is_set():
+            if u.final and not self._stop_ev.is_set():
                 return None  # given way to newer work: put back by translate()
             if u.final:  # stopped mid-decode: what was said still reaches the transcript
                 return self._untranslated(u, lang, target)

@@ -315,6 +315,41 @@ def test_a_crash_after_the_model_file_went_away_turns_translation_off_until_appl
         assert p.stop()
 
 
+def test_a_translator_that_stops_answering_is_ended_and_loaded_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung engine (here a stopped process: as a native deadlock looks from outside) held
+    every later line off the screen, the lines as said too, with no word; now it is ended
+    once it has not answered for HUNG_S after it was asked to stop, and loaded again."""
+    from subtitler.isolation import worker
+    from subtitler.pipeline import stages
+
+    monkeypatch.setattr(worker, "HUNG_S", 1.0)
+    monkeypatch.setattr(stages, "STUCK_S", 1.0)
+    p, ev = _pipeline(tmp_path, FIXTURE)
+    p.start()
+    try:
+        assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
+        engine = p._mt._model
+        assert isinstance(engine, WorkerEngine) and engine.pid is not None
+        hung = engine.pid
+        os.kill(hung, signal.SIGSTOP)
+        assert wait_for(lambda: engine.pid != hung, 60)
+        (said,) = [e.message for e in ev.of(ErrorEvent) if "hung" in e.message]
+        assert said == (
+            f"translation failed: {FIXTURE.name}: llama.cpp crashed translating (hung: no "
+            "answer 1 s after it was asked to stop); loaded it again"
+        )
+        with pytest.raises(ProcessLookupError):
+            os.kill(hung, 0)  # ended, not left stopped
+        n = len(ev.of(SubtitleEvent))
+        assert wait_for(lambda: _translated_after(ev, n), timeout=60)
+    finally:
+        assert p.stop()
+    finals = [e.source for e in ev.of(SubtitleEvent) if e.final]
+    assert [r.source for r in read_transcript(tmp_path / "t.jsonl")] == finals
+
+
 @pytest.fixture()
 def first_decode_aborts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """llama.cpp aborts in the first worker's first decode (as a driver's fault would): that

@@ -7,9 +7,12 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from subtitler.config import MtConfig
 from subtitler.display.lines import ShownLines
 from subtitler.mt.engine import EngineResult, EngineUnavailable
+from subtitler.pipeline import stages
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.stages import BEHIND
 from subtitler.pipeline.transcript import read_transcript
@@ -196,3 +199,43 @@ def test_an_outage_is_said_once_even_with_a_line_the_server_was_not_asked_about(
     said, lines = stalled_run(tmp_path, script, 1.5, 0.0)
     assert said == [STALLED]
     assert lines == ["hello there.", "-", "good morning."]
+
+
+class StuckOnce(SlowEngine):
+    """The first finished line's decode does not end (a hung decode) until it is asked to
+    stop; every other translation takes no time."""
+
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self.stuck = True
+
+    def translate(self, *a: object, **kw: object) -> EngineResult:
+        final, should_abort = a[2], kw.get("should_abort")
+        if final and self.stuck:
+            while not (callable(should_abort) and should_abort()):
+                time.sleep(0.005)
+            self.stuck = False
+            return EngineResult("", (), (), UpdateStats(aborted=True))
+        return super().translate(*a, **kw)  # type: ignore[arg-type]
+
+
+def test_a_finished_line_stuck_in_its_decode_gives_way_to_newer_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung decode of a finished line held every later line off the screen; after STUCK_S
+    with newer lines waiting it gives way (and the worker ends an engine that then does not
+    answer: test_engine_workers.py); the line is translated later, for the transcript."""
+    monkeypatch.setattr(stages, "STUCK_S", 0.5)
+    script = [Step(0.2 * (i + 1), i, [f"line{i}", "done."], True) for i in range(3)]
+    engine = StuckOnce()
+    p, _, _, _ = make(
+        tmp_path, script=script, source=FakeSource(3.0, speed=1.0), loader=lambda m: engine
+    )
+    p.start()
+    assert p.finished.wait(20)
+    assert p.stop()
+    done = [src for src, _ in engine.calls]
+    assert sorted(done) == ["line0 done.", "line1 done.", "line2 done."]
+    assert done[-1] == "line0 done."  # after the newer lines
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.translation for r in recs] == ["LINE0 DONE.", "LINE1 DONE.", "LINE2 DONE."]
