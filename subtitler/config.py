@@ -370,8 +370,11 @@ class MtConfig:
         tab="translation",
         term="translation threads",
     )
+    # At least 1024: a base model's prompt of examples is about 250 tokens (Gemma 3), and a
+    # line of 40 words with its longest translation must fit beside it (at 256 every line
+    # but its first words failed with "context is full").
     n_ctx: int = setting(
-        2048, "Context length", "llama.cpp context (tokens)", range=(256, 32768), reload=True
+        2048, "Context length", "llama.cpp context (tokens)", range=(1024, 32768), reload=True
     )
     n_ubatch: int = setting(
         512, "Micro-batch", "llama.cpp physical batch", range=(32, 4096), reload=True

@@ -139,3 +139,19 @@ def test_beta0_equals_rt_token_for_token(gemma: Path) -> None:
         assert verified > 20  # the drafts were really verified in batches
     finally:
         lm.close()
+
+
+def test_the_shortest_context_the_settings_allow_holds_a_long_line(gemma: Path) -> None:
+    """At the least context length Settings accepted (256), Gemma's prompt of examples alone
+    nearly filled it: every line failed after its first words ("context ... is full")."""
+    from subtitler.config import spec_of
+
+    least = spec_of(MtConfig, "n_ctx").range[0]
+    mt = MtConfig(model_path=str(gemma), threads=2, n_ctx=least)
+    e = LocalEngine(load_translator(mt), mt, gemma.name)
+    try:
+        line = " ".join(["the meeting"] * 20) + "."  # 40 words: the longest line there is
+        r = e.translate(0, line, True, mt.tgt_lang, "en")
+        assert r.text.strip() and not r.problem, r
+    finally:
+        e.close()
