@@ -503,6 +503,7 @@ class SubtitlerApp(QObject):
     # -- browser page ----------------------------------------------------------------------
     def start_web(self) -> None:
         """Serve the page as the settings say (or stop it); a failure is one line, no more."""
+        before = self.web  # its lines go on to the next one
         self.stop_web()
         self.web_problem = ""
         web = self.config.web
@@ -513,7 +514,7 @@ class SubtitlerApp(QObject):
             web = dataclasses.replace(web, token=new_token())
             self.config = dataclasses.replace(self.config, web=web)
             self._save()
-        server = WebSubtitles(web, self.config.display)
+        server = WebSubtitles(web, self.config.display, after=before)
         try:
             server.start()
         except WebServerError as e:

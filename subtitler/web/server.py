@@ -10,14 +10,18 @@ The standard library's ThreadingHTTPServer is enough here: one thread per open p
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
+import io
 import json
 import logging
 import queue
+import select
 import socket
 import socketserver
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,7 +40,12 @@ log = logging.getLogger(__name__)
 QUEUE_SIZE = 32  # messages waiting for one page; a page this far behind is dropped
 MAX_PAGES = 32  # open event streams; more are refused (503) until some close
 PING_S = 15.0  # a message at least this often, so a page notices a dead connection
+GONE_CHECK_S = 1.0  # how often a quiet stream looks whether its page has closed it
 IO_TIMEOUT_S = 10.0  # a request that does not arrive (or a page that stops reading) ends
+# Connections open at once, pages included; one more is closed as it comes. Each holds a
+# thread and a file descriptor: without a bound a device on the network (no key needed to
+# connect) ran the app out of files with a thousand half-sent requests.
+MAX_CONNECTIONS = MAX_PAGES + 32
 # Lines of each side sent to the page (it shows each side's last DisplayConfig.lines, or ?lines=)
 SEND_LINES = 6
 RETRY_MS = 1000  # the browser's reconnect delay after the connection drops
@@ -100,11 +109,12 @@ def _line(ln: ShownLine) -> dict[str, Any]:
 class _Hub:
     """The shown lines and the open pages; every method is safe from any thread."""
 
-    def __init__(self, display: DisplayConfig) -> None:
+    def __init__(self, display: DisplayConfig, lines: ShownLines | None = None) -> None:
         self._lock = threading.Lock()
-        self._lines = ShownLines()
+        self._lines = lines if lines is not None else ShownLines()
         self._display = display
         self._pages: set[_Page] = set()
+        self._closed = False  # its server stopped: no page attaches any more
         self._data = self._encode()
         self.dropped = 0  # pages dropped for not reading
 
@@ -159,10 +169,17 @@ class _Hub:
     def clear(self) -> None:
         self.change(self._lines.clear)
 
-    def attach(self, conn: socket.socket) -> _Page | None:
-        """A new stream, starting with the current lines; None when too many are open."""
+    def lines(self) -> ShownLines:
+        """A copy of the shown lines (for the server that takes over from this one)."""
         with self._lock:
-            if len(self._pages) >= MAX_PAGES:
+            return copy.deepcopy(self._lines)
+
+    def attach(self, conn: socket.socket) -> _Page | None:
+        """A new stream, starting with the current lines; None when too many are open or the
+        server has stopped (a request that was still arriving then: its page reconnects to
+        the server that took over, not to stale lines)."""
+        with self._lock:
+            if self._closed or len(self._pages) >= MAX_PAGES:
                 return None
             page = _Page(conn)
             page.queue.put_nowait(_sse("lines", self._data))
@@ -175,6 +192,7 @@ class _Hub:
 
     def close_all(self) -> None:
         with self._lock:
+            self._closed = True
             pages, self._pages = self._pages, set()
         for page in pages:
             page.cut()
@@ -183,6 +201,11 @@ class _Hub:
     def pages(self) -> int:
         with self._lock:
             return len(self._pages)
+
+    @property
+    def closed(self) -> bool:
+        with self._lock:
+            return self._closed
 
 
 @dataclass(frozen=True)
@@ -209,7 +232,33 @@ class _Server(ThreadingHTTPServer):
         self.hub = hub
         self.access = access
         self.page_html = page_html
+        self._open = 0  # connections being served
+        self._count = threading.Lock()
+        self.refused = 0  # connections closed as they came (MAX_CONNECTIONS open)
         super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._count:
+            full = self._open >= MAX_CONNECTIONS
+            if not full:
+                self._open += 1
+        if full:
+            self.refused += 1
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: it is not served
+            with self._count:
+                self._open -= 1
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._count:
+                self._open -= 1
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind looks up the host's FQDN, a DNS query that can stall for
@@ -227,6 +276,18 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # one request per connection; a stream ends when it closes
     timeout = IO_TIMEOUT_S
     disable_nagle_algorithm = True  # small event messages go out at once
+
+    def setup(self) -> None:
+        super().setup()
+        # The request line and headers must arrive within IO_TIMEOUT_S in all (the socket's
+        # timeout bounds each read only: a header line every few seconds held a connection
+        # for good).
+        self.rfile = io.BufferedReader(_Deadline(self.connection, IO_TIMEOUT_S))
+
+    def parse_request(self) -> bool:
+        ok = super().parse_request()  # (it reads the headers)
+        self.connection.settimeout(IO_TIMEOUT_S)  # each write's, as before the deadline
+        return ok
 
     def version_string(self) -> str:
         return "subtitler"
@@ -266,6 +327,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(self) -> None:
         hub = self.server.hub
         page = hub.attach(self.connection)
+        if page is None and hub.closed:
+            return  # stopped meanwhile: the page reconnects (to the server after it, if any)
         if page is None:
             self._reply(503, "text/plain; charset=utf-8", b"too many pages open")
             return
@@ -276,18 +339,53 @@ class _Handler(BaseHTTPRequestHandler):
             self._headers(200, "text/event-stream; charset=utf-8")
             self.end_headers()
             self.wfile.write(f"retry: {RETRY_MS}\n\n".encode())
+            sent = time.monotonic()
             while True:
                 try:
-                    msg = page.queue.get(timeout=PING_S)
+                    msg = page.queue.get(timeout=GONE_CHECK_S)
                 except queue.Empty:
+                    if _closed_by_peer(self.connection):
+                        break  # its place is free at once (with MAX_PAGES open, for a page
+                        # that waits for one), not at the next write that fails
+                    if time.monotonic() - sent < PING_S:
+                        continue
                     msg = PING
                 if msg is None:
                     break
                 self.wfile.write(msg)
+                sent = time.monotonic()
         except OSError:
             pass  # the page went away, or was dropped for not reading
         finally:
             hub.detach(page)
+
+
+def _closed_by_peer(conn: socket.socket) -> bool:
+    """Has the page closed its end? (It sends nothing after its request: anything readable
+    is the end, or an error.)"""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
+class _Deadline(io.RawIOBase):
+    """A socket's reads, all of them within ``seconds`` from now (TimeoutError after)."""
+
+    def __init__(self, sock: socket.socket, seconds: float) -> None:
+        self._sock = sock
+        self._until = time.monotonic() + seconds
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        left = self._until - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self._sock.settimeout(left)
+        return self._sock.recv_into(buf)
 
 
 def _page_html() -> bytes:
@@ -304,9 +402,13 @@ def _in_use(e: OSError) -> bool:
 class WebSubtitles:
     """Serves the page while started; ``publish`` takes the pipeline's events (any thread)."""
 
-    def __init__(self, cfg: WebConfig, display: DisplayConfig) -> None:
+    def __init__(
+        self, cfg: WebConfig, display: DisplayConfig, after: WebSubtitles | None = None
+    ) -> None:
+        """``after``: the server this one replaces (new settings); its lines are shown at
+        once, not only once someone speaks again."""
         self.cfg = cfg
-        self._hub = _Hub(display)
+        self._hub: _Hub = _Hub(display, after._hub.lines() if after is not None else None)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 

@@ -243,3 +243,51 @@ def test_side_in_the_address_picks_who_spoke(browser: Chromium) -> None:
         wait_texts(page, ["Yes."])
     finally:
         server.stop()
+
+
+def test_a_page_past_the_server_limit_shows_the_lines_and_says_why(
+    browser: Chromium, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page the server took no more live pages for said "Waiting for subtitler (is it
+    running?)" while it ran: now it says why and shows the lines as they are, and goes live
+    when a place is free."""
+    from subtitler.web import server as web_server
+
+    monkeypatch.setattr(web_server, "MAX_PAGES", 1)
+    server = WebSubtitles(WebConfig(share="local", port=0), DisplayConfig(mask_k=0))
+    server.start()
+    try:
+        server.publish(subtitle(1, "Good morning.", "Guten Morgen.", True))
+        first = open_page(browser, server.url)
+        wait_texts(first, ["Guten Morgen."])
+        second = open_page(browser, server.url)
+        second.wait_for("document.body.dataset.state === 'full'")
+        wait_texts(second, ["Guten Morgen."])
+        assert second.evaluate(STATUS).startswith("Too many subtitle pages are open: ")
+        first.go("about:blank")  # a place is free
+        second.wait_for("document.body.dataset.state === 'live'")
+        server.publish(subtitle(2, "Hello.", "Hallo.", True))
+        wait_texts(second, ["Guten Morgen.", "Hallo."])
+    finally:
+        server.stop()
+
+
+def test_each_line_reads_in_its_own_direction_and_language(browser: Chromium) -> None:
+    """A Hebrew line ending in "?" was laid out left to right (the mark at its start for its
+    reader), and a Chinese line was drawn with Japanese glyph forms (no language on it)."""
+    server = WebSubtitles(WebConfig(share="local", port=0), DisplayConfig(mask_k=0, lines=3))
+    server.start()
+    try:
+        page = open_page(browser, server.url)
+        server.publish(subtitle(1, "How are you?", "מה שלומך?", True, lang="he"))
+        server.publish(subtitle(2, "Good morning.", "早上好。", True, lang="zh"))
+        server.publish(subtitle(3, "Good morning.", "Good morning.", True, lang="de"))
+        wait_texts(page, ["מה שלומך?", "早上好。", "Good morning."])
+        seen = page.evaluate(
+            "JSON.stringify([...document.querySelectorAll('#lines .text')].map(e =>"
+            " [getComputedStyle(e).direction, e.lang]))"
+        )
+        # (the last line was not translated: shown as said, in no language of the target's)
+        assert json.loads(seen) == [["rtl", "he"], ["ltr", "zh"], ["ltr", ""]]
+    finally:
+        server.stop()

@@ -120,6 +120,11 @@ def test_app_serves_the_pipeline_lines_and_shows_the_address(  # type: ignore[no
         # New looks reach the page without a restart; turning it off closes the port.
         app.apply_settings(with_settings(app.settings.values(), {"display.lines": 4}))
         assert json.loads(http_get(port, "/lines")[2])["style"]["lines"] == 4
+        # A new port (or share, or key) is a new server: it shows the lines at once (it was
+        # blank until someone spoke again).
+        port = free_port()
+        app.apply_settings(with_settings(app.settings.values(), {"web.port": port}))
+        assert page_texts(port) == shown
         app.apply_settings(with_settings(app.settings.values(), {"web.share": "off"}))
         assert app.web is None and app.web_status() == ("", "")
         with socket.socket() as s:  # nothing listens there any more

@@ -387,6 +387,71 @@ def test_garbage_and_unfinished_requests_do_not_stop_the_server(
     stuck.close()
 
 
+def test_a_request_sent_a_line_at_a_time_is_ended_at_its_deadline(
+    local: WebSubtitles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The timeout bounded each read only: a header line every few seconds (a device on the
+    network needs no key to do that) held a thread and a file for good."""
+    monkeypatch.setattr(web_server, "IO_TIMEOUT_S", 1.0)
+    with socket.create_connection(("127.0.0.1", local.port), timeout=10) as slow:
+        slow.sendall(b"GET /events HTTP/1.1\r\n")
+        t0 = time.monotonic()
+        with pytest.raises(OSError):  # closed by the server while it still sends
+            for i in range(50):
+                time.sleep(0.2)
+                slow.sendall(b"X-Slow-%d: 1\r\n" % i)
+        assert time.monotonic() - t0 < 5
+    page = EventStream(local.port)
+    assert page.open() == 200  # a page sent at once is served
+    page.close()
+
+
+def test_more_connections_than_the_bound_are_closed_as_they_come(
+    local: WebSubtitles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand connections ran the app out of files (and the accept loop spun)."""
+    monkeypatch.setattr(web_server, "MAX_CONNECTIONS", 4)
+    idle = [socket.create_connection(("127.0.0.1", local.port), timeout=10) for _ in range(4)]
+    for s in idle:
+        s.sendall(b"GET /lines HTTP/1.1\r\n")  # and no more, for now
+    time.sleep(0.3)
+    with socket.create_connection(("127.0.0.1", local.port), timeout=10) as extra:
+        assert extra.recv(100) == b""  # closed at once, nothing served
+    for s in idle:  # the requests end: their connections are served and let go
+        s.sendall(b"Host: 127.0.0.1\r\n\r\n")
+        assert s.recv(12).startswith(b"HTTP/1.0 200")
+        s.close()
+    wait_until(lambda: http_get(local.port, "/lines")[0] == 200)
+
+
+def test_a_page_still_arriving_when_the_server_stops_gets_no_stale_stream(
+    local: WebSubtitles,
+) -> None:
+    """A request half-sent when the page was stopped (a setting changed) was answered by the
+    stopped server with its old lines and pinged for good: the page never reconnected."""
+    local.publish(subtitle(1, "s", "alt", True))
+    late = socket.create_connection(("127.0.0.1", local.port), timeout=10)
+    late.sendall(b"GET /events HTTP/1.1\r\n")
+    time.sleep(0.2)
+    local.stop()
+    late.sendall(b"Host: 127.0.0.1\r\n\r\n")
+    assert late.recv(4096) == b""  # closed: the browser reconnects to whatever serves now
+    late.close()
+
+
+def test_a_server_that_takes_over_shows_the_lines_at_once(local: WebSubtitles) -> None:
+    local.publish(subtitle(1, "s", "schon gesagt", True))
+    local.stop()
+    after = WebSubtitles(WebConfig(share="local", port=0), DisplayConfig(), after=local)
+    after.start()
+    try:
+        assert [ln["text"] for ln in json.loads(http_get(after.port, "/lines")[2])["lines"]] == [
+            "schon gesagt"
+        ]
+    finally:
+        after.stop()
+
+
 def test_many_pages_at_once_and_one_too_many(
     local: WebSubtitles, monkeypatch: pytest.MonkeyPatch
 ) -> None:
