@@ -52,6 +52,7 @@ from subtitler.pipeline.history import search as search
 from subtitler.pipeline.history import targets_of as targets_of
 from subtitler.pipeline.pipeline import Factories as Factories
 from subtitler.pipeline.pipeline import Pipeline as Pipeline
+from subtitler.pipeline.sealing import WRITTEN_AGAIN as WRITTEN_AGAIN
 from subtitler.pipeline.sides import sides_of as sides_of
 from subtitler.pipeline.transcript import SegmentRecord as SegmentRecord
 from subtitler.pipeline.transcript import Which as Which
@@ -223,9 +224,11 @@ class Session:
         speed: float = 1.0,
         glossary_path: Path | None = None,
         echo_gate: bool = True,  # (research: False keeps the microphone's echo lines)
+        rescue_dirs: tuple[Path, ...] = (),  # (Pipeline's)
     ) -> None:
         self.config = config
         self.echo_gate = echo_gate
+        self.rescue_dirs = rescue_dirs
         self.factories = factories
         self.on_event = on_event
         self.config_path = config_path
@@ -286,6 +289,7 @@ class Session:
             speed=self.speed,
             transcript_path=transcript_path,
             echo_gate=self.echo_gate,
+            rescue_dirs=self.rescue_dirs,
         )
         self.pipeline.set_glossary(self.glossary)
         self.pipeline.start()

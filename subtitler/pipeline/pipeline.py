@@ -63,9 +63,12 @@ class Pipeline:
         speed: float = 1.0,
         transcript_path: Path | None = None,
         echo_gate: bool = True,
+        rescue_dirs: tuple[Path, ...] = (),
     ) -> None:
         """``echo_gate`` False: the microphone's lines are kept even where they repeat the
-        meeting's audio (what the gate is measured against)."""
+        meeting's audio (what the gate is measured against). ``rescue_dirs``: where the
+        transcript goes at the stop when its lines could not be written (the first that
+        takes it)."""
         self.config = config
         self._echo_gate = echo_gate
         self.emit = on_event
@@ -77,7 +80,9 @@ class Pipeline:
         # Set once the inputs' stages have ended (or had their time) at stop(): the stages'
         # threads end, a decode in progress gives way.
         self._halt = threading.Event()
-        self._transcript = TranscriptWriter(transcript_path) if transcript_path else None
+        self._transcript = (
+            TranscriptWriter(transcript_path, rescue_dirs) if transcript_path else None
+        )
         self.transcript_path = transcript_path
         # One ASR stage per input (side), started together; lines share one numbering, and
         # with two inputs the echo gate keeps the meeting's audio heard by the microphone
@@ -427,6 +432,14 @@ class Pipeline:
             self._mt.close()
         if self._transcript is not None:
             self._transcript.close()
+            if (kept := self._transcript.rescued) is not None:
+                self.emit(
+                    ErrorEvent(
+                        "transcript",
+                        f"the transcript could not be written to {self._transcript.path.parent}:"
+                        f" the meeting's lines are kept in {kept}",
+                    )
+                )
         self._set_state(PipelineState.STOPPED)
         self.finished.set()
         return ok

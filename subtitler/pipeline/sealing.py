@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 
 from subtitler.config import MtConfig
-from subtitler.pipeline.events import ErrorEvent, Event
+from subtitler.pipeline.events import ErrorEvent, Event, StatusEvent
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 from subtitler.types import AsrUpdate
+
+log = logging.getLogger(__name__)
+WRITTEN_AGAIN = "the transcript is written again, with every line kept meanwhile"
 
 
 class FinishedLines:
@@ -34,6 +38,7 @@ class FinishedLines:
         self._lock = threading.Lock()
         self._inflight: AsrUpdate | None = None
         self._sealed = False
+        self._failing = False  # the transcript could not be written (said once)
 
     def next_update(self, timeout: float) -> AsrUpdate | None:
         """The next update to translate (None: none came, or the transcript is sealed)."""
@@ -108,11 +113,24 @@ class FinishedLines:
                 )
             )
         except OSError as e:
+            # Said once while it lasts (each line said it again: an alert every few seconds
+            # for a whole meeting), and once more when it works again.
             waiting = self.transcript.waiting
-            self.emit(
-                ErrorEvent(
-                    "transcript",
-                    f"could not write the transcript ({e}); {waiting} finished line(s) "
-                    "kept in memory and written once that is fixed",
+            log.info("transcript not written (%d line(s) waiting): %s", waiting, e)
+            if not self._failing:
+                self._failing = True
+                self.emit(
+                    ErrorEvent(
+                        "transcript",
+                        f"could not write the transcript ({e}); finished lines are kept in "
+                        "memory and written once that is fixed",
+                        lasting=True,  # until WRITTEN_AGAIN
+                    )
                 )
-            )
+            return
+        if self._failing:
+            self._failing = False
+            self.emit(StatusEvent("running", WRITTEN_AGAIN))
+        if self.transcript.notice:
+            self.emit(ErrorEvent("transcript", self.transcript.notice))
+            self.transcript.notice = ""

@@ -114,13 +114,18 @@ class TranscriptWriter:
     and writes it again on its next flush, after the retry (the duplicates this replaced).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, rescue_dirs: tuple[Path, ...] = ()) -> None:
         self.path = path
         self.records: list[SegmentRecord] = []
         self._pending: list[bytes] = []  # encoded lines not yet known to be on disk
         self._fd: int | None = None
         self._durable = 0  # file offset up to which our lines are on disk
         self._dirty = False  # a failed attempt may have left bytes after _durable
+        # Where the whole transcript goes, the first that takes it, when its lines cannot be
+        # written at the close (the app: the home folder, then the temporary one).
+        self._rescue_dirs = rescue_dirs
+        self.rescued: Path | None = None  # where they went, then
+        self.notice = ""  # for the reader: the file was found removed and written again
 
     def append(self, rec: SegmentRecord) -> None:
         self.records.append(rec)
@@ -150,6 +155,8 @@ class TranscriptWriter:
         if not self._pending:
             return
         try:
+            if self._fd is not None and (why := self._lost(self._fd)):
+                self._start_again(why)
             if self._fd is None:
                 self._fd = self._open()
             fd = self._fd
@@ -170,6 +177,36 @@ class TranscriptWriter:
         self._dirty = False
         self._pending.clear()
 
+    def _lost(self, fd: int) -> str:
+        """Why the open file is no longer the transcript at ``path`` ("" while it is): it was
+        removed (with its folder, say), another file took its place, or its folder is now
+        another file system (a drive or share mounted again). Lines written to it would be
+        lost with no word; a file renamed on the same drive is followed as it is."""
+        own = os.fstat(fd)
+        if own.st_nlink == 0:
+            return "the transcript file was removed"
+        try:
+            there = self.path.stat()
+        except FileNotFoundError:
+            try:
+                folder = self.path.parent.stat()
+            except FileNotFoundError:
+                return ""  # its folder renamed: the file is followed
+            return "" if folder.st_dev == own.st_dev else "its folder is on another drive now"
+        if (there.st_dev, there.st_ino) != (own.st_dev, own.st_ino):
+            return "another file took the transcript's place"
+        return ""
+
+    def _start_again(self, why: str) -> None:
+        """The file at ``path`` is written anew with every line so far."""
+        assert self._fd is not None
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+        self._fd, self._durable, self._dirty = None, 0, False
+        self._pending = [(r.to_json() + "\n").encode() for r in self.records]
+        self.notice = f"{why}: the meeting's lines are written to {self.path} again"
+        log.warning("%s", self.notice)
+
     @property
     def waiting(self) -> int:
         """Finished segments not on disk yet."""
@@ -178,10 +215,11 @@ class TranscriptWriter:
     def close(self) -> None:
         try:
             self.flush()
-        except OSError as e:  # the records stay in memory (export still has them)
+        except OSError as e:
             log.error(
                 "%d transcript line(s) could not be written to %s: %s", self.waiting, self.path, e
             )
+            self._rescue()
         if self._fd is not None:
             fd, self._fd = self._fd, None
             if self._dirty:  # leave no part of a line behind
@@ -189,6 +227,21 @@ class TranscriptWriter:
                     os.ftruncate(fd, self._durable)
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+    def _rescue(self) -> None:
+        """The whole transcript where it can be written (the lines kept in memory were
+        promised to be written, and the app is ending or starting anew)."""
+        text = "".join(r.to_json() + "\n" for r in self.records)
+        for d in self._rescue_dirs:
+            path = d / f"subtitler-{self.path.name}"
+            try:
+                user_files.write_atomic(path, text)
+            except OSError as e:
+                log.error("the transcript could not be kept in %s either: %s", d, e)
+                continue
+            self.rescued = path
+            log.error("the whole transcript (%d lines) is kept in %s", len(self.records), path)
+            return
 
 
 def read_transcript(path: Path) -> list[SegmentRecord]:

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import logging
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,7 @@ class SubtitlerApp(QObject):
         speed: float = 1.0,
         notice: str = "",
         hotkeys: GlobalHotkeys | None = None,
+        rescue_dirs: tuple[Path, ...] = (),
         glossary_path: Path | None = None,
     ) -> None:
         super().__init__()
@@ -105,6 +107,7 @@ class SubtitlerApp(QObject):
             config_path=config_path,
             speed=speed,
             glossary_path=glossary_path,
+            rescue_dirs=rescue_dirs,
         )
         if self.session.glossary_notice:
             notice += " " + self.session.glossary_notice
@@ -676,6 +679,8 @@ def _run(
         speed=args.speed,
         notice=" ".join(notices),
         glossary_path=start.glossary_path,
+        # Where a meeting's lines go when the data folder cannot take them at its end.
+        rescue_dirs=(Path.home(), Path(tempfile.gettempdir())),
     )
     guard.activated.connect(app.bring_forward)
     guard.command.connect(app.toggle)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from subtitler.session import (
+    WRITTEN_AGAIN,
     ErrorEvent,
     Event,
     LevelEvent,
@@ -31,6 +32,7 @@ RUN_WORDS = {
     "finished": "Replay finished",
 }
 BACK = "audio input is back"  # the pipeline's word that a lost input returned
+UNSAVED = "Transcript not written: lines kept until it can be"
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class AppState:
         self.no_input = ""  # why there is no input (away, being retried)
         self.translation_off = ""  # why lines are not translated ("": they are, or unknown)
         self.behind_s = 0  # whole seconds the translation is behind (0: keeping up)
+        self.unsaved = False  # finished lines wait for the transcript to be writable
 
     def feed(self, ev: Event) -> bool:
         """Take one event; whether what is shown changed."""
@@ -64,9 +67,11 @@ class AppState:
         if isinstance(ev, StatusEvent):
             if ev.state == "loading":  # a new run: what the last one found is over
                 self.stopped_by = self.no_input = self.translation_off = ""
-                self.behind_s = 0
+                self.behind_s, self.unsaved = 0, False
             if ev.state == "running" and ev.message == BACK:
                 self.no_input = ""
+            if ev.state == "running" and ev.message == WRITTEN_AGAIN:
+                self.unsaved = False
             if ev.state != "running":
                 self.behind_s = 0
             self.run = ev.state
@@ -75,6 +80,8 @@ class AppState:
                 self.stopped_by = ev.message
             elif ev.lasting and ev.where == "audio":
                 self.no_input = ev.message
+            elif ev.lasting and ev.where == "transcript":
+                self.unsaved = True
         elif isinstance(ev, TranslatorEvent):
             self.translation_off = "" if ev.on else (ev.why or "no translation model")
         elif isinstance(ev, LevelEvent) and self.run == "running":
@@ -95,6 +102,8 @@ class AppState:
             problems.append(f"Translation off: {self.translation_off}")
         elif self.behind_s and self.run == "running":
             problems.append(f"Translation {self.behind_s} s behind the speech")
+        if self.unsaved and self.run not in ("stopped", "finished"):
+            problems.append(UNSAVED)
         problem = " · ".join(problems)
         words = RUN_WORDS.get(self.run, self.run)
         if self.no_input and self.run == "running":

@@ -173,3 +173,60 @@ def test_real_full_tmpfs(tmp_path: Path) -> None:
         assert srt.read_text(encoding="utf-8") == to_srt([record(j) for j in range(i)])
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.mark.parametrize("how", ["file removed", "folder removed", "another file"])
+def test_a_transcript_removed_mid_meeting_is_written_again_whole(tmp_path: Path, how: str) -> None:
+    """The writer opened the file once: removed (or replaced) mid-meeting, every later line
+    went to a file no folder holds, and at the end there was none, with no word."""
+    path = tmp_path / "transcripts" / "t.jsonl"
+    w = TranscriptWriter(path)
+    for i in range(3):
+        w.append(record(i))
+    if how == "file removed":
+        path.unlink()
+    elif how == "folder removed":
+        shutil.rmtree(path.parent)
+    else:
+        path.unlink()
+        path.write_bytes(b"")  # a file of the same name (a sync tool put its copy back)
+    w.append(record(3))
+    assert w.notice.endswith(f": the meeting's lines are written to {path} again")
+    w.append(record(4))
+    w.close()
+    check_file(path, 5)
+
+
+def test_a_transcript_renamed_mid_meeting_is_followed(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    w = TranscriptWriter(path)
+    w.append(record(0))
+    moved = tmp_path / "kept.jsonl"
+    path.rename(moved)
+    w.append(record(1))
+    w.close()
+    assert not path.exists() and not w.notice
+    check_file(moved, 2)
+
+
+@pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and os.geteuid() == 0), reason="a mount: root on Linux"
+)
+def test_a_folder_mounted_again_mid_meeting_gets_the_whole_transcript(tmp_path: Path) -> None:
+    """A network share or a drive that reconnects under the same path: the open file is on
+    the old mount, which no one sees again."""
+    mnt = tmp_path / "share"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
+    try:
+        path = mnt / "t.jsonl"
+        w = TranscriptWriter(path)
+        w.append(record(0))
+        subprocess.run(["umount", "-l", str(mnt)], check=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
+        w.append(record(1))
+        w.close()
+        assert "another drive" in w.notice
+        check_file(path, 2)
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

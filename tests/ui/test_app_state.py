@@ -100,6 +100,7 @@ def test_the_apps_state_is_shown_until_it_changes(qtbot, tmp_path: Path) -> None
     changes it (a lost input, translation off and why, a translation behind the speech, a
     stop and why); a passing problem goes by itself."""
     from subtitler.pipeline.events import ErrorEvent, LevelEvent, StatusEvent, TranslatorEvent
+    from subtitler.pipeline.sealing import WRITTEN_AGAIN
     from subtitler.ui import overlay
     from tests.ui.overlay_shots import event
 
@@ -141,6 +142,17 @@ def test_the_apps_state_is_shown_until_it_changes(qtbot, tmp_path: Path) -> None
         app.on_event(LevelEvent(-20.0, lag_s=2.0))  # catching up: still said
         assert o.state.problem == "Translation 2 s behind the speech"
         app.on_event(LevelEvent(-20.0, lag_s=0.4))
+        assert said() == ("Listening…", "", "Pause")
+        # A transcript that cannot be written is a state until it is written again (each
+        # line raised an alert and a notification of its own).
+        full = "could not write the transcript (No space left on device); finished lines …"
+        app.on_event(ErrorEvent("transcript", full, lasting=True))
+        assert o.alert == full  # said as it happens, then as the state
+        unsaved = "Transcript not written: lines kept until it can be"
+        assert said() == (f"Listening… · {unsaved}", unsaved, "Pause")
+        qtbot.wait(200)
+        assert o.state.problem == unsaved
+        app.on_event(StatusEvent("running", WRITTEN_AGAIN))
         assert said() == ("Listening…", "", "Pause")
         app.on_event(StatusEvent("paused"))
         assert said() == ("Paused", "", "Resume")

@@ -412,16 +412,64 @@ def test_unwritable_transcript_folder_keeps_the_lines_and_runs_on(tmp_path: Path
     rec = ScriptedRecognizer(SCRIPT)
     src = FakeSource(3.5, speed=5.0)
     f = Factories(lambda a, c: src, lambda a: rec, loader_for(echo_lm()))
-    p = Pipeline(cfg, ev, f, transcript_path=tmp_path / "transcripts" / "t.jsonl")
+    rescue = tmp_path / "home"
+    rescue.mkdir()
+    path = tmp_path / "transcripts" / "t.jsonl"
+    p = Pipeline(cfg, ev, f, transcript_path=path, rescue_dirs=(tmp_path / "gone", rescue))
     p.start()
     assert p.finished.wait(10)
     assert p.stop()
     finals = [e for e in ev.of(SubtitleEvent) if e.final]
     assert len(finals) == 3  # every segment translated and shown
     errors = [e.message for e in ev.of(ErrorEvent) if e.where == "transcript"]
-    assert len(errors) == 3 and "3 finished line(s) kept in memory" in errors[-1]
-    # Nothing lost: the run still has every line (the tray's export uses these).
+    # Said once while it lasts (each line said it again: an alert every few seconds).
+    assert errors[0].startswith("could not write the transcript (")
+    assert errors[0].endswith("); finished lines are kept in memory and written once that is fixed")
+    # Nothing lost: the run still has every line (the tray's export uses these), and at the
+    # stop, where they were promised to be written, they go where they can be.
     assert [r.source for r in p.transcript_records] == [e.source for e in finals]
+    kept = rescue / "subtitler-t.jsonl"
+    assert errors[1:] == [
+        f"the transcript could not be written to {path.parent}: the meeting's lines are kept in "
+        f"{kept}"
+    ]
+    assert [r.source for r in read_transcript(kept)] == [e.source for e in finals]
+
+
+def test_a_transcript_that_works_again_is_said_once_each_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import subtitler.pipeline.transcript as tr
+    from subtitler.pipeline.sealing import WRITTEN_AGAIN
+
+    real_fsync, failing = os.fsync, {"left": 2}
+
+    def full(fd: int) -> None:  # the first two lines meet a full disk
+        if failing["left"]:
+            failing["left"] -= 1
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(tr.os, "fsync", full)
+    cfg = AppConfig(mt=MtConfig(model_path="fake.gguf", max_new_tokens=16))
+    ev = Events()
+    f = Factories(
+        lambda a, c: FakeSource(3.5, speed=5.0),
+        lambda a: ScriptedRecognizer(SCRIPT),
+        loader_for(echo_lm()),
+    )
+    path = tmp_path / "t.jsonl"
+    p = Pipeline(cfg, ev, f, transcript_path=path)
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    said = [e.message for e in ev.of(ErrorEvent) if e.where == "transcript"]
+    assert len(said) == 1 and "No space left on device" in said[0]
+    assert [e.message for e in ev.of(StatusEvent)].count(WRITTEN_AGAIN) == 1
+    finals = [e.source for e in ev.of(SubtitleEvent) if e.final]
+    assert [r.source for r in read_transcript(path)] == finals and len(finals) == 3
 
 
 def test_any_language_whisper_detects_has_a_prompt_and_others_fall_back(tmp_path: Path) -> None:
