@@ -67,7 +67,13 @@ def socket_address(data_dir: Path) -> str | None:
     uid = os.getuid()
     own_tmp = Path(tempfile.gettempdir()) / f"subtitler-{uid}"
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    candidates = ([Path(runtime)] if runtime else []) + [data_dir, own_tmp]
+    try:
+        # The folder itself: a link to it (the user's own spelling of it) is no private
+        # folder, and a second start through the link looked for the socket elsewhere.
+        real = data_dir.resolve()
+    except (OSError, RuntimeError):
+        real = data_dir
+    candidates = ([Path(runtime)] if runtime else []) + [real, own_tmp]
     for folder in candidates:
         if folder == own_tmp and not folder.exists():
             with contextlib.suppress(OSError):

@@ -259,6 +259,31 @@ def test_the_app_starts_on_a_read_only_data_folder(tmp_path: Path) -> None:
 # -- the socket is private to the user (issue 15, point 9) -------------------------------------
 
 
+def test_a_data_folder_named_through_a_link_is_the_same_instance(
+    qtbot, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Started again through a link to its data folder, the app looked for the first one's
+    socket elsewhere (the link is no private folder) and told the user to remove its lock."""
+    shared = short_tmp / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared))  # (so the data folder holds it)
+    real = short_tmp / "data"
+    link = short_tmp / "link"
+    real.mkdir(mode=0o700)
+    link.symlink_to(real)
+    first = SingleInstance(real)
+    assert first.acquire()
+    try:
+        assert socket_address(link) == socket_address(real) is not None
+        second = SingleInstance(link)
+        assert not second.acquire()
+        with qtbot.waitSignal(first.activated, timeout=3000):
+            assert second.wake_running()
+    finally:
+        first.release()
+
+
 def test_private_folder_check(tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     mine.mkdir(mode=0o755)
