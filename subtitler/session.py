@@ -48,6 +48,7 @@ from subtitler.pipeline.fanout import Fanout as Fanout
 from subtitler.pipeline.history import Meeting as Meeting
 from subtitler.pipeline.history import format_duration as format_duration
 from subtitler.pipeline.history import list_meetings as list_meetings
+from subtitler.pipeline.history import new_transcript as new_transcript
 from subtitler.pipeline.history import search as search
 from subtitler.pipeline.history import targets_of as targets_of
 from subtitler.pipeline.pipeline import Factories as Factories

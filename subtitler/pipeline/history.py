@@ -36,9 +36,29 @@ class Meeting:
         return self.started.strftime("%Y-%m-%d %H:%M")
 
 
+def new_transcript(folder: Path, now: dt.datetime | None = None) -> Path:
+    """A new meeting's transcript file in ``folder``: named for when it starts, with "-2",
+    "-3"... where a meeting of that second is there already (a Start right after a stop,
+    the clock set back): the second meeting was written into the first one's file."""
+    stamp = (now or dt.datetime.now()).strftime(STAMP)
+    n, name = 1, stamp
+    while any(folder.glob(f"{glob.escape(name)}.*")):  # (its transcript, or its kept audio)
+        n += 1
+        name = f"{stamp}-{n}"
+    return folder / f"{name}.jsonl"
+
+
+def _stamped(path: Path) -> dt.datetime:
+    """When the meeting of ``path`` started, by its name (ValueError: renamed)."""
+    stamp, more = path.stem[:15], path.stem[15:]  # "YYYYmmdd-HHMMSS", then "" or "-N"
+    if more and not (more[0] == "-" and more[1:].isdigit()):
+        raise ValueError(path.stem)
+    return dt.datetime.strptime(stamp, STAMP)
+
+
 def _started(path: Path, records: tuple[SegmentRecord, ...]) -> dt.datetime:
     try:
-        return dt.datetime.strptime(path.stem, STAMP)
+        return _stamped(path)
     except ValueError:  # a file renamed by the user: its first line's clock, else the file's
         pass
     if records:
@@ -102,7 +122,7 @@ def _audio_only(folder: Path, paths: list[Path]) -> list[Meeting]:
         if not unheard:
             continue
         try:
-            started = dt.datetime.strptime(path.stem, STAMP)
+            started = _stamped(path)
         except ValueError:  # renamed: the audio's own clock
             started = dt.datetime.fromtimestamp(min(w.stat().st_mtime for w in kept[path]))
         duration = max(seconds for _, seconds in unheard)
@@ -130,8 +150,14 @@ def list_meetings(folder: Path) -> tuple[list[Meeting], list[str]]:
             continue
         if meeting.records or meeting.unheard:
             meetings.append(meeting)
-    meetings.sort(key=lambda m: m.started, reverse=True)
+    meetings.sort(key=lambda m: (m.started, _nth(m.path)), reverse=True)
     return meetings, problems
+
+
+def _nth(path: Path) -> int:
+    """Which meeting of its second a transcript is (new_transcript's "-N"; 1: the first)."""
+    more = path.stem[15:]
+    return int(more[1:]) if more[:1] == "-" and more[1:].isdigit() else 1
 
 
 def _reason(e: Exception) -> str:

@@ -7,7 +7,6 @@ import dataclasses
 import logging
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from subtitler.session import (
     glossary_beside,
     input_devices,
     model_catalog,
+    new_transcript,
     plan_first_run,
     prepare,
     read_transcript,
@@ -245,8 +245,7 @@ class SubtitlerApp(QObject):
     def start(self) -> None:
         if self.pipeline is not None:
             self.pipeline.stop()
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.transcript_path = self.data_dir / "transcripts" / f"{stamp}.jsonl"
+        self.transcript_path = new_transcript(self.data_dir / "transcripts")
         self.overlay.clear()
         if self.web is not None:
             self.web.clear()

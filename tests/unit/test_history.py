@@ -13,6 +13,7 @@ from subtitler.pipeline.history import (
     format_duration,
     list_meetings,
     load_meeting,
+    new_transcript,
     search,
     targets_of,
 )
@@ -55,6 +56,26 @@ def test_meetings_newest_first_with_date_length_and_languages(tmp_path: Path) ->
     assert mon.duration_s == 1832.0 and format_duration(mon.duration_s) == "31 min"
     assert format_duration(2.5) == "2 s" and format_duration(2 * 3600 + 65) == "2 h 01 min"
     assert [r.source for r in mon.records] == [r.source for r in MONDAY]
+
+
+def test_two_meetings_started_in_one_second_are_two_meetings(tmp_path: Path) -> None:
+    """The second was written into the first one's file (History showed one meeting, its
+    lines interleaved), and its kept audio replaced the first one's."""
+    now = dt.datetime(2026, 11, 29, 9, 30, 0)
+    first = new_transcript(tmp_path, now)
+    assert first == tmp_path / "20261129-093000.jsonl"
+    write(tmp_path, first.stem, MONDAY)
+    second = new_transcript(tmp_path, now)
+    assert second == tmp_path / "20261129-093000-2.jsonl"
+    write(tmp_path, second.stem, TUESDAY)
+    (tmp_path / "20261129-093000-3.unheard.wav").write_bytes(b"")  # a meeting's kept audio
+    assert new_transcript(tmp_path, now) == tmp_path / "20261129-093000-4.jsonl"
+    meetings, _ = list_meetings(tmp_path)
+    assert [(m.path.name, m.title) for m in meetings] == [  # newest first
+        ("20261129-093000-2.jsonl", "2026-11-29 09:30"),
+        ("20261129-093000.jsonl", "2026-11-29 09:30"),
+    ]
+    assert [len(m.records) for m in meetings] == [len(TUESDAY), len(MONDAY)]
 
 
 def test_a_torn_last_line_and_a_renamed_file_still_list(tmp_path: Path) -> None:
