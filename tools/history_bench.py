@@ -1,12 +1,15 @@
 """How long Meeting history takes to open and to follow a search, on a long meeting.
 
     QT_QPA_PLATFORM=offscreen python tools/history_bench.py [--lines 30000] [--word 1000000]
+        [--meetings 336 --hours 1.5]
 
 Writes a meeting of ``--lines`` lines (12 words each, and a translation; 50 hours at one
 line per 6 s) into a temporary transcripts folder, opens the History window on it (shown,
 offscreen) and types "bud" into its search one key at a time; then a meeting of one line
-that is one word of ``--word`` characters (a damaged or hand-made file). Prints the seconds
-each took (the window's thread is blocked meanwhile).
+that is one word of ``--word`` characters (a damaged or hand-made file); then a history of
+``--meetings`` meetings of ``--hours`` each (a line every 5 s), opened, opened again
+(Refresh) and searched. Prints the seconds each took (the window's thread is blocked
+meanwhile).
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lines", type=int, default=30000)
     ap.add_argument("--word", type=int, default=1_000_000)
+    ap.add_argument("--meetings", type=int, default=336)
+    ap.add_argument("--hours", type=float, default=1.5)
     args = ap.parse_args()
     qapp = QApplication.instance() or QApplication([])
     rng = random.Random(0)
@@ -74,6 +79,25 @@ def main() -> None:
         print(line)
         t = _timed(qapp, lambda: open_on(word))
         print(f"one word of {args.word:,} characters: open {t:.2f} s")
+        many = Path(tmp, "many")
+        many.mkdir()
+        per = int(args.hours * 3600 / 5)
+        for m in range(args.meetings):
+            day = f"2026{m // 28 % 12 + 1:02d}{m % 28 + 1:02d}-{m // 336:02d}0000"
+            _write(
+                many / f"{day}.jsonl",
+                [" ".join(rng.choice(WORDS) for _ in range(12)) + f" {i}" for i in range(per)],
+            )
+        line = (
+            f"{args.meetings} meetings of {args.hours} h: "
+            f"open {_timed(qapp, lambda: open_on(many)):.2f} s"
+        )
+        dlg = dialogs[-1]
+        line += f", Refresh {_timed(qapp, dlg.reload):.2f} s"
+        for key in "bud":
+            t = _timed(qapp, lambda k=key: dlg.query.setText(dlg.query.text() + k))  # type: ignore[misc]
+            line += f", key {key!r} {t:.2f} s"
+        print(line)
 
 
 if __name__ == "__main__":

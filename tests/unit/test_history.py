@@ -205,3 +205,37 @@ def test_a_line_with_a_damaged_extra_field_keeps_its_main_translation(tmp_path: 
     path.write_text(good + "\n", encoding="utf-8")
     (r,) = load_meeting(path).records
     assert (r.translation, r.extra) == ("Guten Morgen.", ())
+
+
+def test_search_folds_text_as_the_per_character_rule_did() -> None:
+    """The fold is str.translate now (a character at a time in Python cost seconds a key on
+    a long history): the same text for every line of real sentences in many scripts."""
+    import unicodedata
+
+    from subtitler.pipeline import history
+
+    def by_character(text: str) -> str:
+        decomposed = unicodedata.normalize("NFKD", text.casefold())
+        return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+    root = Path(__file__).resolve().parents[1] / "data"
+    lines = (root / "tatoeba_report.tsv").read_text(encoding="utf-8").splitlines()
+    lines += (root / "translator_pairs.tsv").read_text(encoding="utf-8").splitlines()
+    lines += ["Über Café naïve Ǆ ﬁ Ⅻ İstanbul ΣΑΣ Straße", "e\u0301\u0327 \u1e9b\u0323"]
+    assert len(lines) > 40
+    for line in lines:
+        assert history._fold(line) == by_character(line), line
+
+
+def test_a_meeting_unchanged_is_not_read_again_and_a_grown_one_is(tmp_path: Path) -> None:
+    path = write(tmp_path, "20261116-093000", MONDAY[:2])
+    (first,), _ = list_meetings(tmp_path)
+    (again,), _ = list_meetings(tmp_path)
+    assert again is first  # (History opened again on 500 hours read 115 MB each time)
+    w = TranscriptWriter(path)
+    w.append(MONDAY[2])  # the meeting went on
+    w.close()
+    (grown,), _ = list_meetings(tmp_path)
+    assert [r.source for r in grown.records] == [r.source for r in MONDAY]
+    path.unlink()
+    assert list_meetings(tmp_path) == ([], [])
