@@ -234,7 +234,6 @@ class _Server(ThreadingHTTPServer):
         self.page_html = page_html
         self._open = 0  # connections being served
         self._count = threading.Lock()
-        self.refused = 0  # connections closed as they came (MAX_CONNECTIONS open)
         super().__init__(address, _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -243,7 +242,6 @@ class _Server(ThreadingHTTPServer):
             if not full:
                 self._open += 1
         if full:
-            self.refused += 1
             self.shutdown_request(request)
             return
         try:
@@ -282,6 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
         # The request line and headers must arrive within IO_TIMEOUT_S in all (the socket's
         # timeout bounds each read only: a header line every few seconds held a connection
         # for good).
+        self.rfile.close()  # (the socket's own reader: the socket stays open)
         self.rfile = io.BufferedReader(_Deadline(self.connection, IO_TIMEOUT_S))
 
     def parse_request(self) -> bool:
