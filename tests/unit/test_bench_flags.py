@@ -67,7 +67,7 @@ def test_the_old_flags_set_the_settings_and_reach_the_model_as_the_apps_do(
     )
     with pytest.raises(SystemExit):  # checked by the declaration, as in the settings file
         cli.parser().parse_args([*CORPUS, "--n-ctx", "100"])
-    assert "Context length must be 256..32768 (is 100)" in capsys.readouterr().err
+    assert "Context length must be 1024..32768 (is 100)" in capsys.readouterr().err
     with pytest.raises(cli.UsageError, match="unknown language code 'xx'"):
         cli.settings(cli.parser().parse_args([*CORPUS, "--tgt-lang", "xx"]))
 
