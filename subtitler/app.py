@@ -23,6 +23,9 @@ from subtitler.config import (
 from subtitler.log_file import LogFile
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+# A replay's pace: slower than a tenth nothing is heard for minutes; faster than 100 the
+# recogniser is far behind at once (and inf or nan are no pace).
+MIN_SPEED, MAX_SPEED = 0.1, 100.0
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -228,9 +231,19 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"error: audio file not found: {a.replay}", file=sys.stderr)
         return 2
-    if a.speed <= 0:
-        print("error: --speed must be positive", file=sys.stderr)
+    if not MIN_SPEED <= a.speed <= MAX_SPEED:  # (nan too)
+        print(
+            f"error: --speed must be between {MIN_SPEED} and {MAX_SPEED:g} (1: as fast as "
+            "it was said)",
+            file=sys.stderr,
+        )
         return 2
+    if a.config is not None:
+        from subtitler.settings_store import named_file_problem
+
+        if (why := named_file_problem(a.config)) is not None:
+            print(f"error: --config: {why}; nothing was changed", file=sys.stderr)
+            return 2
     from subtitler.mt.languages import UnknownLanguageError, normalize_code
 
     for key, value in given_settings(a).items():

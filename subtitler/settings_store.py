@@ -275,6 +275,27 @@ def load(path: Path | None = None) -> LoadResult:
     return LoadResult(cfg, notice, loaded.backup)
 
 
+def named_file_problem(path: Path) -> str | None:
+    """Why a settings file the user named (``--config``) cannot be used, in one line; None
+    when it can (or is not there yet: it is written at the first change). The app's own
+    file is set aside and replaced when it is damaged; a named one is someone's file (a
+    mistyped name, another program's TOML) and is left as it is."""
+    try:
+        text = user_files.read_text(path, MAX_BYTES)
+    except user_files.FileMissing:
+        return None
+    except user_files.FileProblem as e:
+        return f"{e} ({path})"  # (its message names the file)
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return f"{path} is not a subtitler settings file (not TOML)"
+    if data and not set(data) & set(SECTIONS):
+        tables = ", ".join(f"[{k}]" for k in list(data)[:3])
+        return f"{path} is not a subtitler settings file (it has {tables} and none of its own)"
+    return None
+
+
 def save(cfg: AppConfig, path: Path | None = None) -> Path:
     """Validate and write atomically (a crash mid-write leaves the old file intact)."""
     errs = validate(cfg)

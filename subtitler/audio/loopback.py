@@ -20,6 +20,7 @@ import contextlib
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -34,6 +35,10 @@ HOSTAPIS = {
     "darwin": macos_capture.HOSTAPI,
 }
 OPEN_TIMEOUT_S = 5.0  # how long start() waits for the sound system to open the speaker
+# How often a recording looks that its input is still there. PulseAudio moves a recording
+# whose source goes away to another one (on a desktop, the microphone) and says nothing: the
+# user's own voice was heard as the meeting's, with no word that the meeting was not heard.
+SOURCE_CHECK_S = 1.0
 
 
 class LoopbackAudio:
@@ -156,10 +161,18 @@ class LoopbackStream:
                 )
                 with rec:
                     self._opened.set()
+                    checked = time.monotonic()
                     while not self._stop.is_set():
                         # Blocks for one block of audio; soundcard returns zeros while the
                         # speaker plays nothing (WASAPI then delivers no packets at all).
                         data = rec.record(numframes=self._block)
+                        if time.monotonic() - checked >= SOURCE_CHECK_S:
+                            checked = time.monotonic()
+                            if not self._still_there():
+                                raise RuntimeError(
+                                    "it is gone (the sound system moved its recording to "
+                                    "another input)"
+                                )
                         self._callback(data, len(data), None, None)
         except Exception as e:  # the speaker was unplugged or its format changed
             if not self._opened.is_set():
@@ -171,6 +184,15 @@ class LoopbackStream:
             self._opened.set()
             if was_open and self._finished is not None:
                 self._finished()
+
+    def _still_there(self) -> bool:
+        """Is the input recorded still listed? (A listing that fails says nothing.)"""
+        try:
+            ids = {str(m.id) for m in self._sc.all_microphones(include_loopback=True)}
+        except Exception as e:
+            log.debug("cannot list inputs to check %s: %s", self.name, e)
+            return True
+        return self._id in ids
 
     def stop(self) -> None:
         self._stop.set()

@@ -56,6 +56,8 @@ class FakeRecorder:
             if sc.vanish_at_block == sc.blocks_played:
                 sc.unplug()
                 raise RuntimeError("Error 0x88890004: AUDCLNT_E_DEVICE_INVALIDATED")
+            if sc.moved_at_block == sc.blocks_played:
+                sc.unplug()  # PulseAudio: the recording goes on, from another source
             pos = sc.position
             sc.position = pos + numframes
             sc.blocks_played += 1
@@ -72,6 +74,9 @@ class FakeSoundCard:
         self.position = 0
         self.blocks_played = 0
         self.vanish_at_block = -1
+        # (at this block the speaker goes away and its recording goes on, as PulseAudio moves
+        # a recording whose source is removed to another source, saying nothing)
+        self.moved_at_block = -1
         self.refuse_open = False
         self.broken_listing = False
         self.lock = threading.Lock()

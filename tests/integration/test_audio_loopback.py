@@ -125,6 +125,34 @@ def test_speaker_unplugged_then_back(clip: np.ndarray, caplog: pytest.LogCapture
     cap.stop()
 
 
+def test_a_speaker_whose_recording_the_sound_system_moves_is_lost_then_back(
+    clip: np.ndarray, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PulseAudio moved the meeting's recording to the microphone when its sink went away:
+    the user's voice was heard as the meeting's, and the meeting never again; nothing said."""
+    monkeypatch.setattr(loopback, "SOURCE_CHECK_S", 0.0)
+    lb, _sd, sc = backend(clip)
+    sc.moved_at_block = 5
+    now = [50.0]
+    cap = MicrophoneCapture(
+        AudioConfig(device="Realtek", block_ms=100), sd=lb, clock=lambda: now[0], reopen_s=1.0
+    )
+    cap.start()
+    first = read_samples(cap, 5 * 1600)
+    for _ in range(200):
+        if cap.state == "lost":
+            break
+        cap.read(timeout=0.01)
+    assert cap.state == "lost" and len(first) == 5
+    assert f"audio input '{SPEAKER}' disappeared; retrying" in caplog.text
+    assert "moved its recording to another input" in caplog.text
+    sc.plug_back()
+    now[0] += 3.0
+    rest = read_samples(cap, 1600)
+    assert cap.state == "running" and len(sc.recorders) == 2 and rest
+    cap.stop()
+
+
 def test_speaker_that_cannot_be_opened_is_a_clear_error(clip: np.ndarray) -> None:
     lb, _sd, sc = backend(clip)
     sc.refuse_open = True

@@ -38,6 +38,48 @@ def test_missing_replay_file_is_one_line_error(
     assert rc == 2 and err == [f"error: {tmp_path} is a folder, not an audio file"]
 
 
+def test_a_settings_file_named_that_is_none_is_left_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--config` on a file that is no settings file renamed it and wrote the app's settings
+    in its place (/etc/passwd, run as root, became a settings file)."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("notes\n", encoding="utf-8")
+    other = tmp_path / "pyproject.toml"
+    other.write_text('[project]\nname = "x"\n[tool.ruff]\nline-length = 99\n', encoding="utf-8")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for path, why in (
+        (notes, f"{notes} is not a subtitler settings file (not TOML)"),
+        (other, f"{other} is not a subtitler settings file (it has [project], [tool] and none "),
+        (folder, f"folder is a folder, not a file ({folder})"),
+    ):
+        before = path.read_bytes() if path.is_file() else None
+        rc = main(["--config", str(path), "--data-dir", str(tmp_path / "data")])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and len(err) == 1 and err[0].startswith(f"error: --config: {why}")
+        assert err[0].endswith("; nothing was changed")
+        if before is not None:
+            assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "data",
+        "folder",
+        "notes.txt",
+        "pyproject.toml",
+    ]
+
+
+@pytest.mark.parametrize("speed", ["nan", "inf", "0", "-1", "1e-9", "1000"])
+def test_a_replay_pace_that_is_none_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], speed: str
+) -> None:
+    rc = main(["--speed", speed, "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (rc, err) == (
+        2, ["error: --speed must be between 0.1 and 100 (1: as fast as it was said)"]
+    )  # fmt: skip
+
+
 def test_unknown_target_language_is_one_line_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
