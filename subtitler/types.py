@@ -113,3 +113,8 @@ class AsrUpdate:
 
 class EngineGone(RuntimeError):
     """An engine cannot be used any more (its process ended); the message is one line."""
+
+
+class EngineLost(EngineGone):
+    """An engine's process died and its model could not be loaded again (the file removed or
+    damaged meanwhile): it will not come back this meeting."""

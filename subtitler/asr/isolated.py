@@ -19,9 +19,10 @@ import numpy as np
 from subtitler.asr.backend import AsrError, Hypothesis, Samples
 from subtitler.asr.faster_whisper import WhisperSettings
 from subtitler.audio.sources import AudioFileError, load_audio
-from subtitler.isolation.worker import RemoteError, WorkerCrashed, WorkerProcess
+from subtitler.isolation.worker import HUNG_S, RemoteError, WorkerCrashed, WorkerProcess
 from subtitler.models import smoke_test
 from subtitler.models.smoke_test import ModelDamaged, naming
+from subtitler.types import EngineLost
 
 log = logging.getLogger(__name__)
 SERVICE = "subtitler.asr.isolated:WhisperService"
@@ -93,12 +94,20 @@ class WorkerWhisper:
         return ranked
 
     def _call(self, op: str, samples: Samples, *args: Any) -> Any:
-        """``op`` on ``samples`` in the worker; a crash costs this call (AsrError)."""
+        """``op`` on ``samples`` in the worker; a crash (or no answer by HUNG_S: a hung
+        engine, ended) costs this call (AsrError). A model that cannot be loaded again after
+        one is lost for the meeting (EngineLost): the recognitions after it would each load
+        it and fail."""
         if self._proc is None:  # crashed last time: a fresh process, the same model
-            self._start()
+            try:
+                self._start()
+            except AsrError as e:
+                raise EngineLost(
+                    f"the speech model cannot be loaded again after CTranslate2 crashed: {e}"
+                ) from None
         assert self._proc is not None
         try:
-            return self._proc.call(op, samples, *args)
+            return self._proc.call(op, samples, *args, deadline_s=HUNG_S)
         except WorkerCrashed as e:
             self._proc.close()
             self._proc = None

@@ -247,13 +247,15 @@ class WorkerProcess:
         abort: Callable[[], bool] | None = None,
         grace: float = ABORT_GRACE_S,
         progress: Callable[[Any], None] | None = None,
+        deadline_s: float | None = None,
     ) -> Any:
         """Run ``op`` in the child and return its value; what the child reports on the way
         (``report`` in the service) goes to ``progress``, in this thread.
 
-        Raises RemoteError (it raised there), WorkerCrashed (the child died), WorkerClosed
-        (closed meanwhile) or CallAbandoned (``abort`` said so and the child did not answer
-        within ``grace`` seconds)."""
+        Raises RemoteError (it raised there), WorkerCrashed (the child died, or gave no
+        answer within ``deadline_s``: it is ended then), WorkerClosed (closed meanwhile) or
+        CallAbandoned (``abort`` said so and the child did not answer within ``grace``
+        seconds)."""
         with self._lock:
             if self._closed:
                 raise WorkerClosed("the engine was closed")
@@ -267,7 +269,8 @@ class WorkerProcess:
                 self._conn.send((seq, op, args))
             except (OSError, ValueError):
                 raise self._died() from None
-            return self._wait(seq, abort, grace, progress)
+            hung_at = time.monotonic() + deadline_s if deadline_s is not None else None
+            return self._wait(seq, abort, grace, progress, hung_at)
 
     def _wait(
         self,
@@ -310,7 +313,7 @@ class WorkerProcess:
                     raise self._died()
                 check_alive = now + IDLE_POLL_S
             if hung_at is not None and now > hung_at:
-                raise self._hung()
+                raise self._hung(seq != self._pending)
             if abort is None:
                 continue
             if aborted_at is None:
@@ -335,9 +338,14 @@ class WorkerProcess:
         self.crashed = WorkerCrashed(why, code)
         return self.crashed
 
-    def _hung(self) -> WorkerCrashed:
-        """The child answers nothing long after it was asked to stop: ended, as a crash."""
-        why = f"hung: no answer {HUNG_S:.0f} s after it was asked to stop"
+    def _hung(self, deadline: bool) -> WorkerCrashed:
+        """The child answered nothing long after it was asked to stop (or by a call's
+        deadline): ended, as a crash."""
+        why = (
+            "hung: no answer by its deadline"
+            if deadline
+            else f"hung: no answer {HUNG_S:.0f} s after it was asked to stop"
+        )
         log.warning("engine process %s (pid %s) %s; ending it", self.service, self.pid, why)
         self._proc.kill()
         self._proc.join(2.0)

@@ -35,7 +35,15 @@ from subtitler.pipeline.sides import SegmentIds
 from subtitler.pipeline.targets import TargetTurns
 from subtitler.pipeline.transcript import TranscriptWriter
 from subtitler.repeats import LOOP
-from subtitler.types import OTHERS, YOU, AsrUpdate, AudioBlock, EngineGone, UpdateStats
+from subtitler.types import (
+    OTHERS,
+    YOU,
+    AsrUpdate,
+    AudioBlock,
+    EngineGone,
+    EngineLost,
+    UpdateStats,
+)
 
 log = logging.getLogger(__name__)
 Emit = Callable[[Event], None]
@@ -52,6 +60,7 @@ BACKLOG_PIECE_S = 5.0
 # (put back, translated later): a hung engine held every later line, the lines as said too,
 # off the screen (the worker ends one that then does not answer: isolation/worker.HUNG_S).
 STUCK_S = 30.0
+LOST_WHAT = "put it back (or choose another speech model in Settings) and press Start"
 BEHIND = "translation is slower than the speech"
 BEHIND_WHAT = "the newest lines are translated first, finished ones later for the transcript"
 
@@ -288,6 +297,8 @@ class AsrStage(threading.Thread):
         except Exception as e:
             if self._stop_ev.is_set():
                 return []  # stopping: its worker was closed under it
+            if isinstance(e, EngineLost):  # said once, with what to do (not ten times)
+                raise RecognitionStopped(f"{e}; {LOST_WHAT}") from e
             verdict = self._failures.failed(e)
             if verdict is Verdict.GIVE_UP:
                 raise RecognitionStopped(

@@ -498,6 +498,63 @@ def test_a_whisper_worker_that_dies_costs_one_recognition(tiny_whisper: Path) ->
     assert not _alive(w.pid)  # close() ended the process
 
 
+def test_a_whisper_worker_that_stops_answering_is_ended_and_loaded_again(
+    tiny_whisper: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung recogniser (a stopped process here) was never noticed: no line, no word, the
+    state "Listening…" for as long as it lasted."""
+    from subtitler.asr import isolated
+
+    monkeypatch.setattr(isolated, "HUNG_S", 1.0)
+    w = WorkerWhisper(WhisperSettings(str(tiny_whisper), device="cpu", threads=1, max_new_tokens=4))
+    try:
+        audio = np.zeros(16000, np.float32)
+        w.transcribe(audio, t0=0.0, prompt="", language="en")
+        hung = w.pid
+        assert hung is not None
+        os.kill(hung, signal.SIGSTOP)
+        with pytest.raises(AsrError) as e:
+            w.transcribe(audio, t0=0.0, prompt="", language="en")
+        assert str(e.value) == (
+            "CTranslate2 crashed on a 1.0 s window (hung: no answer by its deadline); "
+            "loading the speech model again"
+        )
+        assert not _alive(hung)  # ended, not left stopped
+        w.transcribe(audio, t0=0.0, prompt="", language="en")  # loaded again, goes on
+        assert w.pid not in (None, hung)
+    finally:
+        w.close()
+
+
+def test_a_whisper_model_gone_after_a_crash_is_lost_at_once(
+    tiny_whisper: Path, tmp_path: Path
+) -> None:
+    """Its folder removed (or damaged) and then a crash: every later recognition loaded it
+    again and failed, ten in about 6 s, then a stop in CTranslate2's words."""
+    import shutil
+
+    from subtitler.types import EngineLost
+
+    folder = tmp_path / "whisper"
+    shutil.copytree(tiny_whisper, folder)
+    w = WorkerWhisper(WhisperSettings(str(folder), device="cpu", threads=1, max_new_tokens=4))
+    try:
+        audio = np.zeros(16000, np.float32)
+        w.transcribe(audio, t0=0.0, prompt="", language="en")
+        shutil.rmtree(folder)
+        assert w.pid is not None
+        os.kill(w.pid, signal.SIGKILL)
+        with pytest.raises(AsrError):  # the crash costs this recognition
+            w.transcribe(audio, t0=0.0, prompt="", language="en")
+        with pytest.raises(EngineLost) as e:
+            w.transcribe(audio, t0=0.0, prompt="", language="en")
+        assert str(e.value).startswith(
+            "the speech model cannot be loaded again after CTranslate2 crashed: "
+        ) and "\n" not in str(e.value)
+    finally:
+        w.close()
+
+
 def test_a_whisper_worker_ranks_languages_and_a_crash_there_costs_one_ranking(
     tiny_whisper: Path,
 ) -> None:

@@ -22,7 +22,7 @@ from subtitler.pipeline.pipeline import Factories, Pipeline
 from subtitler.pipeline.stages import ModelLoader
 from subtitler.pipeline.transcript import read_transcript
 from subtitler.repeats import LOOP
-from subtitler.types import AudioBlock, UpdateStats, Word
+from subtitler.types import AudioBlock, EngineLost, UpdateStats, Word
 from tests.helpers.fake_pipeline import (
     FakeSource,
     ScriptedRecognizer,
@@ -117,6 +117,41 @@ def test_a_recogniser_that_always_fails_stops_with_a_clear_line(tmp_path: Path) 
     assert errors[-1].fatal
     assert errors[-1].message.startswith("speech recognition stopped: the last ")
     assert "failed" in errors[-1].message and "IndexError" in errors[-1].message
+
+
+class LosingRecognizer(ScriptedRecognizer):
+    """Its model cannot be loaded again after a crash from the ``lost_at``-th call on."""
+
+    def __init__(self, steps: Sequence[Step], lost_at: int) -> None:
+        super().__init__(steps)
+        self.lost_at, self.calls = lost_at, 0
+
+    def process(self, now: float = 0.0):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls >= self.lost_at:
+            raise EngineLost("the speech model cannot be loaded again after CTranslate2 "
+                             "crashed: tiny: model directory not found")  # fmt: skip
+        return super().process(now)
+
+
+def test_a_speech_model_lost_stops_recognition_at_once_saying_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """Each later recognition loaded it again and failed: ten in a row, then a stop in
+    CTranslate2's words, the line being said cut off."""
+    rec = LosingRecognizer([Step(0.3, 0, ["hello", "there."], final=True)], lost_at=12)
+    _, ev = _run_with(rec, tmp_path, seconds=30.0)
+    errors = [e for e in ev.of(ErrorEvent) if e.where == "asr"]
+    assert [(e.message, e.fatal) for e in errors] == [
+        (
+            "speech recognition stopped: the speech model cannot be loaded again after "
+            "CTranslate2 crashed: tiny: model directory not found; put it back (or choose "
+            "another speech model in Settings) and press Start",
+            True,
+        )
+    ]
+    assert rec.calls == 12  # not retried
+    assert [r.source for r in read_transcript(tmp_path / "t.jsonl")] == ["hello there."]
 
 
 class Backend:
