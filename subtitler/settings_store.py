@@ -66,6 +66,17 @@ def _language_problem(spec: Spec, value: Any) -> str | None:
     return None
 
 
+def _normalized(spec: Spec, value: Any) -> Any:
+    """A language setting in the codes the engines take ("EN", "zh-CN" are "en", "zh"), as
+    the command line gives them: Whisper refused "EN" at every recognition, and recognition
+    stopped after ten."""
+    if not isinstance(value, str) or not (spec.language or spec.languages):
+        return value
+    if spec.languages:
+        return ",".join(normalize_code(c) for c in language_codes(value))
+    return normalize_code(value)
+
+
 def _is_language(code: str) -> bool:
     try:
         normalize_code(code)
@@ -159,6 +170,7 @@ def _build(cls: type, data: Any, where: str, notes: list[str]) -> Any:
             if (why := _language_problem(spec, value)) is not None:
                 notes.append(f"{name}: {why.split(': ', 1)[-1]}, {default!r} used")
                 continue
+            value = _normalized(spec, value)
             if spec.problem(value) is not None:
                 fixed = spec.fixed(value, default)
                 notes.append(

@@ -307,3 +307,22 @@ def test_the_file_is_its_users_alone(tmp_path: Path) -> None:
     """It may hold a translation server's API key."""
     p = store.save(with_settings(AppConfig(), {"mt.server_api_key": "sk-1"}), tmp_path / "c.toml")
     assert stat.S_IMODE(p.stat().st_mode) == 0o600
+
+
+def test_languages_in_a_settings_file_are_read_as_the_codes_the_engines_take(
+    tmp_path: Path,
+) -> None:
+    """ "EN" or "zh-CN" for the speech language passed the check and reached Whisper as it
+    was: every recognition failed ("'EN' is not a valid language code"), then recognition
+    stopped. The command line already gave the engines "en" and "zh"."""
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[asr]\nlanguage = "EN"\nyou_language = "pt-BR"\n'
+        '[mt]\nsrc_lang = "zh_CN"\ntgt_lang = "DE"\nextra_targets = "JA, fr-CA"\n',
+        encoding="utf-8",
+    )
+    loaded = store.load(path)
+    assert loaded.notice == ""
+    asr, mt = loaded.config.asr, loaded.config.mt
+    assert (asr.language, asr.you_language) == ("en", "pt")
+    assert (mt.src_lang, mt.tgt_lang, mt.extra_targets) == ("zh", "de", "ja,fr")
