@@ -236,6 +236,8 @@ def check_worker() -> str:
     try:
         if not isinstance(engine, WorkerEngine):
             raise TypeError(f"the translator is a {type(engine).__name__}, not in a worker")
+        if engine.notice:  # its load's real test found damaged weights (the app goes on)
+            raise RuntimeError(engine.notice)
         out = engine.translate(0, "in being comparatively modern.", True, mt.tgt_lang, mt.src_lang)
         pids = [engine.pid]
     finally:

@@ -5,6 +5,7 @@ parts from the pipeline's factories."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -70,3 +71,21 @@ def test_a_setting_of_the_self_test_reaches_the_translator_it_checks(
     assert found, detail
     first, last = int(found[1]), int(found[2])
     assert first <= 2 and 1 <= last <= 2, detail  # (12 each with the self-test's own cap)
+
+
+def test_a_damaged_translator_fails_the_self_test(
+    built: list[tuple[str, AppConfig]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Its load's real test said "damaged ... translating with it anyway" on stderr while
+    the self-test said "ok" and passed (exit 0); `models verify` failed the same file."""
+    import shutil
+
+    from tests.helpers.damage import flip_gguf_weights
+
+    copy = tmp_path / "selftest"
+    shutil.copytree(selftest.selftest_dir(), copy)
+    gguf = copy / selftest.LLAMA_FILE
+    flip_gguf_weights(selftest.selftest_dir() / selftest.LLAMA_FILE, gguf, 20000)
+    monkeypatch.setattr(selftest, "selftest_dir", lambda: copy)
+    with pytest.raises(RuntimeError, match=r"^llama-random-q8_0\.gguf: damaged: "):
+        selftest.check_worker()

@@ -312,7 +312,7 @@ def test_the_file_is_its_users_alone(tmp_path: Path) -> None:
 def test_languages_in_a_settings_file_are_read_as_the_codes_the_engines_take(
     tmp_path: Path,
 ) -> None:
-    """ "EN" or "zh-CN" for the speech language passed the check and reached Whisper as it
+    """A speech language of "EN" or "zh-CN" passed the check and reached Whisper as it
     was: every recognition failed ("'EN' is not a valid language code"), then recognition
     stopped. The command line already gave the engines "en" and "zh"."""
     path = tmp_path / "config.toml"
