@@ -28,7 +28,14 @@ from subtitler.pipeline.events import (
 )
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.metrics import LiveMetrics
-from subtitler.pipeline.sides import SegmentIds, Side, engine_settings, sides_of
+from subtitler.pipeline.sides import (
+    SAME_INPUT,
+    SegmentIds,
+    Side,
+    engine_settings,
+    same_input,
+    sides_of,
+)
 from subtitler.pipeline.stages import AsrStage, ModelLoader, TranslationStage, close_recognizer
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 from subtitler.types import OTHERS
@@ -134,6 +141,8 @@ class Pipeline:
         if self._boot is not None:
             raise RuntimeError("a pipeline starts once")
         self._set_state(PipelineState.LOADING, "loading models")
+        if same := same_input(self.config.audio):
+            self.emit(ErrorEvent("audio", SAME_INPUT.format(same)))
         self._owner.start()
         self._boot = threading.Thread(target=self._bootstrap, name="pipeline-start", daemon=True)
         self._boot.start()

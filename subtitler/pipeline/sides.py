@@ -14,6 +14,7 @@ import dataclasses
 import itertools
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig, base_code, language_codes
 from subtitler.types import OTHERS, YOU
@@ -36,9 +37,32 @@ def two_sided(audio: AudioConfig) -> bool:
     return audio.meeting_device not in (None, "")
 
 
+SAME_INPUT = (
+    "the microphone and the meeting's audio are the same input ({}): it is heard once, as one "
+    "side; choose each its own in Settings → Audio"
+)
+
+
+def same_input(audio: AudioConfig) -> str:
+    """The input chosen for both the microphone and the meeting's audio ("" if none is): it
+    would be heard twice, the user's copy of each line dropped as the meeting's echo."""
+    if not two_sided(audio):
+        return ""
+    if audio.source == "file":
+        mine, theirs = audio.file_path, audio.meeting_file
+        try:
+            same = Path(mine).resolve() == Path(theirs).resolve()
+        except (OSError, RuntimeError):
+            same = mine == theirs
+        return Path(theirs).name if same else ""
+    device, meeting = audio.device, audio.meeting_device
+    return str(meeting) if str(device).casefold() == str(meeting).casefold() else ""
+
+
 def sides_of(cfg: AppConfig) -> tuple[Side, ...]:
-    """The sides the settings ask for: one without a name, or the meeting's then the user's."""
-    if not two_sided(cfg.audio):
+    """The sides the settings ask for: one without a name, or the meeting's then the user's
+    (one, heard once, where both are the same input)."""
+    if not two_sided(cfg.audio) or same_input(cfg.audio):
         return (Side("", cfg.audio, cfg.asr, cfg.mt),)
     one = dataclasses.replace(cfg.audio, meeting_device=None, meeting_file="")
     others_audio = dataclasses.replace(

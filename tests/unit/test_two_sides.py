@@ -9,10 +9,10 @@ from pathlib import Path
 
 from subtitler.config import AppConfig, AsrConfig, AudioConfig, MtConfig
 from subtitler.pipeline.echo import EchoGate, common_in_order, echoed
-from subtitler.pipeline.events import SubtitleEvent
+from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.mailbox import Mailbox
 from subtitler.pipeline.pipeline import Factories, Pipeline
-from subtitler.pipeline.sides import SegmentIds, engine_settings, sides_of
+from subtitler.pipeline.sides import SegmentIds, engine_settings, same_input, sides_of
 from subtitler.pipeline.transcript import read_transcript
 from subtitler.types import OTHERS, YOU, AsrUpdate
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
@@ -59,6 +59,37 @@ def test_a_second_file_is_the_meetings_side() -> None:
     others, you = sides_of(cfg)
     assert (others.audio.file_path, you.audio.file_path) == ("them.wav", "me.wav")
     assert len(sides_of(AppConfig(audio=AudioConfig(source="file", file_path="me.wav")))) == 1
+
+
+def test_the_same_input_chosen_twice_is_one_side() -> None:
+    """Chosen for both, each line was heard twice and the user's copy dropped as the
+    meeting's echo (the user's lines gone), with no word."""
+    for audio in (
+        AudioConfig(device=MEETING, meeting_device=MEETING.upper()),
+        AudioConfig(source="file", file_path="talk.wav", meeting_file="./talk.wav"),
+    ):
+        cfg = AppConfig(audio=audio)
+        assert same_input(audio) in (MEETING.upper(), "talk.wav")
+        (side,) = sides_of(cfg)
+        assert side.name == ""
+    assert same_input(two_sided().audio) == ""
+
+
+def test_the_same_input_chosen_twice_is_said(tmp_path: Path) -> None:
+    cfg = AppConfig(
+        audio=AudioConfig(device="Mic", meeting_device="Mic"),
+        asr=AsrConfig(language="en"),
+        mt=MtConfig(model_path="fake.gguf", src_lang="en", tgt_lang="de", max_new_tokens=16),
+    )
+    inputs = Inputs([], [Step(0.6, 0, ["good", "morning."], final=True)])
+    _, ev = run(cfg, inputs, tmp_path)
+    said = [e.message for e in ev.of(ErrorEvent) if e.where == "audio"]
+    assert said == [
+        "the microphone and the meeting's audio are the same input (Mic): it is heard once, "
+        "as one side; choose each its own in Settings → Audio"
+    ]
+    finals = [(e.source, e.side) for e in ev.of(SubtitleEvent) if e.final]
+    assert finals == [("good morning.", "")]
 
 
 def test_segment_ids_are_one_numbering_in_the_order_lines_are_heard() -> None:
