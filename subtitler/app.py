@@ -216,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     from subtitler import paths
 
     data_dir = a.data_dir or paths.data_dir()
+    if a.data_dir is not None and a.data_dir.exists() and not a.data_dir.is_dir():
+        # (it was taken for a folder others can write: "instance socket not put in ...")
+        print(f"error: --data-dir: {a.data_dir} is a file, not a folder", file=sys.stderr)
+        return 2
     if a.toggle:
         from subtitler.ui.single_instance import send_command
 

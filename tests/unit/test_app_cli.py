@@ -69,6 +69,17 @@ def test_a_settings_file_named_that_is_none_is_left_as_it_is(
     ]
 
 
+def test_a_data_folder_that_is_a_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    afile = tmp_path / "data"
+    afile.write_text("a file", encoding="utf-8")
+    rc = main(["--data-dir", str(afile)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (rc, err) == (2, [f"error: --data-dir: {afile} is a file, not a folder"])
+    assert afile.read_text(encoding="utf-8") == "a file"
+
+
 @pytest.mark.parametrize("speed", ["nan", "inf", "0", "-1", "1e-9", "1000"])
 def test_a_replay_pace_that_is_none_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], speed: str
