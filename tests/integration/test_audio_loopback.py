@@ -97,9 +97,11 @@ def test_meeting_audio_arrives_exactly_through_the_capture_path(
     assert sc.closed == 1 and cap.state == "stopped"
 
 
-def test_speaker_unplugged_then_back(clip: np.ndarray, caplog: pytest.LogCaptureFixture) -> None:
-    lb, _sd, sc = backend(clip)
-    sc.vanish_at_block = 5
+def lost_after_five_blocks(
+    lb: LoopbackAudio,
+) -> tuple[MicrophoneCapture, list[AudioBlock], list[float]]:
+    """The speaker's capture started on a clock of its own (``now``: moved by the test),
+    read until it is lost after its five blocks: (capture, those blocks, the clock)."""
     now = [50.0]
     cap = MicrophoneCapture(
         AudioConfig(device="Realtek", block_ms=100), sd=lb, clock=lambda: now[0], reopen_s=1.0
@@ -111,6 +113,13 @@ def test_speaker_unplugged_then_back(clip: np.ndarray, caplog: pytest.LogCapture
             break
         cap.read(timeout=0.01)
     assert cap.state == "lost" and len(first) == 5
+    return cap, first, now
+
+
+def test_speaker_unplugged_then_back(clip: np.ndarray, caplog: pytest.LogCaptureFixture) -> None:
+    lb, _sd, sc = backend(clip)
+    sc.vanish_at_block = 5
+    cap, first, now = lost_after_five_blocks(lb)
     assert f"audio input '{SPEAKER}' disappeared; retrying" in caplog.text
     assert "AUDCLNT_E_DEVICE_INVALIDATED" in caplog.text  # what WASAPI said, for the log
     assert cap.error.startswith("audio input device 'Realtek' not found (available: USB Mic, ")
@@ -133,17 +142,7 @@ def test_a_speaker_whose_recording_the_sound_system_moves_is_lost_then_back(
     monkeypatch.setattr(loopback, "SOURCE_CHECK_S", 0.0)
     lb, _sd, sc = backend(clip)
     sc.moved_at_block = 5
-    now = [50.0]
-    cap = MicrophoneCapture(
-        AudioConfig(device="Realtek", block_ms=100), sd=lb, clock=lambda: now[0], reopen_s=1.0
-    )
-    cap.start()
-    first = read_samples(cap, 5 * 1600)
-    for _ in range(200):
-        if cap.state == "lost":
-            break
-        cap.read(timeout=0.01)
-    assert cap.state == "lost" and len(first) == 5
+    cap, _first, now = lost_after_five_blocks(lb)
     assert f"audio input '{SPEAKER}' disappeared; retrying" in caplog.text
     assert "moved its recording to another input" in caplog.text
     sc.plug_back()

@@ -475,19 +475,27 @@ def tiny_whisper(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_whisper(tmp_path_factory.mktemp("whisper") / "tiny")
 
 
+def whisper_worker(folder: Path) -> WorkerWhisper:
+    return WorkerWhisper(WhisperSettings(str(folder), device="cpu", threads=1, max_new_tokens=4))
+
+
+def hear_a_second(w: WorkerWhisper) -> None:
+    """One recognition of a second of silence."""
+    w.transcribe(np.zeros(16000, np.float32), t0=0.0, prompt="", language="en")
+
+
 def test_a_whisper_worker_that_dies_costs_one_recognition(tiny_whisper: Path) -> None:
-    w = WorkerWhisper(WhisperSettings(str(tiny_whisper), device="cpu", threads=1, max_new_tokens=4))
+    w = whisper_worker(tiny_whisper)
     try:
-        audio = np.zeros(16000, np.float32)
-        w.transcribe(audio, t0=0.0, prompt="", language="en")
+        hear_a_second(w)
         first = w.pid
         assert first is not None
         os.kill(first, signal.SIGKILL)
         with pytest.raises(AsrError) as e:
-            w.transcribe(audio, t0=0.0, prompt="", language="en")
+            hear_a_second(w)
         assert str(e.value).startswith("CTranslate2 crashed on a 1.0 s window (")
         assert "SIGKILL" in str(e.value)
-        w.transcribe(audio, t0=0.0, prompt="", language="en")  # loaded again, goes on
+        hear_a_second(w)  # loaded again, goes on
         assert w.pid not in (None, first) and w.crashes == 1
     finally:
         w.close()
@@ -506,21 +514,20 @@ def test_a_whisper_worker_that_stops_answering_is_ended_and_loaded_again(
     from subtitler.asr import isolated
 
     monkeypatch.setattr(isolated, "HUNG_S", 1.0)
-    w = WorkerWhisper(WhisperSettings(str(tiny_whisper), device="cpu", threads=1, max_new_tokens=4))
+    w = whisper_worker(tiny_whisper)
     try:
-        audio = np.zeros(16000, np.float32)
-        w.transcribe(audio, t0=0.0, prompt="", language="en")
+        hear_a_second(w)
         hung = w.pid
         assert hung is not None
         os.kill(hung, signal.SIGSTOP)
         with pytest.raises(AsrError) as e:
-            w.transcribe(audio, t0=0.0, prompt="", language="en")
+            hear_a_second(w)
         assert str(e.value) == (
             "CTranslate2 crashed on a 1.0 s window (hung: no answer by its deadline); "
             "loading the speech model again"
         )
         assert not _alive(hung)  # ended, not left stopped
-        w.transcribe(audio, t0=0.0, prompt="", language="en")  # loaded again, goes on
+        hear_a_second(w)  # loaded again, goes on
         assert w.pid not in (None, hung)
     finally:
         w.close()
@@ -537,17 +544,16 @@ def test_a_whisper_model_gone_after_a_crash_is_lost_at_once(
 
     folder = tmp_path / "whisper"
     shutil.copytree(tiny_whisper, folder)
-    w = WorkerWhisper(WhisperSettings(str(folder), device="cpu", threads=1, max_new_tokens=4))
+    w = whisper_worker(folder)
     try:
-        audio = np.zeros(16000, np.float32)
-        w.transcribe(audio, t0=0.0, prompt="", language="en")
+        hear_a_second(w)
         shutil.rmtree(folder)
         assert w.pid is not None
         os.kill(w.pid, signal.SIGKILL)
         with pytest.raises(AsrError):  # the crash costs this recognition
-            w.transcribe(audio, t0=0.0, prompt="", language="en")
+            hear_a_second(w)
         with pytest.raises(EngineLost) as e:
-            w.transcribe(audio, t0=0.0, prompt="", language="en")
+            hear_a_second(w)
         assert str(e.value).startswith(
             "the speech model cannot be loaded again after CTranslate2 crashed: "
         ) and "\n" not in str(e.value)
@@ -558,7 +564,7 @@ def test_a_whisper_model_gone_after_a_crash_is_lost_at_once(
 def test_a_whisper_worker_ranks_languages_and_a_crash_there_costs_one_ranking(
     tiny_whisper: Path,
 ) -> None:
-    w = WorkerWhisper(WhisperSettings(str(tiny_whisper), device="cpu", threads=1, max_new_tokens=4))
+    w = whisper_worker(tiny_whisper)
     try:
         audio = np.zeros(16000, np.float32)
         ranked = w.rank_languages(audio)
