@@ -236,6 +236,11 @@ class _Server(ThreadingHTTPServer):
         self._count = threading.Lock()
         super().__init__(address, _Handler)
 
+    @property
+    def connections(self) -> int:
+        with self._count:
+            return self._open
+
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._count:
             full = self._open >= MAX_CONNECTIONS
@@ -477,6 +482,11 @@ class WebSubtitles:
     def dropped(self) -> int:
         """Pages dropped so far because they stopped reading."""
         return self._hub.dropped
+
+    @property
+    def connections(self) -> int:
+        """Connections being served now (pages and requests)."""
+        return self._server.connections if self._server is not None else 0
 
     def publish(self, ev: Event) -> None:
         self._hub.publish(ev)

@@ -414,7 +414,7 @@ def test_more_connections_than_the_bound_are_closed_as_they_come(
     idle = [socket.create_connection(("127.0.0.1", local.port), timeout=10) for _ in range(4)]
     for s in idle:
         s.sendall(b"GET /lines HTTP/1.1\r\n")  # and no more, for now
-    time.sleep(0.3)
+    wait_until(lambda: local.connections == 4)
     with socket.create_connection(("127.0.0.1", local.port), timeout=10) as extra:
         assert extra.recv(100) == b""  # closed at once, nothing served
     for s in idle:  # the requests end: their connections are served and let go
@@ -432,7 +432,7 @@ def test_a_page_still_arriving_when_the_server_stops_gets_no_stale_stream(
     local.publish(subtitle(1, "s", "alt", True))
     late = socket.create_connection(("127.0.0.1", local.port), timeout=10)
     late.sendall(b"GET /events HTTP/1.1\r\n")
-    time.sleep(0.2)
+    wait_until(lambda: local.connections == 1)  # being read
     local.stop()
     late.sendall(b"Host: 127.0.0.1\r\n\r\n")
     assert late.recv(4096) == b""  # closed: the browser reconnects to whatever serves now
