@@ -197,10 +197,13 @@ def _fold(text: str) -> str:
     if folded.isascii():
         return folded
     # (str.translate: a character at a time in Python cost 2.3 s per search on 500 hours)
-    return unicodedata.normalize("NFKD", folded).translate(_COMBINING)
+    return unicodedata.normalize("NFKD", folded).translate(_combining())
 
 
-_COMBINING = dict.fromkeys(c for c in range(0x110000) if unicodedata.combining(chr(c)))
+@functools.cache
+def _combining() -> dict[int, None]:
+    """Every combining mark, to be deleted (built at the first search, not at start-up)."""
+    return dict.fromkeys(c for c in range(0x110000) if unicodedata.combining(chr(c)))
 
 
 def _texts(r: SegmentRecord) -> tuple[str, ...]:
