@@ -158,6 +158,14 @@ def _translated_after(ev: Events, n: int) -> bool:
     return any(e.translation for e in ev.of(SubtitleEvent)[n:])
 
 
+def _translating_worker(p: Pipeline, ev: Events) -> WorkerEngine:
+    """The started pipeline's translator worker, once it has translated a line."""
+    assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
+    engine = p._mt._model
+    assert isinstance(engine, WorkerEngine) and engine.pid is not None
+    return engine
+
+
 def test_a_model_with_damaged_weights_is_said_when_it_loads(tmp_path: Path) -> None:
     """The pipeline's first load gives the translator its real test: damaged weights are
     said at once (issue 28: a replay showed 9 empty translations and no word)."""
@@ -244,9 +252,7 @@ def test_a_translator_killed_mid_meeting_is_loaded_again_then_given_up(
     p, ev = _pipeline(tmp_path, FIXTURE)
     p.start()
     try:
-        assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
-        engine = p._mt._model
-        assert isinstance(engine, WorkerEngine) and engine.pid is not None
+        engine = _translating_worker(p, ev)
         for k in range(1, WorkerEngine.RESTARTS + 1):
             pid = engine.pid
             os.kill(pid, signal.SIGKILL)  # as a native abort during a decode would
@@ -292,9 +298,7 @@ def test_a_crash_after_the_model_file_went_away_turns_translation_off_until_appl
     p, ev = _pipeline(tmp_path, model)
     p.start()
     try:
-        assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
-        engine = p._mt._model
-        assert isinstance(engine, WorkerEngine) and engine.pid is not None
+        engine = _translating_worker(p, ev)
         model.unlink()
         os.kill(engine.pid, signal.SIGKILL)
         assert wait_for(lambda: p._mt.model_lost, 60)
@@ -329,9 +333,7 @@ def test_a_translator_that_stops_answering_is_ended_and_loaded_again(
     p, ev = _pipeline(tmp_path, FIXTURE)
     p.start()
     try:
-        assert wait_for(lambda: _translated_after(ev, 0), timeout=60)
-        engine = p._mt._model
-        assert isinstance(engine, WorkerEngine) and engine.pid is not None
+        engine = _translating_worker(p, ev)
         hung = engine.pid
         os.kill(hung, signal.SIGSTOP)
         assert wait_for(lambda: engine.pid != hung, 60)
