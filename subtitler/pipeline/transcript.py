@@ -129,7 +129,7 @@ class TranscriptWriter:
 
     def append(self, rec: SegmentRecord) -> None:
         self.records.append(rec)
-        self._pending.append((rec.to_json() + "\n").encode())
+        self._pending.append(_line(rec))
         self.flush()
 
     def _open(self) -> int:
@@ -203,7 +203,7 @@ class TranscriptWriter:
         with contextlib.suppress(OSError):
             os.close(self._fd)
         self._fd, self._durable, self._dirty = None, 0, False
-        self._pending = [(r.to_json() + "\n").encode() for r in self.records]
+        self._pending = [_line(r) for r in self.records]
         self.notice = f"{why}: the meeting's lines are written to {self.path} again"
         log.warning("%s", self.notice)
 
@@ -231,7 +231,7 @@ class TranscriptWriter:
     def _rescue(self) -> None:
         """The whole transcript where it can be written (the lines kept in memory were
         promised to be written, and the app is ending or starting anew)."""
-        text = "".join(r.to_json() + "\n" for r in self.records)
+        text = b"".join(_line(r) for r in self.records).decode("utf-8")
         for d in self._rescue_dirs:
             path = d / f"subtitler-{self.path.name}"
             try:
@@ -242,6 +242,11 @@ class TranscriptWriter:
             self.rescued = path
             log.error("the whole transcript (%d lines) is kept in %s", len(self.records), path)
             return
+
+
+def _line(rec: SegmentRecord) -> bytes:
+    """A record as its line of the file."""
+    return (rec.to_json() + "\n").encode()
 
 
 def read_transcript(path: Path) -> list[SegmentRecord]:
