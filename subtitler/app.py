@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import sys
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from subtitler.config import (
     MAX_EXTRA_TARGETS,
     SECTIONS,
     SETTING_DEST,
+    UNSET,
     add_setting_flags,
     flag_of,
     given_settings,
@@ -26,6 +28,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # A replay's pace: slower than a tenth nothing is heard for minutes; faster than 100 the
 # recogniser is far behind at once (and inf or nan are no pace).
 MIN_SPEED, MAX_SPEED = 0.1, 100.0
+DETECT = "auto"  # a speech language flag's word for "recognise it" (None in the settings)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -53,7 +56,8 @@ COMMON_SETTINGS = (
 COMMON_HELP = {
     "audio.device": ("NAME", "the input to listen to, by name (see --list-inputs); "
                      "default: the system's microphone"),
-    "asr.language": ("CODE", "the language spoken (en, de, ja, ...); default: recognised"),
+    "asr.language": ("CODE", "the language spoken (en, de, ja, ...; auto: recognised); "
+                     "default: recognised"),
     "mt.tgt_lang": ("CODE", "the language of the subtitles (de, fr, ja, ...)"),
     "mt.extra_targets": ("CODES", "more languages shown under the first, e.g. 'ja, fr' "
                          "(at most 4)"),
@@ -200,6 +204,12 @@ def setup_logging(level: str, data_dir: Path) -> None:
         pass  # a read-only home must not keep the app from starting
 
 
+def _may_be_recognised(section: str, name: str) -> bool:
+    """Whether a language setting may be None: the speech language, recognised."""
+    (f,) = [f for f in dataclasses.fields(SECTIONS[section]) if f.name == name]
+    return f.default is None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["models"]:
@@ -256,11 +266,17 @@ def main(argv: list[str] | None = None) -> int:
         if not (spec.language or spec.languages):
             continue
         flag = SHORT_FLAGS.get(key, flag_of(section, name))
+        detectable = _may_be_recognised(section, name)
+        if detectable and value.strip().lower() == DETECT:
+            # (the settings file may fix the language: this run recognises it)
+            setattr(a, SETTING_DEST + key, UNSET)
+            continue
         try:
             codes = [normalize_code(c) for c in language_codes(value)] if spec.languages else []
             value = ",".join(codes) if spec.languages else normalize_code(value)
         except UnknownLanguageError as e:
-            print(f"error: {flag}: {e}", file=sys.stderr)
+            also = f", or '{DETECT}' to recognise it" if detectable else ""
+            print(f"error: {flag}: {e}{also}", file=sys.stderr)
             return 2
         if len(codes) > MAX_EXTRA_TARGETS:
             print(f"error: {flag}: at most {MAX_EXTRA_TARGETS} languages", file=sys.stderr)

@@ -16,7 +16,7 @@ import math
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, Final, Union, get_args, get_origin, get_type_hints
 
 
 @dataclass(frozen=True)
@@ -657,6 +657,9 @@ def _metavar(name: str, spec: Spec, convert: Callable[[str], Any]) -> str | None
 
 
 SETTING_DEST = "setting:"  # argparse dest prefix of the flags made by add_setting_flags
+# What a flag's value is where the command line asks for a setting's None (a speech language
+# recognised, "auto"): None itself is argparse's "not given".
+UNSET: Final = object()
 
 
 def add_setting_flags(
@@ -695,9 +698,9 @@ def add_setting_flags(
 
 
 def given_settings(ns: argparse.Namespace) -> dict[str, Any]:
-    """{"section.field": value} of the setting flags that were given."""
+    """{"section.field": value} of the setting flags that were given (:data:`UNSET`: None)."""
     return {
-        k.removeprefix(SETTING_DEST): v
+        k.removeprefix(SETTING_DEST): None if v is UNSET else v
         for k, v in vars(ns).items()
         if k.startswith(SETTING_DEST) and v is not None
     }

@@ -223,3 +223,36 @@ def test_models_alone_prints_its_help(
     tower = next(line for line in lines if line.startswith("tower-plus-2b"))
     # Every language, not cut at 24 characters; the state in words.
     assert tower.endswith(",pl,sv,hu,ro,da,no,fi") and "not downloaded" in tower
+
+
+@pytest.mark.parametrize("flag", ["--asr-language", "--asr-you-language"])
+def test_auto_asks_for_the_speech_language_to_be_recognised(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flag: str,
+) -> None:
+    """`--asr-language auto` was refused as an unknown code: a language fixed in the settings
+    file could not be set back to recognised for one run."""
+    import subtitler.ui.app as ui_app
+    from subtitler.config import AppConfig, with_settings
+
+    given: list[dict[str, object]] = []
+    monkeypatch.setattr(ui_app, "run_app", lambda a, data_dir: given.append(given_settings(a)))
+    for spelling in ("auto", "AUTO"):
+        main([flag, spelling, "--data-dir", str(tmp_path)])
+    key = "asr." + flag.removeprefix("--asr-").replace("-", "_")
+    assert given == [{key: None}, {key: None}], capsys.readouterr().err
+    fixed = with_settings(AppConfig(), {key: "fr"})
+    assert getattr(with_settings(fixed, given[0]).asr, key.split(".")[1]) is None
+    # A code that is none is still one line.
+    assert main([flag, "automatic", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {flag}: unknown language code ")
+    assert "'auto' to recognise it" in err[0]
+
+
+def test_auto_is_no_target_language(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--tgt-lang", "auto", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --tgt-lang: unknown language code 'auto'")
