@@ -8,7 +8,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from subtitler import __version__
 from subtitler.config import (
@@ -16,6 +16,7 @@ from subtitler.config import (
     SECTIONS,
     SETTING_DEST,
     UNSET,
+    OneLineErrorParser,
     add_setting_flags,
     flag_of,
     given_settings,
@@ -29,13 +30,6 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # recogniser is far behind at once (and inf or nan are no pace).
 MIN_SPEED, MAX_SPEED = 0.1, 100.0
 DETECT = "auto"  # a speech language flag's word for "recognise it" (None in the settings)
-
-
-class OneLineErrorParser(argparse.ArgumentParser):
-    """Argument errors as one ``error: ...`` line (argparse prints its usage block first)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
 SHORT_FLAGS = {

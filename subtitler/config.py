@@ -16,7 +16,7 @@ import math
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
-from typing import Any, Final, Union, get_args, get_origin, get_type_hints
+from typing import Any, Final, NoReturn, Union, get_args, get_origin, get_type_hints
 
 
 @dataclass(frozen=True)
@@ -604,6 +604,13 @@ def pane_fields(tab: str) -> list[tuple[str, Field[Any], Spec]]:
 
 
 # -- the command line ----------------------------------------------------------------------
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Argument errors as one ``error: ...`` line (argparse prints its usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def flag_of(section: str, name: str) -> str:
     """A setting's own command-line flag: ``mt.tgt_lang`` -> ``--mt-tgt-lang``."""
     return f"--{section}-{name.replace('_', '-')}"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from subtitler import paths
+from subtitler.config import OneLineErrorParser
 from subtitler.models import download as dl
 from subtitler.models.catalog import (
     Catalog,
@@ -45,8 +46,25 @@ class UsageError(ValueError):
     pass
 
 
+def _folder_options(ap: argparse.ArgumentParser, default: Any) -> None:
+    """--models-dir and --catalog, taken before the command and after it (``default``
+    SUPPRESS after it: a command's parser would otherwise reset what was given before)."""
+    ap.add_argument(
+        "--models-dir",
+        type=Path,
+        default=default,
+        help=f"where models are kept (default: ${paths.MODELS_DIR_ENV} or the user cache)",
+    )
+    ap.add_argument(
+        "--catalog",
+        type=Path,
+        default=default,
+        help="another catalog TOML (default: the packaged one)",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = OneLineErrorParser(
         prog="subtitler models",
         description="Recommended speech and translation models: list, download, verify, remove.",
         epilog="examples:\n"
@@ -57,23 +75,14 @@ def parser() -> argparse.ArgumentParser:
         "  subtitler models hardware             what this computer can run\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument(
-        "--models-dir",
-        type=Path,
-        default=None,
-        help=f"where models are kept (default: ${paths.MODELS_DIR_ENV} or the user cache)",
-    )
-    ap.add_argument(
-        "--catalog",
-        type=Path,
-        default=None,
-        help="another catalog TOML (default: the packaged one)",
-    )
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    ls = sub.add_parser("list", help="the catalog and what is on disk")
+    _folder_options(ap, None)
+    after = OneLineErrorParser(add_help=False)
+    _folder_options(after, argparse.SUPPRESS)
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineErrorParser)
+    ls = sub.add_parser("list", help="the catalog and what is on disk", parents=[after])
     ls.add_argument("--kind", choices=["asr", "mt"], default=None)
     ls.add_argument("--json", action="store_true", help="machine-readable output")
-    d = sub.add_parser("download", help="download (or resume) catalog models")
+    d = sub.add_parser("download", help="download (or resume) catalog models", parents=[after])
     d.add_argument("ids", nargs="+", metavar="ID")
     d.add_argument("--endpoint", default=None, help="hub URL (default: $HF_ENDPOINT or the hub)")
     d.add_argument(
@@ -83,7 +92,9 @@ def parser() -> argparse.ArgumentParser:
         "only to huggingface.co)",
     )
     d.add_argument("--no-progress", action="store_true")
-    v = sub.add_parser("verify", help="re-check downloaded models or any model file/folder")
+    v = sub.add_parser(
+        "verify", help="re-check downloaded models or any model file/folder", parents=[after]
+    )
     v.add_argument("targets", nargs="*", metavar="ID|PATH", help="default: all downloaded")
     v.add_argument("--template", default="auto", help="prompt template for a .gguf path")
     v.add_argument(
@@ -92,9 +103,11 @@ def parser() -> argparse.ArgumentParser:
         help="check files (hashes, headers) without loading them in their engine for the "
         "real test: a fixed sentence translated, a fixed clip of speech recognised",
     )
-    r = sub.add_parser("remove", help="delete downloaded models")
+    r = sub.add_parser("remove", help="delete downloaded models", parents=[after])
     r.add_argument("ids", nargs="+", metavar="ID")
-    sub.add_parser("hardware", help="what this machine offers and how models would run")
+    sub.add_parser(
+        "hardware", help="what this machine offers and how models would run", parents=[after]
+    )
     return ap
 
 

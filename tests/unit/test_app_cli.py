@@ -256,3 +256,53 @@ def test_auto_is_no_target_language(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["--tgt-lang", "auto", "--data-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --tgt-lang: unknown language code 'auto'")
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["lst"], "invalid choice: 'lst'"),
+        (["list", "--kind", "foo"], "invalid choice: 'foo'"),
+        (["download"], "the following arguments are required: ID"),
+        (["list", "--nope"], "unrecognized arguments: --nope"),
+    ],
+)
+def test_a_wrong_models_command_is_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    """A wrong `subtitler models` command printed argparse's usage block before its error."""
+    with pytest.raises(SystemExit) as e:
+        main(["models", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1, err
+    assert err[0].startswith("error: ") and said in err[0], err
+    assert err[0].endswith(" --help)")
+    if argv == ["lst"]:  # the commands named
+        assert all(c in err[0] for c in ("list", "download", "verify", "remove", "hardware"))
+
+
+def test_the_models_options_go_on_either_side_of_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`models list --models-dir X` was refused: the options were the parser's, before the
+    command only."""
+    monkeypatch.delenv("SUBTITLER_MODELS_DIR", raising=False)
+    folder = tmp_path / "models-here"
+    folder.write_text("a file", encoding="utf-8")  # (so the folder given is said back)
+    said = f"error: the models folder {folder} is a file, not a folder"
+    for argv in (
+        ["--models-dir", str(folder), "list"],
+        ["list", "--models-dir", str(folder)],
+        ["list", "--kind", "mt", "--models-dir", str(folder)],
+    ):
+        assert main(["models", *argv]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [said], argv
+    cat = tmp_path / "my-catalog.toml"
+    cat.write_text("not = [toml", encoding="utf-8")
+    for argv in (["--catalog", str(cat), "list"], ["list", "--catalog", str(cat)]):
+        assert main(["models", *argv, "--models-dir", str(tmp_path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "my-catalog.toml is not valid TOML" in err[0], (argv, err)
+    # Given on both sides, the one after the command counts (it is the one read last).
+    assert main(["models", "--models-dir", str(tmp_path), "list", "--models-dir", str(folder)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [said]
