@@ -122,9 +122,14 @@ def _default_input(sd: Any) -> int:
 STALL_S = 5.0
 
 
-def find_input_device(sd: Any, wanted: str | int | None) -> InputDevice:
-    """The device for a config value: None = default, an index, or (part of) a name."""
+def find_input_device(sd: Any, wanted: str | int | None, no_loopback: str = "") -> InputDevice:
+    """The device for a config value: None = default, an index, or (part of) a name.
+    ``no_loopback``: why this OS's meeting-audio inputs cannot be listed ("" where they can)."""
     devices = list_input_devices(sd)
+    unlisted = isinstance(wanted, str) and not any(d.name == wanted for d in devices)
+    if no_loopback and unlisted and _is_loopback(str(wanted)):
+        # (not "is a microphone connected?": the sound server it comes from is missing)
+        raise AudioDeviceError(f"cannot record the meeting's audio ({wanted!r}): {no_loopback}")
     if not devices:
         raise AudioDeviceError("no audio input device found (is a microphone connected?)")
     if wanted is None or wanted == "":
@@ -159,12 +164,13 @@ class MicrophoneCapture:
         reopen_s: float = 1.0,
     ) -> None:
         self.config = config or AudioConfig()
+        self._no_loopback = ""  # why meeting-audio inputs cannot be listed, for its errors
         if sd is None:
             import sounddevice
 
-            from subtitler.audio.loopback import with_loopback
+            from subtitler.audio.loopback import loopback_or_why
 
-            sd = with_loopback(sounddevice)
+            sd, self._no_loopback = loopback_or_why(sounddevice)
         self._sd = sd
         self._clock = clock
         self.reopen_s = reopen_s
@@ -240,7 +246,7 @@ class MicrophoneCapture:
 
     def _open(self, origin: float) -> None:
         sd = self._sd
-        dev = find_input_device(sd, self.config.device)
+        dev = find_input_device(sd, self.config.device, self._no_loopback)
         rate = RATE
         try:
             sd.check_input_settings(device=dev.index, channels=1, dtype="float32", samplerate=RATE)

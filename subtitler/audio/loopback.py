@@ -247,9 +247,15 @@ def loopback_audio(sd: Any) -> LoopbackAudio | macos_capture.SystemAudio | None:
 def with_loopback(sd: Any) -> Any:
     """sounddevice, plus the speakers' loopback / monitor inputs where soundcard can reach them,
     or the system audio input on macOS 13+ (ScreenCaptureKit)."""
+    return loopback_or_why(sd)[0]
+
+
+def loopback_or_why(sd: Any) -> tuple[Any, str]:
+    """(:func:`with_loopback`'s ``sd``, why meeting audio cannot be recorded: "" where it can
+    or where the OS has no API for it)."""
     try:
         lb = loopback_audio(sd)
     except Exception as e:  # not installed, no PulseAudio server, COM set-up failed
         log.warning("meeting audio (loopback inputs) is unavailable: %s", e)
-        return sd
-    return sd if lb is None else lb
+        return sd, str(e) or type(e).__name__
+    return (sd if lb is None else lb), ""

@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -205,3 +206,44 @@ def test_loopback_backend_per_platform(
     monkeypatch.setitem(sys.modules, "soundcard", None)  # not installed: microphones only
     assert with_loopback(sd) is sd
     assert "meeting audio (loopback inputs) is unavailable" in caplog.text
+
+
+class _NoSoundServer:
+    """An import of soundcard as it fails without a PulseAudio/PipeWire server: its import
+    asserts that the server answered (an empty AssertionError)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "soundcard":
+            raise AssertionError
+        return None
+
+
+@pytest.mark.parametrize("microphones", [0, 1])
+def test_meeting_audio_without_a_sound_server_says_so(
+    clip: np.ndarray, monkeypatch: pytest.MonkeyPatch, microphones: int
+) -> None:
+    """Meeting audio chosen on Linux with no sound server running was said as "no audio input
+    device found (is a microphone connected?)" (or as a name not found among the
+    microphones): what is missing is the server its audio comes from."""
+    sd = FakeSoundDevice(clip)
+    sd.devices = sd.devices[: 1 + microphones]  # the speakers' output, the USB mic or not
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setitem(sys.modules, "sounddevice", sd)
+    monkeypatch.delitem(sys.modules, "soundcard", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_NoSoundServer(), *sys.meta_path])
+    cap = MicrophoneCapture(AudioConfig(device="Monitor of Built-in Audio"))
+    with pytest.raises(AudioDeviceError) as e:
+        cap.start()
+    assert str(e.value) == (
+        "cannot record the meeting's audio ('Monitor of Built-in Audio'): no PulseAudio or "
+        "PipeWire sound server is running"
+    )
+    # A microphone is still looked for as a microphone.
+    if not microphones:
+        with pytest.raises(AudioDeviceError, match=r"^no audio input device found"):
+            MicrophoneCapture(AudioConfig()).start()
+    else:
+        mic = MicrophoneCapture(AudioConfig(device="USB Mic"))
+        mic.start()
+        assert mic.device is not None and mic.device.name == "USB Mic"
+        mic.stop()
