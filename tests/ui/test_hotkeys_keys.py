@@ -36,6 +36,22 @@ def test_parse_takes_one_combination_with_a_modifier() -> None:
         parse_chord("Ctrl+Shift")
 
 
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("foo bar", "“foo bar” is not a key name"),
+        ("Ctrl+Nonsense", "“Nonsense” is not a key name (in “Ctrl+Nonsense”)"),
+        ("ctrl+shift+foo", "“foo” is not a key name (in “ctrl+shift+foo”)"),
+        ("foo+F9", "“foo” is not a key name (in “foo+F9”)"),
+    ],
+)
+def test_a_word_that_is_no_key_is_named(typed: str, said: str) -> None:
+    """Words that name no key ("foo bar") were said to have "no key besides the modifiers"."""
+    with pytest.raises(HotkeyError) as e:
+        parse_chord(typed)
+    assert str(e.value) == said
+
+
 def test_register_explains_what_cannot_be_a_hotkey(qapp) -> None:  # type: ignore[no-untyped-def]
     hotkeys = GlobalHotkeys(Unavailable("note", "refused here"))
     assert hotkeys.register("", lambda: None) == ""  # no hotkey: nothing to say

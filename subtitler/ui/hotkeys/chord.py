@@ -24,8 +24,9 @@ _MODIFIER_KEYS = {
     Qt.Key.Key_Hyper_R.value,
     Qt.Key.Key_CapsLock.value,
     Qt.Key.Key_NumLock.value,
-    Qt.Key.Key_unknown.value,
 }
+# The modifiers as Qt's portable text writes them (any case).
+_MODIFIER_WORDS = {"ctrl", "shift", "alt", "meta", "num"}
 
 
 class HotkeyError(ValueError):
@@ -84,6 +85,8 @@ def parse_chord(sequence: str) -> Chord:
     combo = ks[0]  # type: ignore[index]  # (PySide6's stubs lack QKeySequence.__getitem__)
     key = combo.key().value
     mods = combo.keyboardModifiers()
+    if key == Qt.Key.Key_unknown.value:  # (Qt reads a word it does not know as no key)
+        raise HotkeyError(_not_a_key(sequence))
     if key in _MODIFIER_KEYS:
         raise HotkeyError(f"“{sequence}” has no key besides the modifiers")
     chord = Chord(
@@ -100,6 +103,18 @@ def parse_chord(sequence: str) -> Chord:
             f"{chord.text} alone would stop working in every other app"
         )
     return chord
+
+
+def _not_a_key(sequence: str) -> str:
+    """Which word of ``sequence`` names no key, said in one line."""
+    for word in (w.strip() for w in sequence.split("+")):
+        if not word or word.lower() in _MODIFIER_WORDS:
+            continue
+        known = QKeySequence.fromString(word, QKeySequence.SequenceFormat.PortableText)
+        if known.count() != 1 or known[0].key() == Qt.Key.Key_unknown:  # type: ignore[index]
+            where = "" if word == sequence.strip() else f" (in “{sequence}”)"
+            return f"“{word}” is not a key name{where}"
+    return f"“{sequence}” is not a key combination"
 
 
 def _is_mac() -> bool:
