@@ -219,6 +219,32 @@ class _Access:
         return loopback_host(host)
 
 
+class _Slots:
+    """The connections being served, counted across the sockets of one page server (its IPv4
+    and IPv6 loopback sockets share the bound)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open = 0
+
+    @property
+    def open(self) -> int:
+        with self._lock:
+            return self._open
+
+    def take(self) -> bool:
+        """One more connection, if the bound allows it."""
+        with self._lock:
+            if self._open >= MAX_CONNECTIONS:
+                return False
+            self._open += 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self._open -= 1
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     # On Windows SO_REUSEADDR lets a second server bind a port already in use (silently);
@@ -227,43 +253,43 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 16
 
     def __init__(
-        self, address: tuple[str, int], hub: _Hub, access: _Access, page_html: bytes
+        self,
+        address: tuple[str, int],
+        hub: _Hub,
+        access: _Access,
+        page_html: bytes,
+        slots: _Slots,
     ) -> None:
         self.hub = hub
         self.access = access
         self.page_html = page_html
-        self._open = 0  # connections being served
-        self._count = threading.Lock()
+        self.slots = slots
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
 
-    @property
-    def connections(self) -> int:
-        with self._count:
-            return self._open
-
     def process_request(self, request: Any, client_address: Any) -> None:
-        with self._count:
-            full = self._open >= MAX_CONNECTIONS
-            if not full:
-                self._open += 1
-        if full:
+        if not self.slots.take():
             self.shutdown_request(request)
             return
         try:
             super().process_request(request, client_address)
         except BaseException:  # no thread started: it is not served
-            with self._count:
-                self._open -= 1
+            self.slots.give_back()
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            with self._count:
-                self._open -= 1
+            self.slots.give_back()
 
     def server_bind(self) -> None:
+        host = self.server_address[0]
+        if self.address_family == socket.AF_INET6:
+            # "::" takes IPv4 as well (dual stack; the OS's default differs: BSDs and Windows
+            # take IPv6 only); "::1" is this computer's IPv6 loopback alone.
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, int(host != "::"))
         # HTTPServer.server_bind looks up the host's FQDN, a DNS query that can stall for
         # seconds without a network; the name is not used here.
         socketserver.TCPServer.server_bind(self)
@@ -413,21 +439,21 @@ class WebSubtitles:
         once, not only once someone speaks again."""
         self.cfg = cfg
         self._hub: _Hub = _Hub(display, after._hub.lines() if after is not None else None)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._servers: list[_Server] = []  # its sockets: IPv4 and IPv6 (see _listen)
+        self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
-        """Listen on 127.0.0.1 (share "local") or every interface (share "network", which
-        needs a token); raises WebServerError with a one-line reason."""
+        """Listen on this computer's loopback addresses (share "local") or every interface
+        (share "network", which needs a token), IPv6 too where the OS has it; raises
+        WebServerError with a one-line reason."""
         network = self.cfg.share == "network"
         if self.cfg.share not in ("local", "network"):
             raise WebServerError(f"Browser subtitles are off (share is {self.cfg.share!r})")
         if network and not self.cfg.token:
             raise WebServerError("Browser subtitles on the network need an access token")
-        host = "0.0.0.0" if network else "127.0.0.1"
         access = _Access(network, self.cfg.token)
         try:
-            server = _Server((host, self.cfg.port), self._hub, access, _page_html())
+            servers = self._listen(network, access, _page_html())
         except OSError as e:
             if _in_use(e):
                 raise WebServerError(
@@ -437,33 +463,63 @@ class WebSubtitles:
             raise WebServerError(
                 f"Browser subtitles could not start on port {self.cfg.port}: {e.strerror or e}"
             ) from e
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.2}, name="web-subtitles"
-        )
-        self._thread.daemon = True
-        self._thread.start()
+        self._servers = servers
+        for server in servers:
+            thread = threading.Thread(
+                target=server.serve_forever, kwargs={"poll_interval": 0.2}, name="web-subtitles"
+            )
+            thread.daemon = True
+            thread.start()
+            self._threads.append(thread)
         log.info("browser subtitles at %s", self.url)
 
+    def _listen(self, network: bool, access: _Access, page: bytes) -> list[_Server]:
+        """The sockets of the page: on the network one for IPv6 and IPv4 together ("::"),
+        this computer only on 127.0.0.1 and ::1; IPv4 alone where the OS has no IPv6. Raises
+        the OSError of the IPv4 socket (a port in use)."""
+        slots = _Slots()
+
+        def server(host: str, port: int) -> _Server:
+            return _Server((host, port), self._hub, access, page, slots)
+
+        if network:
+            try:
+                return [server("::", self.cfg.port)]
+            except OSError as e:
+                if _in_use(e):
+                    raise
+                log.info("browser subtitles: no IPv6 here (%s); IPv4 only", e.strerror or e)
+            return [server("0.0.0.0", self.cfg.port)]
+        first = server("127.0.0.1", self.cfg.port)
+        try:
+            # (a browser may try localhost's ::1 first: it reaches the page there too)
+            return [first, server("::1", first.server_port)]
+        except OSError as e:
+            log.info("browser subtitles: not on ::1 (%s); 127.0.0.1 only", e.strerror or e)
+            return [first]
+
     def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
+        servers, self._servers = self._servers, []
+        if not servers:
             return
-        server.shutdown()  # the accept loop
+        for server in servers:
+            server.shutdown()  # the accept loops
         self._hub.close_all()  # the open streams
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=2.0)
+        for server in servers:
+            server.server_close()
+        threads, self._threads = self._threads, []
+        for thread in threads:
+            thread.join(timeout=2.0)
         log.info("browser subtitles stopped")
 
     @property
     def running(self) -> bool:
-        return self._server is not None
+        return bool(self._servers)
 
     @property
     def port(self) -> int:
         """The port listened on (the configured one; a test may ask for 0 = any free one)."""
-        return self._server.server_port if self._server is not None else self.cfg.port
+        return self._servers[0].server_port if self._servers else self.cfg.port
 
     @property
     def url(self) -> str:
@@ -486,7 +542,7 @@ class WebSubtitles:
     @property
     def connections(self) -> int:
         """Connections being served now (pages and requests)."""
-        return self._server.connections if self._server is not None else 0
+        return self._servers[0].slots.open if self._servers else 0
 
     def publish(self, ev: Event) -> None:
         self._hub.publish(ev)

@@ -33,10 +33,15 @@ def subtitle(
 
 
 def http_get(
-    port: int, path: str, host: str | None = None, timeout: float = 10.0
+    port: int,
+    path: str,
+    host: str | None = None,
+    timeout: float = 10.0,
+    address: str = "127.0.0.1",
 ) -> tuple[int, dict[str, str], bytes]:
-    """A plain HTTP/1.1 GET with a chosen Host header: (status, headers, body)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+    """A plain HTTP/1.1 GET with a chosen Host header, to ``address``: (status, headers,
+    body)."""
+    with socket.create_connection((address, port), timeout=timeout) as s:
         h = host if host is not None else f"127.0.0.1:{port}"
         s.sendall(f"GET {path} HTTP/1.1\r\nHost: {h}\r\nConnection: close\r\n\r\n".encode())
         data = b""

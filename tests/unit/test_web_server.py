@@ -3,6 +3,7 @@ that no page (gone, slow, garbage, too many) can hold up the pipeline's thread."
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import socket
@@ -210,7 +211,7 @@ def test_page_and_snapshot_are_served(local: WebSubtitles) -> None:
 
 def test_loopback_only_by_default(local: WebSubtitles) -> None:
     assert WebConfig().share == "off"  # nothing is served unless the user turns it on
-    assert local._server is not None and local._server.server_address[0] == "127.0.0.1"
+    assert str(local._servers[0].server_address[0]) == "127.0.0.1"
     assert local.url == f"http://127.0.0.1:{local.port}/"
     assert http_get(local.port, "/", host=f"localhost:{local.port}")[0] == 200
     assert http_get(local.port, "/", host=f"[::1]:{local.port}")[0] == 200
@@ -232,7 +233,7 @@ def test_loopback_only_by_default(local: WebSubtitles) -> None:
 
 
 def test_network_needs_the_token(network: WebSubtitles) -> None:
-    assert network._server is not None and network._server.server_address[0] == "0.0.0.0"
+    assert [str(s.server_address[0]) for s in network._servers] in (["::"], ["0.0.0.0"])
     assert network.url.endswith(f":{network.port}/?token={TOKEN}")
     assert not network.url.startswith("http://0.0.0.0")
     for path in ("/", "/lines", "/events"):
@@ -246,6 +247,80 @@ def test_network_needs_the_token(network: WebSubtitles) -> None:
     page = EventStream(network.port, f"?token={TOKEN}")
     assert page.open() == 200 and page.next()["lines"] == []
     page.close()
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+needs_ipv6 = pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here")
+
+
+@needs_ipv6
+def test_a_page_over_ipv6_is_served(local: WebSubtitles, network: WebSubtitles) -> None:
+    """The server listened on IPv4 only: a device reaching the computer over IPv6, or a
+    browser whose `localhost` is ::1 first, could not connect."""
+    assert http_get(local.port, "/", host=f"localhost:{local.port}", address="::1")[0] == 200
+    assert http_get(local.port, "/", host=f"[::1]:{local.port}", address="::1")[0] == 200
+    assert http_get(local.port, "/", host="evil.example", address="::1")[0] == 403
+    for address in ("::1", "127.0.0.1"):  # one socket, both families (dual stack)
+        assert http_get(network.port, f"/?token={TOKEN}", address=address)[0] == 200, address
+        assert http_get(network.port, "/", address=address)[0] == 403, address
+
+
+@needs_ipv6
+def test_this_computer_only_stays_on_its_loopback_addresses(local: WebSubtitles) -> None:
+    bound = sorted(str(s.server_address[0]) for s in local._servers)
+    assert bound == ["127.0.0.1", "::1"]
+
+
+@needs_ipv6
+def test_the_connection_bound_counts_both_families(
+    local: WebSubtitles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_server, "MAX_CONNECTIONS", 4)
+    idle = [
+        socket.create_connection((address, local.port), timeout=10)
+        for address in ("127.0.0.1", "::1", "127.0.0.1", "::1")
+    ]
+    for s in idle:
+        s.sendall(b"GET /lines HTTP/1.1\r\n")
+    wait_until(lambda: local.connections == 4)
+    for address in ("::1", "127.0.0.1"):
+        with socket.create_connection((address, local.port), timeout=10) as extra:
+            assert extra.recv(100) == b"", address  # closed at once, nothing served
+    for s in idle:
+        s.sendall(b"Host: localhost\r\n\r\n")
+        assert s.recv(12).startswith(b"HTTP/1.0 200")
+        s.close()
+    wait_until(lambda: local.connections == 0)
+
+
+def test_without_ipv6_the_page_is_served_over_ipv4(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the OS has no IPv6 the page is served as before, on IPv4."""
+    real = socket.socket
+
+    def no_ipv6(family: int = socket.AF_INET, *args: object, **kw: object) -> socket.socket:
+        if family == socket.AF_INET6:
+            raise OSError(errno.EAFNOSUPPORT, "Address family not supported by protocol")
+        return real(family, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "socket", no_ipv6)
+    for cfg in (WebConfig(share="network", port=0, token=TOKEN), WebConfig(share="local", port=0)):
+        s = WebSubtitles(cfg, DisplayConfig())
+        s.start()
+        try:
+            assert [str(x.server_address[0]) for x in s._servers] == [
+                "0.0.0.0" if cfg.share == "network" else "127.0.0.1"
+            ]
+            assert http_get(s.port, f"/?token={TOKEN}")[0] == 200
+        finally:
+            s.stop()
 
 
 def test_token_rules() -> None:
