@@ -71,6 +71,14 @@ def app_icon() -> QIcon:
     return QIcon()
 
 
+def _with_access_key(cfg: AppConfig) -> AppConfig:
+    """``cfg`` with a new access key where the page is shared on the network without one (a
+    settings file's empty key); else ``cfg`` itself. The page never goes out without one."""
+    if cfg.web.share != "network" or cfg.web.token:
+        return cfg
+    return dataclasses.replace(cfg, web=dataclasses.replace(cfg.web, token=new_token()))
+
+
 class SubtitlerApp(QObject):
     def __init__(
         self,
@@ -355,6 +363,10 @@ class SubtitlerApp(QObject):
             self.overlay.clear()
 
     def apply_settings(self, cfg: AppConfig) -> None:
+        # A key made here, not in start_web, is saved with the rest (start_web's was saved,
+        # then the settings without it saved over it: the address in use broke at the next
+        # start).
+        cfg = _with_access_key(cfg)
         old_web = self.config.web
         self.session.config = cfg
         self.overlay.apply_display(cfg.display)
@@ -511,10 +523,10 @@ class SubtitlerApp(QObject):
         web = self.config.web
         if web.share not in ("local", "network"):
             return
-        if web.share == "network" and not web.token:
+        if (keyed := _with_access_key(self.config)) is not self.config:
             # Kept in the settings, so a saved address keeps working.
-            web = dataclasses.replace(web, token=new_token())
-            self.config = dataclasses.replace(self.config, web=web)
+            self.config = keyed
+            web = keyed.web
             self._save()
         server = WebSubtitles(web, self.config.display, after=before)
         try:

@@ -173,3 +173,26 @@ def test_port_in_use_is_one_line_and_the_app_goes_on(qtbot, tmp_path: Path) -> N
         assert app.web is not None and app.web_status()[1] == ""
     finally:
         app.stop_web()
+
+
+def test_an_empty_key_applied_is_a_new_key_kept(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Settings applied with the network share and an empty key (a settings file's `token =
+    ""`, not the pane) served the page with a key made then, but saved the empty one: the
+    address in use stopped working at the next start."""
+    app = make_app(tmp_path, WebConfig(share="local", port=free_port()))
+    qtbot.addWidget(app.overlay)
+    try:
+        old = ""
+        for _ in ("from local", "from network with a key"):
+            web = {"web.share": "network", "web.port": free_port(), "web.token": ""}
+            app.apply_settings(with_settings(app.config, web))
+            token = app.config.web.token
+            assert len(token) >= 22 and token != old
+            assert app.web is not None and app.web.url.endswith(token)
+            saved = settings_store.load(tmp_path / "config.toml").config.web
+            assert (saved.share, saved.token) == ("network", token)
+            assert http_get(app.web.port, "/lines")[0] == 403  # access control stays on
+            assert http_get(app.web.port, f"/lines?token={token}")[0] == 200
+            old = token
+    finally:
+        app.stop_web()
