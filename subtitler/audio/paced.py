@@ -33,6 +33,7 @@ class PacedFileSource:
         self.realtime = realtime
         self.n = max(1, RATE * block_ms // 1000)
         chunks = [audio] if isinstance(audio, np.ndarray) else audio
+        self._audio = audio
         self._blocks = rechunk((np.asarray(c, dtype=np.float32) for c in chunks), self.n)
         self._next: np.ndarray | None = None
         self._ended = False
@@ -53,6 +54,13 @@ class PacedFileSource:
         return self._peek() is None
 
     problem = ""  # a file cannot go away
+
+    @property
+    def broke_off(self) -> str:
+        """Why the file ended before its end (cut short while it played), else "" (see
+        :class:`subtitler.audio.sources.AudioStream`)."""
+        return str(getattr(self._audio, "broke_off", ""))
+
     live = False
 
     def start(self) -> None:

@@ -67,7 +67,10 @@ def decoder_said(e: Exception) -> str:
     return getattr(e, "strerror", None) or (text.splitlines()[0] if text else type(e).__name__)
 
 
-def _soundfile_blocks(path: Path, opening: bool) -> Iterator[Samples]:
+Broke = Callable[[str], None]  # told why a file's decoding stopped part way (one line)
+
+
+def _soundfile_blocks(path: Path, opening: bool, broke: Broke | None = None) -> Iterator[Samples]:
     """A file decoded by libsndfile, as 16 kHz mono float32 blocks (channels averaged)."""
     import soundfile
 
@@ -83,7 +86,14 @@ def _soundfile_blocks(path: Path, opening: bool) -> Iterator[Samples]:
     except Exception as e:  # libsndfile's error for a format it cannot read, or a cut file
         if opening and got == 0:
             raise AudioFileError(f"cannot decode audio file {path}: {decoder_said(e)}") from e
-        log.warning("%s: decoding stopped after %.1f s: %s", path, got / RATE, e)
+        _stopped(path, got, e, broke)
+
+
+def _stopped(path: Path, got: int, e: Exception, broke: Broke | None) -> None:
+    """A decoding that broke off after ``got`` samples: logged, and told to ``broke``."""
+    log.warning("%s: decoding stopped after %.1f s: %s", path, got / RATE, e)
+    if broke is not None:
+        broke(f"the file could not be read further ({decoder_said(e)})")
 
 
 def rechunk(chunks: Iterable[Samples], n: int) -> Iterator[Samples]:
@@ -121,7 +131,8 @@ class AudioStream:
     soundfile's (see the module's docstring). ``loop`` plays
     the file that many times with ``gap_s`` of silence between, decoding it afresh each time
     rather than holding copies. A file that is missing or cannot be decoded at all fails here,
-    at open; one that breaks off later ends there (with a warning in the log).
+    at open; one that breaks off later, or is cut short while it plays, ends there, and
+    ``broke_off`` says why (a decoder cannot tell a file cut short from its end).
     """
 
     def __init__(self, path: str | Path, block: int, *, loop: int = 1, gap_s: float = 0.0):
@@ -129,6 +140,7 @@ class AudioStream:
         if not self.path.is_file():
             raise AudioFileError(f"audio file not found: {self.path}")
         self.block, self.loop, self.gap = block, max(1, loop), int(gap_s * RATE)
+        self.broke_off = ""  # why the replay ended before the file's end (one line), or ""
         self._blocks = rechunk(self._played(), block)
         try:
             self._first: Samples | None = next(self._blocks)
@@ -147,16 +159,47 @@ class AudioStream:
         for i in range(self.loop):
             if i:
                 yield from silence(self.gap, self.block)
-            yield from self._decoded(opening=i == 0)
+            yield from self._pass(opening=i == 0)
 
-    def _decoded(self, opening: bool) -> Iterator[Samples]:
+    def _pass(self, opening: bool) -> Iterator[Samples]:
+        """The file played once; ``broke_off`` said if it broke off or shrank meanwhile."""
+        why: list[str] = []
+        before = _size(self.path)
+        played = 0
+        for chunk in self._decoded(opening, why.append):
+            played += len(chunk)
+            yield chunk
+        after = _size(self.path)
+        if before is not None and after is not None and after < before:
+            # (the decoders read a cut file's end as the recording's end, without a word)
+            cut = f"{_kb(before)}, then {_kb(after)}"
+            why.insert(0, f"the file was cut short while it played ({cut})")
+        if why and not self.broke_off:
+            self.broke_off = (
+                f"the replay of {self.path.name} ended at {played / RATE:.1f} s: {why[0]}"
+            )
+
+    def _decoded(self, opening: bool, broke: Broke) -> Iterator[Samples]:
         if pyav_available():
-            yield from _pyav_blocks(self.path, opening)
+            yield from _pyav_blocks(self.path, opening, broke=broke)
         else:
-            yield from _soundfile_blocks(self.path, opening)
+            yield from _soundfile_blocks(self.path, opening, broke)
 
 
-def _pyav_blocks(path: Path, opening: bool, whole: bool = False) -> Iterator[Samples]:
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:  # removed: what was open is still read to its end
+        return None
+
+
+def _kb(size: int) -> str:
+    return f"{max(1, round(size / 1024))} KB"
+
+
+def _pyav_blocks(
+    path: Path, opening: bool, whole: bool = False, broke: Broke | None = None
+) -> Iterator[Samples]:
     """A file decoded by PyAV as faster-whisper's ``decode_audio`` decodes it (resampled to
     16-bit mono 16 kHz, frames that fail to decode skipped), as float32 blocks. A failure
     before the first sample (``opening``), or anywhere for a ``whole`` file, raises; else
@@ -178,7 +221,7 @@ def _pyav_blocks(path: Path, opening: bool, whole: bool = False) -> Iterator[Sam
     except Exception as e:  # PyAV raises its own error family per container/codec problem
         if whole or (opening and got == 0):
             raise AudioFileError(f"cannot decode audio file {path}: {decoder_said(e)}") from e
-        log.warning("%s: decoding stopped after %.1f s: %s", path, got / RATE, e)
+        _stopped(path, got, e, broke)
 
 
 def _valid_frames(frames: Iterator[Any]) -> Iterator[Any]:

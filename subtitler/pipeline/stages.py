@@ -312,6 +312,14 @@ class AsrStage(threading.Thread):
             self._failures.succeeded()
         return out
 
+    def _say_broke_off(self) -> None:
+        """A replay whose file was cut short while it played: said (it ended as if the
+        recording had); the lines heard so far are finished as at any end."""
+        # (only a file source has it: not part of the AudioSource protocol)
+        if why := getattr(self.source, "broke_off", ""):
+            which = {YOU: "your microphone: ", OTHERS: "the meeting's audio: "}.get(self.side, "")
+            self.emit(ErrorEvent("audio", which + why))
+
     def _report_problem(self) -> None:
         """Tell the user once when the input goes away (it is retried) and when it is back."""
         problem = self.source.problem
@@ -344,6 +352,7 @@ class AsrStage(threading.Thread):
                 self._report_problem()
                 if block is None:
                     if self.source.exhausted:
+                        self._say_broke_off()
                         self._finish_captured()
                         self._release_due(wait=True)
                         self.done.set()

@@ -3,6 +3,7 @@ file's length, and ``--loop`` plays an audio file N times (it played it once).""
 
 from __future__ import annotations
 
+import re
 import tracemalloc
 import wave
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from subtitler.audio import sources
 from subtitler.audio.inputs import open_audio
 from subtitler.audio.paced import PacedFileSource
 from subtitler.audio.sources import AudioFileError, AudioStream, load_audio
@@ -121,3 +123,80 @@ def test_a_played_files_level_is_its_last_blocks_dbfs() -> None:
     assert src.level == pytest.approx(-9.03, abs=0.01)  # a sine at half scale
     assert src.read(0.0) is not None
     assert src.level == SILENCE_DBFS
+
+
+CUT_SAID = (
+    r"^the replay of long\.wav ended at \d+\.\d s: the file was cut short while it played "
+    r"\(\d+ KB, then \d+ KB\)$"
+)
+
+
+@pytest.mark.parametrize("decoder", ["pyav", "soundfile"])
+def test_a_file_cut_short_while_it_plays_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decoder: str
+) -> None:
+    """A replay whose file was cut short while it played ended as if the recording had
+    ended there: nothing said why."""
+    if decoder == "soundfile":
+        monkeypatch.setattr(sources, "pyav_available", lambda: False)
+    long = tmp_path / "long.wav"
+    write_wav(long, 20)
+    src = open_audio(file_cfg(long), StreamClock(base=lambda: 0.0))
+    src.start()
+    assert src.read(0.0) is not None
+    with long.open("r+b") as f:
+        f.truncate(long.stat().st_size // 4)
+    while src.read(0.0) is not None:
+        pass
+    assert src.exhausted and re.match(CUT_SAID, src.broke_off), src.broke_off
+    whole = tmp_path / "whole.wav"  # a file left as it is says nothing
+    write_wav(whole, 2)
+    src = open_audio(file_cfg(whole), StreamClock(base=lambda: 0.0))
+    src.start()
+    while src.read(0.0) is not None:
+        pass
+    assert src.exhausted and src.broke_off == ""
+
+
+def test_a_replay_cut_short_says_so_once_and_keeps_its_lines(tmp_path: Path) -> None:
+    from subtitler.config import AppConfig, MtConfig
+    from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
+    from subtitler.pipeline.pipeline import Factories, Pipeline
+    from subtitler.pipeline.transcript import read_transcript
+    from tests.helpers.fake_pipeline import ScriptedRecognizer, Step, echo_lm, loader_for
+
+    long = tmp_path / "long.wav"
+    write_wav(long, 20)
+    events: list[object] = []
+    script = [
+        Step(0.5, 0, ["good"]),
+        Step(1.5, 0, ["good", "morning."], final=True),
+        Step(2.0, 1, ["the", "budget"]),
+    ]
+
+    def audio(cfg: AudioConfig, clock: StreamClock) -> PacedFileSource:
+        src = open_audio(file_cfg(long), clock)
+        with long.open("r+b") as f:  # cut while it plays: its first block is decoded
+            f.truncate(long.stat().st_size // 4)
+        assert isinstance(src, PacedFileSource)
+        return src
+
+    p = Pipeline(
+        AppConfig(mt=MtConfig(model_path="fake.gguf", max_new_tokens=16)),
+        events.append,
+        Factories(
+            audio=audio,
+            recognizer=lambda a: ScriptedRecognizer(script),
+            model=loader_for(echo_lm()),
+        ),
+        transcript_path=tmp_path / "transcript.jsonl",
+    )
+    p.start()
+    assert p.finished.wait(30)
+    assert p.stop()
+    said = [e.message for e in events if isinstance(e, ErrorEvent)]
+    assert len(said) == 1 and re.match(CUT_SAID, said[0]), said
+    finals = [e for e in events if isinstance(e, SubtitleEvent) and e.final]
+    assert [e.source for e in finals] == ["good morning.", "the budget"]
+    records = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.source for r in records] == ["good morning.", "the budget"]
