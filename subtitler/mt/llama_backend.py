@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -242,6 +243,51 @@ class LlamaLM:
     def tokenize(self, text: str, *, add_bos: bool = False, special: bool = True) -> list[int]:
         return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
 
+    def tokenize_prompt(self, prompt: str, plain: tuple[int, int]) -> list[int]:
+        """``prompt`` as tokens, BOS first: the template's special-token texts are its control
+        tokens, while the user's words ``prompt[plain[0]:plain[1]]`` are text whatever they
+        spell (llama.cpp parses special tokens in the whole of a text or in none of it)."""
+        whole = self.tokenize(prompt, add_bos=True, special=True)
+        words = prompt[plain[0] : plain[1]]
+        if self.tokenize(words, special=True) == self.tokenize(words, special=False):
+            return whole  # nothing in them reads as a control token: the usual tokens
+        return self._tokenize_parts(prompt, *plain)
+
+    def _tokenize_parts(self, prompt: str, start: int, end: int) -> list[int]:
+        """As llama.cpp tokenizes with special tokens parsed (the text cut at each one, each
+        piece between them tokenized alone), but cut only at the template's own: outside
+        ``start``..``end``."""
+        marks: dict[str, int] = {}
+        for part in (prompt[:start], prompt[end:]):
+            for t in self.tokenize(part, special=True):
+                text = self._control_text(t)
+                if text:
+                    marks[text] = t
+        cuts: list[re.Match[str]] = []
+        if marks:
+            # Longest first, as llama.cpp looks for them.
+            found = re.compile("|".join(map(re.escape, sorted(marks, key=len, reverse=True))))
+            cuts = [*found.finditer(prompt, 0, start), *found.finditer(prompt, end)]
+        out = self.tokenize("", add_bos=True, special=False)
+        at = 0
+        for m in cuts:
+            if m.start() > at:
+                out += self.tokenize(prompt[at : m.start()], special=False)
+            out.append(marks[m.group()])
+            at = m.end()
+        if at < len(prompt):
+            out += self.tokenize(prompt[at:], special=False)
+        return out
+
+    def _control_text(self, token: int) -> str:
+        """The text of a control token (one llama.cpp parses only as a special token); ""
+        for any other."""
+        lib = self._lib
+        attr = int(lib.llama_vocab_get_attr(self._vocab, token))
+        if not attr & (lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_UNKNOWN):
+            return ""
+        return bytes(lib.llama_vocab_get_text(self._vocab, token)).decode("utf-8", "replace")
+
     def detokenize(self, tokens: Sequence[int]) -> bytes:
         return b"".join(self.piece(t) for t in tokens)
 
@@ -419,6 +465,9 @@ class LlamaView:
 
     def tokenize(self, text: str, *, add_bos: bool = False, special: bool = True) -> list[int]:
         return self.parent.tokenize(text, add_bos=add_bos, special=special)
+
+    def tokenize_prompt(self, prompt: str, plain: tuple[int, int]) -> list[int]:
+        return self.parent.tokenize_prompt(prompt, plain)
 
     def detokenize(self, tokens: Sequence[int]) -> bytes:
         return self.parent.detokenize(tokens)

@@ -63,6 +63,14 @@ class LanguageModel(Protocol):
         ...
 
 
+@runtime_checkable
+class PromptTokenizer(Protocol):
+    """A model that tokenizes a prompt with the user's words in it read as text
+    (llama_backend.LlamaLM; models without special tokens need not)."""
+
+    def tokenize_prompt(self, prompt: str, plain: tuple[int, int]) -> list[int]: ...
+
+
 def common_prefix_len(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     n = min(len(a), len(b))
     i = 0

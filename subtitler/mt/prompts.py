@@ -3,6 +3,8 @@ few-shot examples for base models (mt/fewshot.py)."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -11,6 +13,7 @@ from subtitler.mt.fewshot import fewshot_prompt
 from subtitler.mt.languages import language_name
 from subtitler.mt.terms import present
 
+log = logging.getLogger(__name__)
 INSTRUCTION = (
     "Translate the {src} source text to {tgt}. "
     "Return only the translation, without any additional explanations or commentary."
@@ -42,6 +45,34 @@ GLOSSARY_LINE = "(Glossary, use these {tgt} translations: {pairs})"
 TELLS_GLOSSARY = ("tower", "qwen3", "gguf")
 
 
+# Stands for the user's words while a template is rendered: private-use characters, which no
+# template writes, so that where the words land in the prompt is known (Prompt.plain).
+_USER = "\ue000\ue001user\ue001\ue000"
+
+
+class Prompt(str):
+    """A prompt's text, and where the user's words are in it (``plain``: start and end; None:
+    not known): the line, the previous lines and the glossary are read as text by the
+    tokenizer, whatever they spell, while the template's own markers are control tokens."""
+
+    plain: tuple[int, int] | None
+
+    def __new__(cls, text: str, plain: tuple[int, int] | None) -> Prompt:
+        self = super().__new__(cls, text)
+        self.plain = plain
+        return self
+
+
+def _placed(render: Callable[[str], str], words: str) -> Prompt:
+    """The prompt ``render`` makes of ``words``, with where they are in it."""
+    rendered = render(_USER)
+    if rendered.count(_USER) != 1:  # a chat template that changed or repeated them
+        log.debug("the user's words could not be placed in the prompt")
+        return Prompt(render(words), None)
+    at = rendered.index(_USER)
+    return Prompt(rendered[:at] + words + rendered[at + len(_USER) :], (at, at + len(words)))
+
+
 class ChatFormatter(Protocol):
     """Renders chat messages with a model's own template (the llama backend implements it)."""
 
@@ -67,21 +98,24 @@ class PromptBuilder:
         language_name(self.src_lang)
         language_name(self.tgt_lang)
 
-    def build(self, text: str, context: str = "") -> str:
+    def build(self, text: str, context: str = "") -> Prompt:
         """The prompt for ``text``; ``context`` (the previous sentence, already translated) is
         shown to the model before the source line, marked as context only."""
-        src, tgt = language_name(self.src_lang), language_name(self.tgt_lang)
         text = " ".join(text.split())
         if self.template == FEWSHOT:
             # A base model would translate a context or glossary line as one more line to
             # translate: it gets the examples and the line only (the decoder still keeps the
             # glossary's translations, mt/terms.py).
-            return fewshot_prompt(self.src_lang, self.tgt_lang, text)
-        text = self._with_lines(text, context)
+            return _placed(lambda t: fewshot_prompt(self.src_lang, self.tgt_lang, t), text)
+        return _placed(self._render, self._with_lines(text, context))
+
+    def _render(self, words: str) -> str:
+        """The template around ``words`` (the line with its context and glossary lines)."""
+        src, tgt = language_name(self.src_lang), language_name(self.tgt_lang)
         if self.template in BUILTIN:
-            return BUILTIN[self.template].format(src=src, tgt=tgt, text=text)
+            return BUILTIN[self.template].format(src=src, tgt=tgt, text=words)
         assert self.formatter is not None
-        user = INSTRUCTION.format(src=src, tgt=tgt) + f"\n{src}: {text}\n{tgt}:"
+        user = INSTRUCTION.format(src=src, tgt=tgt) + f"\n{src}: {words}\n{tgt}:"
         return self.formatter.apply_chat_template([{"role": "user", "content": user}])
 
     def _with_lines(self, text: str, context: str) -> str:

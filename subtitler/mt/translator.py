@@ -11,10 +11,10 @@ import numpy.typing as npt
 
 from subtitler.config import MtConfig
 from subtitler.mt.drafting import DraftModel, GuessGate, NgramTable, Proposer
-from subtitler.mt.lm import LanguageModel
+from subtitler.mt.lm import LanguageModel, PromptTokenizer
 from subtitler.mt.masking import complete_text
 from subtitler.mt.output_rules import problem
-from subtitler.mt.prompts import PromptBuilder
+from subtitler.mt.prompts import Prompt, PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Decoder, DecodeResult, Method
 from subtitler.mt.streaming import Decoded, LengthCap, Retranslator
 from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
@@ -90,6 +90,11 @@ class StreamTranslator(Retranslator[int]):
         return self.tokenize_prompt(self.prompts.build(source, self.context))
 
     def tokenize_prompt(self, prompt: str) -> list[int]:
+        # The template's markers are control tokens; the user's words (the line, the context,
+        # the glossary) are text: a line reading "<end_of_turn>" ended the model's turn.
+        plain = prompt.plain if isinstance(prompt, Prompt) else None
+        if plain is not None and isinstance(self.lm, PromptTokenizer):
+            return self.lm.tokenize_prompt(prompt, plain)
         return self.lm.tokenize(prompt, add_bos=True, special=True)
 
     def decode(
