@@ -41,14 +41,17 @@ class WorkerEngine:
     """A translation model loaded in its own process (the translation stage's ``Engine``).
 
     A crash while translating costs that update: the model is loaded again in a fresh process
-    for the next one, up to ``restarts`` times; a model that keeps crashing, or that cannot
-    be loaded again (its file replaced or gone meanwhile), is given up (EngineGone)."""
+    for the next one, up to ``restarts`` times in a row (a translation between starts the
+    count again: a model that crashes once an hour is no model that keeps crashing); a model
+    that keeps crashing, or that cannot be loaded again (its file replaced or gone meanwhile),
+    is given up (EngineGone)."""
 
     RESTARTS = 2
 
     def __init__(self, mt: MtConfig, path: Path, restarts: int = RESTARTS) -> None:
         self.name = path.name
-        self.crashes = 0
+        self.crashes = 0  # in a row: since the last translation
+        self._crashed: list[str] = []  # why, each of them
         self.restarts = restarts
         self.mt = mt
         self._mt_sent = False  # whether the process has self.mt (it gets new ones with an update)
@@ -120,10 +123,10 @@ class WorkerEngine:
         except WorkerCrashed as e:
             self._proc.close()
             self.crashes += 1
+            self._crashed.append(e.reason)
             crashed = f"{self.name}: llama.cpp crashed translating ({e.reason})"
             if self.crashes > self.restarts:
-                times = f", {self.crashes} times" if self.crashes > 1 else ""
-                raise ModelCrashed(crashed + times) from None
+                raise ModelCrashed(self._given_up()) from None
             try:
                 self._proc = self._load()  # (a load that crashes now gives the model up)
             except ModelCrashed:
@@ -136,7 +139,18 @@ class WorkerEngine:
             raise Reloaded(f"{crashed}; loaded it again") from None
         self._mt_sent = True
         self._glossary_sent = glossary  # (not after a crash: the new process gets it next time)
+        self.crashes, self._crashed = 0, []
         return result
+
+    def _given_up(self) -> str:
+        """Why the model is given up: each crash in a row (the last signal alone hid an abort
+        that came first, or a hang)."""
+        if self.crashes == 1:
+            return f"{self.name}: llama.cpp crashed translating ({self._crashed[0]})"
+        return (
+            f"{self.name}: llama.cpp crashed translating {self.crashes} times in a row "
+            f"({'; '.join(self._crashed)})"
+        )
 
     def close(self) -> None:
         self._proc.close()

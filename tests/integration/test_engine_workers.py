@@ -23,7 +23,7 @@ from subtitler.config import AppConfig, AsrConfig, MtConfig
 from subtitler.display.masking import shown_by_k
 from subtitler.models.smoke_test import ModelCrashed
 from subtitler.mt.engine import EngineResult
-from subtitler.mt.isolated import WorkerEngine
+from subtitler.mt.isolated import Reloaded, WorkerEngine
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Pipeline, replace_mt
 from subtitler.pipeline.transcript import read_transcript
@@ -245,21 +245,23 @@ def test_choosing_a_crashing_model_keeps_the_running_one(
 
 
 def test_a_translator_killed_mid_meeting_is_loaded_again_then_given_up(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A crash costs the update it happened in: the model is loaded again and translates the
     next lines; one that keeps crashing is given up and the meeting goes on untranslated."""
+    from subtitler.isolation.worker import WorkerProcess
+
     p, ev = _pipeline(tmp_path, FIXTURE)
     p.start()
     try:
         engine = _translating_worker(p, ev)
-        for k in range(1, WorkerEngine.RESTARTS + 1):
+        for _ in range(WorkerEngine.RESTARTS + 1):  # now and then: loaded again each time
             pid = engine.pid
             os.kill(pid, signal.SIGKILL)  # as a native abort during a decode would
-            assert wait_for(lambda k=k: engine.crashes == k, 60)  # type: ignore[misc]
+            assert wait_for(lambda pid=pid: engine.pid not in (None, pid), 60)  # type: ignore[misc]
             n = len(ev.of(SubtitleEvent))
             assert wait_for(lambda n=n: _translated_after(ev, n), timeout=60)  # type: ignore[misc]
-            assert engine.pid not in (None, pid) and p._mt._model is engine
+            assert p._mt._model is engine
         said = [e for e in ev.of(ErrorEvent) if "crashed" in e.message]
         assert said and all(
             e.message.startswith(f"translation failed: {FIXTURE.name}: llama.cpp crashed ")
@@ -267,11 +269,24 @@ def test_a_translator_killed_mid_meeting_is_loaded_again_then_given_up(
             and not e.fatal
             for e in said
         ), [e.message for e in said]
-        os.kill(engine.pid, signal.SIGKILL)  # once more than it is loaded again
+        real = WorkerProcess.call
+
+        def call(self: WorkerProcess, op: str, *args: object, **kw: object) -> object:
+            if op == "translate" and self.pid is not None:  # every line, from now on
+                os.kill(self.pid, signal.SIGKILL)
+                assert wait_for(lambda: not self._proc.is_alive(), 10)
+            return real(self, op, *args, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(WorkerProcess, "call", call)
         assert wait_for(lambda: p._mt._model is None, 60)
-        (gone,) = [e for e in ev.of(ErrorEvent) if "times" in e.message]
-        assert gone.message.startswith(f"{FIXTURE.name}: llama.cpp crashed translating (")
-        assert "SIGKILL" in gone.message and not gone.fatal
+        (gone,) = [e for e in ev.of(ErrorEvent) if "in a row" in e.message]
+        assert gone.message == (
+            f"{FIXTURE.name}: llama.cpp crashed translating 3 times in a row (signal SIGKILL; "
+            "signal SIGKILL; signal SIGKILL); showing the transcript only (choose a model in "
+            "Settings)"
+        )
+        assert not gone.fatal
+        monkeypatch.setattr(WorkerProcess, "call", real)
         n = len(ev.of(SubtitleEvent))
         # Lines go on, as said; the finished ones reach the transcript.
         assert wait_for(lambda: any(e.final for e in ev.of(SubtitleEvent)[n:]), timeout=60)
@@ -284,6 +299,52 @@ def test_a_translator_killed_mid_meeting_is_loaded_again_then_given_up(
         assert p.stop()
     finals = [e.source for e in ev.of(SubtitleEvent) if e.final]
     assert [r.source for r in read_transcript(tmp_path / "t.jsonl")] == finals
+
+
+def _crash(engine: WorkerEngine, sig: signal.Signals = signal.SIGKILL) -> None:
+    """The worker dies between two lines (as a native abort would), its death seen."""
+    proc = engine._proc._proc
+    assert proc is not None and engine.pid is not None
+    os.kill(engine.pid, sig)
+    assert wait_for(lambda: not proc.is_alive(), 10)
+
+
+def _translate(engine: WorkerEngine, segment_id: int) -> EngineResult:
+    return engine.translate(segment_id, "Good morning.", True, engine.mt.tgt_lang, "en")
+
+
+def test_a_translator_that_crashes_now_and_then_is_not_given_up() -> None:
+    """Crashes are counted in a row: a model that crashed once an hour was given up on its
+    third crash of the meeting, however many lines it translated between."""
+    engine = WorkerEngine(MtConfig(model_path=str(FIXTURE), max_new_tokens=8), FIXTURE)
+    try:
+        for k in range(WorkerEngine.RESTARTS + 2):
+            _crash(engine)
+            with pytest.raises(Reloaded):
+                _translate(engine, 2 * k)
+            assert _translate(engine, 2 * k + 1).text
+    finally:
+        engine.close()
+
+
+def test_a_translator_that_crashes_on_every_line_is_given_up_saying_each_crash() -> None:
+    engine = WorkerEngine(MtConfig(model_path=str(FIXTURE), max_new_tokens=8), FIXTURE)
+    try:
+        assert _translate(engine, 0).text
+        signals = [signal.SIGKILL, signal.SIGABRT, signal.SIGKILL]
+        for k, sig in enumerate(signals[:-1], start=1):
+            _crash(engine, sig)
+            with pytest.raises(Reloaded):
+                _translate(engine, k)
+        _crash(engine, signals[-1])
+        with pytest.raises(ModelCrashed) as e:
+            _translate(engine, len(signals))
+        assert str(e.value) == (
+            f"{FIXTURE.name}: llama.cpp crashed translating 3 times in a row (signal SIGKILL; "
+            "signal SIGABRT; signal SIGKILL)"
+        )
+    finally:
+        engine.close()
 
 
 def test_a_crash_after_the_model_file_went_away_turns_translation_off_until_applied(
@@ -604,7 +665,7 @@ def test_an_engine_log_goes_with_the_engine_when_the_app_was_killed(tmp_path: Pa
         "import os, sys\n"
         "from pathlib import Path\n"
         "from subtitler.config import MtConfig\n"
-        "from subtitler.mt.isolated import WorkerEngine\n"
+        "from subtitler.mt.isolated import Reloaded, WorkerEngine\n"
         "e = WorkerEngine(MtConfig(model_path=sys.argv[1]), Path(sys.argv[1]))\n"
         "print(e.pid, flush=True)\n"
         "os._exit(9)  # no finalizer, no atexit: as a killed process ends\n"
