@@ -29,6 +29,11 @@ MAX_BYTES = 4 * user_files.MB  # a glossary of 50,000 terms is about 2 MB
 # 112 tokens of them (a token is rarely longer than 16 characters), and a glossary of 50,000
 # terms was tokenized whole at each recognition (2.3 s a call instead of 0.08 s).
 HOTWORD_CHARS = 2000
+# A cell a spreadsheet would run as a formula (CSV injection): it is saved after a quote, which
+# makes it text there (OWASP), and read back without it. Cells already starting with quotes
+# before such a character get one more, so that every term reads back as it was written.
+_FORMULA = re.compile(r"'*[=+\-@\t\r]")
+_QUOTED_FORMULA = re.compile(r"'+[=+\-@\t\r]")
 
 
 class GlossaryError(ValueError):
@@ -164,7 +169,8 @@ def parse(text: str, name: str = FILENAME, skipped: list[str] | None = None) -> 
             if len(row) not in (3, 4):
                 raise GlossaryError(f"expected 4 fields, found {len(row)}")
             src, tgt = _lang(row[0].strip()), _lang(row[1].strip())
-            term, translation = row[2], row[3] if len(row) == 4 else ""
+            term = _as_written(row[2])
+            translation = _as_written(row[3]) if len(row) == 4 else ""
             _check_length(_clean(term), _clean(translation))
         except GlossaryError as e:
             if skipped is None:
@@ -178,12 +184,22 @@ def parse(text: str, name: str = FILENAME, skipped: list[str] | None = None) -> 
     return Glossary(tuple(entries))
 
 
+def _as_text(cell: str) -> str:
+    """A cell as saved: one a spreadsheet would run as a formula after a quote."""
+    return "'" + cell if _FORMULA.match(cell) else cell
+
+
+def _as_written(cell: str) -> str:
+    """A saved cell as it was written (``_as_text`` undone)."""
+    return cell[1:] if _QUOTED_FORMULA.match(cell) else cell
+
+
 def dumps(glossary: Glossary) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(HEADER)
     for e in glossary.entries:
-        w.writerow((e.src_lang, e.tgt_lang, e.term, e.translation))
+        w.writerow((e.src_lang, e.tgt_lang, _as_text(e.term), _as_text(e.translation)))
     return buf.getvalue()
 
 
@@ -262,7 +278,7 @@ def read_import(path: Path) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     first = True
     for n, row in _rows(text, path.name, _delimiter(lines)):
-        cells = [c.strip() for c in row]
+        cells = [_as_written(c.strip()) for c in row]
         if not any(cells):
             continue
         while len(cells) > 2 and not cells[-1]:  # trailing separators from a spreadsheet

@@ -3,6 +3,8 @@ file set aside (never fatal), as settings are."""
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from pathlib import Path
 
@@ -224,3 +226,37 @@ def test_a_large_glossary_gives_recognition_what_its_prompt_takes_and_no_more(
     whole = " ".join(f"Term{i} Name{i}." for i in range(50_000))
     n = _MAX_HOTWORD_TOKENS
     assert tok.encode(" " + hot).ids[:n] == tok.encode(" " + whole).ids[:n]  # what it saw
+
+
+# A term a spreadsheet would run as a formula (CSV injection), and ones that only look close.
+FORMULAS = [
+    '=HYPERLINK("http://x","y")',
+    "+49 30 1234",
+    "-minus",
+    "@SUM(A1)",
+    "'quoted",
+    "''=x",
+    "'=x",
+]
+
+
+def test_a_term_a_spreadsheet_would_run_is_saved_as_text_and_read_back_as_written(
+    tmp_path: Path,
+) -> None:
+    g = Glossary().with_pair("en", "de", [(t, t) for t in FORMULAS])
+    path = glossary.save(g, tmp_path / "glossary.csv")
+    rows = list(csv.reader(io.StringIO(path.read_text(), newline="")))[1:]
+    cells = [c for row in rows for c in row[2:]]
+    # No cell starts as a formula (OWASP: a quote before it makes it text).
+    assert len(cells) == 2 * len(FORMULAS)
+    assert not any(c[:1] in ("=", "+", "-", "@") for c in cells), cells
+    assert glossary.load(path).glossary == g
+
+
+def test_a_column_of_the_saved_glossary_imports_as_the_terms(tmp_path: Path) -> None:
+    g = Glossary().with_pair("en", "de", [(t, "") for t in FORMULAS])
+    rows = list(csv.reader(io.StringIO(glossary.dumps(g), newline="")))[1:]
+    column = tmp_path / "terms.csv"
+    with column.open("w", newline="") as f:
+        csv.writer(f).writerows([row[2]] for row in rows)  # the term column, as saved
+    assert [t for t, _ in read_import(column)] == FORMULAS
