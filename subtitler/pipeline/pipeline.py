@@ -37,7 +37,7 @@ from subtitler.pipeline.sides import (
     sides_of,
 )
 from subtitler.pipeline.stages import AsrStage, ModelLoader, TranslationStage, close_recognizer
-from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
+from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter, latest
 from subtitler.types import OTHERS
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class Pipeline:
     @property
     def transcript_records(self) -> list[SegmentRecord]:
         """This run's finished lines, also those the disk did not take."""
-        return list(self._transcript.records) if self._transcript is not None else []
+        return latest(self._transcript.records) if self._transcript is not None else []
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:

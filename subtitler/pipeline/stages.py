@@ -7,6 +7,7 @@ import functools
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 
 from subtitler.asr.engine import Recognizer
@@ -463,6 +464,9 @@ class TranslationStage(threading.Thread):
         # the line (marked "…" if it translated less than was said).
         self._last_good: dict[str, dict[int, tuple[str, str]]] = {}
         self._finals_done: dict[str, int] = {}  # per side: the newest line translated final
+        # Finished lines a server that was away could not translate, keyed (side, segment):
+        # written as said at once, translated once it answers again and written again.
+        self._missed: OrderedDict[tuple[str, int], AsrUpdate] = OrderedDict()
         self._behind_said = False  # the reader was told the translator is behind
         self._on_screen = OpenLines()  # per target: what its open line shows
         self._turns = TargetTurns()
@@ -712,11 +716,12 @@ class TranslationStage(threading.Thread):
         try:
             return self._translate_one(u, lang, target, mt, late)
         except EngineGone as e:  # its process died: this model is not used again
-            log.warning("translation engine gone: %s", e)
-            self._drop_model(f"{e}; showing the transcript only ({self._what_to_do()})")
+            self._gone(e)
         except EngineUnavailable as e:  # a server down or stalled: asked again later
             log.info("translation unavailable: %s", e)
             self._unavailable = True
+            if u.final:
+                self._missed[(u.side, u.segment_id)] = u
             if not (self._unavailable_said or e.announced):  # once per outage
                 self._unavailable_said = True
                 self.emit(ErrorEvent("mt", f"translation failed: {e}"))
@@ -731,7 +736,13 @@ class TranslationStage(threading.Thread):
         return self._keep_last_good(u, lang, target) if u.final else None
 
     def _translate_one(
-        self, u: AsrUpdate, lang: str, target: int, mt: MtConfig, late: bool = False
+        self,
+        u: AsrUpdate,
+        lang: str,
+        target: int,
+        mt: MtConfig,
+        late: bool = False,
+        prefixes: bool = True,
     ) -> str | None:
         engine, _ = self._engine()
         # Whisper writes "...", "-" or "?" for noise: nothing to translate (a model would
@@ -757,7 +768,13 @@ class TranslationStage(threading.Thread):
             self._show_partial(u, lang, target, r)
 
         t = engine.translate(
-            u.segment_id, u.text, u.final, lang, src, should_abort=abort, progress=progress
+            u.segment_id,
+            u.text,
+            u.final,
+            lang,
+            src,
+            should_abort=abort,
+            progress=progress if prefixes else None,
         )
         # It answered (a line it was not asked about says nothing of an outage: it was said
         # twice when one fell between).
@@ -824,6 +841,10 @@ class TranslationStage(threading.Thread):
     def run(self) -> None:
         while not self._stop_ev.is_set():
             u = self.lines.next_update(timeout=0.05)
+            if u is None and self._missed and not self._unavailable and self._model is not None:
+                self.idle.clear()  # (nothing newer waits: the server's time is theirs now)
+                self._translate_missed()
+                continue
             if u is None:
                 self.idle.set()
                 ended = bool(self.asr_done) and all(e.is_set() for e in self.asr_done)
@@ -837,6 +858,36 @@ class TranslationStage(threading.Thread):
             finally:
                 self.lines.done()
         self.lines.keep_queued()
+
+    def _gone(self, e: EngineGone) -> None:
+        log.warning("translation engine gone: %s", e)
+        self._drop_model(f"{e}; showing the transcript only ({self._what_to_do()})")
+
+    def _translate_missed(self) -> None:
+        """The oldest line finished while the server was away, translated now that it answers:
+        shown, and written to the transcript again (its later record is the one read). Asked
+        once: a failure leaves it as written, unsaid (a server failing on that very line would
+        fail it at every turn); one that gives way to newer work waits for its turn."""
+        key, u = self._missed.popitem(last=False)
+        mt = self._side_settings(u.side)
+        texts: dict[str, str] = {}
+        for i, lang in enumerate(mt.targets):
+            try:
+                # (No prefixes: a line finished long ago is shown again only translated.)
+                done = self._translate_one(u, lang, i, mt.for_target(lang), True, False)
+            except EngineGone as e:
+                self._gone(e)
+                return
+            except Exception as e:  # away again, or failing on this line
+                self._unavailable = isinstance(e, EngineUnavailable)
+                log.info("line %d not translated again: %s", u.segment_id, e)
+                return
+            if done is None:  # newer work came first
+                self._missed[key] = u
+                self._missed.move_to_end(key, last=False)
+                return
+            texts[lang] = done
+        self.lines.finish(u, texts, mt.targets)
 
     def _failed(self, u: AsrUpdate, e: Exception) -> None:
         """One failed translation costs this update (of this target); a model failing every

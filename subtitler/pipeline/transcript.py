@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Literal
@@ -254,21 +255,33 @@ def read_transcript(path: Path) -> list[SegmentRecord]:
     torn or damaged line (a crash mid-write, even inside a character; a hand edit) is skipped
     and the rest is read; OSError (FileProblem) when the file cannot be read at all. A
     record repeated verbatim (written twice by a version that retried a full disk that way) is
-    read once. (A translator behind the speech writes a finished line after newer ones.)"""
+    read once, as is a line written again (``latest``). (A translator behind the speech
+    writes a finished line after newer ones.)"""
     out: list[SegmentRecord] = []
-    seen: set[SegmentRecord] = set()
     # Through the app's bounded reader: a FIFO or a link to a device raise FileProblem (an
     # OSError) instead of blocking or reading without end.
     for raw in user_files.read_bytes(path, MAX_BYTES).splitlines():
         try:
-            rec = SegmentRecord.from_json(raw)
+            out.append(SegmentRecord.from_json(raw))
         except ValueError:  # (UnicodeDecodeError and JSON's errors are ValueErrors)
             continue
-        if rec in seen:
-            continue
-        seen.add(rec)
-        out.append(rec)
-    return sorted(out, key=lambda r: r.segment_id)  # (stable: older files keep their order)
+    return sorted(latest(out), key=lambda r: r.segment_id)  # (stable: older files' order)
+
+
+def latest(records: Iterable[SegmentRecord]) -> list[SegmentRecord]:
+    """Each line once: a line written again (translated once a server that was away answered
+    again) is its last record, in its first one's place. The same line: its side, segment,
+    times and words."""
+    out: list[SegmentRecord] = []
+    at: dict[tuple[str, int, float, float, str], int] = {}
+    for rec in records:
+        key = (rec.side, rec.segment_id, rec.start, rec.end, rec.source)
+        if key in at:
+            out[at[key]] = rec
+        else:
+            at[key] = len(out)
+            out.append(rec)
+    return out
 
 
 def _ts(t: float, sep: str) -> str:

@@ -121,8 +121,14 @@ def finals(ev: Events) -> dict[int, SubtitleEvent]:
     return {e.segment_id: e for e in ev.of(SubtitleEvent) if e.final}
 
 
-def last_partial(ev: Events, segment: int) -> str:
-    return [e.translation for e in ev.of(SubtitleEvent) if e.segment_id == segment][-2]
+def firsts(ev: Events) -> dict[int, SubtitleEvent]:
+    """Each line as it was first shown finished (a line finished while the server was away
+    is shown again once it is translated)."""
+    out: dict[int, SubtitleEvent] = {}
+    for e in ev.of(SubtitleEvent):
+        if e.final:
+            out.setdefault(e.segment_id, e)
+    return out
 
 
 def wait_for_partial(segment: int, ev: Events, timeout: float = 60) -> None:
@@ -168,12 +174,14 @@ def test_a_misbehaving_server_costs_one_line_and_keeps_the_last_good_line(
     assert any(m == mode for _p, m in proxy.seen)  # the fault really happened
     errors = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
     assert len(errors) == 1 and said in errors[0] and "\n" not in errors[0], errors
-    done = finals(ev)
-    good = last_partial(ev, 1)
+    done, first = finals(ev), firsts(ev)
+    good = [e.translation for e in ev.of(SubtitleEvent) if e.segment_id == 1 and not e.final][-1]
     assert good and not good.endswith("…")
-    # The faulty sentence keeps its last good translation, marked as short of what was said.
-    assert done[1].translation == good + "…" and done[1].shown(3) == good + "…"
+    # The faulty sentence keeps its last good translation, marked as short of what was said...
+    assert first[1].translation == good + "…" and first[1].shown(3) == good + "…"
     assert done[1].source.endswith(FAULTY + ".")
+    # ... unless the server, asked once more after it answered again, translates it whole.
+    assert done[1].translation == good + "…" or not done[1].translation.endswith("…")
     # The sentences before and after are translated as usual.
     assert done[0].translation and not done[0].translation.endswith("…")
     assert done[2].translation and done[2].translation != done[2].source
@@ -243,10 +251,14 @@ def test_a_server_started_after_the_app_is_said_once_and_then_translates(
     done = finals(ev)
     assert sorted(done) == list(range(10))  # every line reached the screen...
     assert [r.source for r in records] == [done[i].source for i in range(10)]  # ...and file
-    assert all(done[i].translation == "" for i in range(4))  # shown as said
+    first = firsts(ev)
+    assert all(first[i].translation == "" for i in range(4))  # shown as said
     # Translation starts once the server answers (the engine asks again, with pauses <= 15 s).
     back = [i for i in range(4, 10) if done[i].translation]
     assert back and back[-1] == 9
+    # The lines said while it was away are translated then too, and so kept.
+    assert all(done[i].translation for i in range(4))
+    assert [r.translation for r in records] == [done[i].translation for i in range(10)]
 
 
 def test_while_the_server_is_away_the_line_being_said_is_shown_as_said(tmp_path: Path) -> None:
@@ -300,9 +312,11 @@ def test_the_server_killed_mid_run_and_started_again(tmp_path: Path) -> None:
     assert sorted(done) == list(range(18))  # every line reached the screen...
     assert [r.source for r in records] == [done[i].source for i in range(18)]  # ...and file
     assert all(done[i].translation != done[i].source for i in range(3))
-    # The sentence cut by the outage keeps its last good translation.
+    # The sentence cut by the outage keeps its last good translation until the server is
+    # back, which translates it whole.
     partial = [e.translation for e in ev.of(SubtitleEvent) if e.segment_id == 3 and not e.final]
-    assert done[3].translation in (partial[-1] + "…", partial[-1])
+    assert firsts(ev)[3].translation in (partial[-1] + "…", partial[-1])
+    assert done[3].translation and not done[3].translation.endswith("…")
     # Translation comes back once the server does (the engine asks again, never gives up).
     back = [i for i in range(4, 18) if done[i].translation != done[i].source]
     assert back and back[-1] == 17

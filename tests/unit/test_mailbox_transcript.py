@@ -258,3 +258,20 @@ sys.stdin.readline()
         assert p.returncode == -signal.SIGKILL
         recs = read_transcript(path)
         assert [r.source for r in recs] == [f"s{i}" for i in range(5)]
+
+
+def test_a_line_written_again_is_read_once_as_written_last(tmp_path: Path) -> None:
+    """A line finished while the server was away is written untranslated, then again once
+    translated: History and exports read it once, translated; another line with the same
+    number (not the same words or times) is not taken for it."""
+    from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter, read_transcript
+
+    first = SegmentRecord(0, 0.0, 1.0, "hello.", "", "en", "de", 10.0)
+    other = SegmentRecord(1, 1.0, 2.0, "bye.", "tschüss.", "en", "de", 11.0)
+    again = SegmentRecord(0, 0.0, 1.0, "hello.", "hallo.", "en", "de", 12.0)
+    same_number = SegmentRecord(0, 5.0, 6.0, "later.", "", "en", "de", 13.0)
+    w = TranscriptWriter(tmp_path / "t.jsonl")
+    for r in (first, other, again, same_number):
+        w.append(r)
+    w.close()
+    assert read_transcript(tmp_path / "t.jsonl") == [again, same_number, other]

@@ -239,3 +239,40 @@ def test_a_finished_line_stuck_in_its_decode_gives_way_to_newer_lines(
     assert done[-1] == "line0 done."  # after the newer lines
     recs = read_transcript(tmp_path / "transcript.jsonl")
     assert [r.translation for r in recs] == ["LINE0 DONE.", "LINE1 DONE.", "LINE2 DONE."]
+
+
+class ServerAway(SlowEngine):
+    """A translation server away for the first lines: each of their updates fails until the
+    first update of line ``back_at`` is answered; then it translates every line."""
+
+    def __init__(self, back_at: int) -> None:
+        super().__init__(0.0)
+        self.back_at, self.away = back_at, True
+
+    def translate(self, segment_id: int, *a: object, **kw: object) -> EngineResult:
+        if segment_id >= self.back_at:
+            self.away = False
+        if self.away:
+            raise EngineUnavailable("translation server http://x: connection refused")
+        return super().translate(segment_id, *a, **kw)  # type: ignore[arg-type]
+
+
+def test_lines_finished_while_the_server_was_away_are_translated_once_it_answers(
+    tmp_path: Path,
+) -> None:
+    """They kept an empty translation in the transcript (and History) for good."""
+    script = [Step(0.3 * (i + 1), i, [f"line{i}", "done."], True) for i in range(5)]
+    p, ev, _, _ = make(tmp_path, script=script, loader=lambda m: ServerAway(back_at=3))
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    records = read_transcript(tmp_path / "transcript.jsonl")
+    assert [(r.source, r.translation) for r in records] == [
+        (f"line{i} done.", f"LINE{i} DONE.") for i in range(5)
+    ]
+    said = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    assert len(said) == 1 and "connection refused" in said[0], said  # the outage, once
+    # The late translations reach the screen (History reads the file).
+    assert {e.segment_id: e.translation for e in ev.of(SubtitleEvent) if e.final}[0] == (
+        "LINE0 DONE."
+    )
