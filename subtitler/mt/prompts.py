@@ -4,6 +4,7 @@ few-shot examples for base models (mt/fewshot.py)."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -48,6 +49,26 @@ TELLS_GLOSSARY = ("tower", "qwen3", "gguf")
 # Stands for the user's words while a template is rendered: private-use characters, which no
 # template writes, so that where the words land in the prompt is known (Prompt.plain).
 _USER = "\ue000\ue001user\ue001\ue000"
+
+
+# Words shaped like a special token ("<eos>", "</s>", "<|im_end|>", "<end_of_turn>"): a server
+# reads them as the model's control tokens wherever they stand in a prompt or a message, and
+# cannot be told which text is the user's. A zero-width space after the "<" keeps them text.
+_SPECIAL_SHAPED = re.compile(r"<(?=\|?/?[\w.-]+\|?>)")
+
+
+def as_text(words: str) -> str:
+    """``words`` that no server reads as special tokens (see _SPECIAL_SHAPED)."""
+    return _SPECIAL_SHAPED.sub("<\u200b", words)
+
+
+def for_server(prompt: str) -> str:
+    """A prompt as sent to a server: the user's words in it (``Prompt.plain``) as text."""
+    plain = prompt.plain if isinstance(prompt, Prompt) else None
+    if plain is None:
+        return prompt
+    start, end = plain
+    return prompt[:start] + as_text(prompt[start:end]) + prompt[end:]
 
 
 class Prompt(str):
@@ -146,7 +167,7 @@ class PromptBuilder:
                 "completions route, not chat only"
             )
         src, tgt = language_name(self.src_lang), language_name(self.tgt_lang)
-        text = self._with_lines(" ".join(text.split()), context)
+        text = as_text(self._with_lines(" ".join(text.split()), context))
         instruction = INSTRUCTION.format(src=src, tgt=tgt)
         if self.template == "qwen3":
             return [

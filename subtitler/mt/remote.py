@@ -69,7 +69,7 @@ from subtitler.mt.completions import (
 from subtitler.mt.engine import EngineResult, EngineUnavailable, Progress
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.output_rules import problem, text_cut
-from subtitler.mt.prompts import BUILTIN, PromptBuilder
+from subtitler.mt.prompts import BUILTIN, PromptBuilder, for_server
 from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
 from subtitler.mt.streaming import Decoded, LengthCap, Retranslator
 from subtitler.mt.translator import apply_settings
@@ -251,7 +251,7 @@ class RemoteTranslator(Retranslator[str]):
             st.prompt_s = clock() - t0
             return self._chat(source, cap, st, should_abort, deadline)
         prompt, room = self.prompt_within(
-            source, cap, self.n_ctx, str, lambda text: self.count_tokens(text, deadline)
+            source, cap, self.n_ctx, for_server, lambda text: self.count_tokens(text, deadline)
         )
         if room is not None:
             if room <= 0:
