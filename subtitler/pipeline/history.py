@@ -7,8 +7,10 @@ import datetime as dt
 import functools
 import glob
 import logging
+import threading
 import unicodedata
 import wave
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +96,9 @@ def targets_of(records: tuple[SegmentRecord, ...] | list[SegmentRecord]) -> tupl
 # Meetings read before, by file and its size and time: a file unchanged since is not read
 # again (History opened on 500 hours read 115 MB each time, 3 s with the window frozen).
 _read: dict[Path, tuple[tuple[int, int, int], Meeting]] = {}
+# One list_meetings at a time holds it (History reads on a thread of its own: two windows, or
+# a Refresh, must not change the dict under one another).
+_reading = threading.Lock()
 
 
 def load_meeting(path: Path) -> Meeting:
@@ -153,10 +158,18 @@ def _audio_only(folder: Path, paths: list[Path]) -> list[Meeting]:
     return out
 
 
-def list_meetings(folder: Path) -> tuple[list[Meeting], list[str]]:
+def list_meetings(
+    folder: Path, stopped: Callable[[], bool] = lambda: False
+) -> tuple[list[Meeting], list[str]]:
     """Meetings with at least one line or audio kept, newest first, and one problem line per
     file that could not be read (a permission, a disk error, no regular file): those are
-    named, not fatal."""
+    named, not fatal. ``stopped`` is asked before each file: once it says True the read ends
+    there, with what it has (the files read are kept for the next read)."""
+    with _reading:
+        return _list_meetings(folder, stopped)
+
+
+def _list_meetings(folder: Path, stopped: Callable[[], bool]) -> tuple[list[Meeting], list[str]]:
     meetings: list[Meeting] = []
     problems: list[str] = []
     try:
@@ -165,6 +178,8 @@ def list_meetings(folder: Path) -> tuple[list[Meeting], list[str]]:
     except OSError as e:
         return [], [f"{folder}: {e.strerror or e}"]
     for path in paths:
+        if stopped():
+            return meetings, problems
         try:
             meeting = load_meeting(path)
         except Exception as e:  # whatever one file does, the others are listed

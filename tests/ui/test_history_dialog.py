@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from shiboken6 import isValid
 
 from subtitler.pipeline.transcript import SegmentRecord, TranscriptWriter
 from subtitler.ui.history import TEXT_CHOICES, HistoryDialog
@@ -37,6 +42,15 @@ PLANNING = [
 STANDUP = [SegmentRecord(0, 1.0, 2.0, "Hola a todos.", "Hola a todos.", "es", "es", 0.0)]
 
 
+def opened(qtbot, folder: Path) -> HistoryDialog:  # type: ignore[no-untyped-def]
+    """The History window on ``folder``, its meetings read (off its thread) and listed."""
+    dlg = HistoryDialog(folder)
+    qtbot.addWidget(dlg)
+    with qtbot.waitSignal(dlg.read):
+        pass  # (the answer is queued: it comes while the test waits here)
+    return dlg
+
+
 def listed(dlg: HistoryDialog) -> list[list[str]]:
     """The meetings' rows as the list shows them: date, length, languages, lines."""
     items = [dlg.list.topLevelItem(i) for i in range(dlg.list.topLevelItemCount())]
@@ -46,8 +60,7 @@ def listed(dlg: HistoryDialog) -> list[list[str]]:
 def test_list_search_read_and_export(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, "20261116-093000", PLANNING)
     write(tmp_path, "20261117-101500", STANDUP)
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
+    dlg = opened(qtbot, tmp_path)
     dlg.show()
     rows = listed(dlg)
     assert rows == [
@@ -81,8 +94,7 @@ def test_list_search_read_and_export(qtbot, tmp_path: Path) -> None:  # type: ig
 
 def test_a_failed_export_is_one_line_for_the_app(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, "20261116-093000", PLANNING)
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
+    dlg = opened(qtbot, tmp_path)
     assert dlg.export_to(tmp_path / "a.srt")
     assert dlg.status.text() == f"Exported to {tmp_path / 'a.srt'}"
     with qtbot.waitSignal(dlg.problem) as sig:
@@ -97,8 +109,7 @@ def test_a_name_without_an_extension_gets_the_formats_in_the_dialog(qtbot, tmp_p
     "notes.srt" was replaced unasked."""
     from subtitler.ui.history import FORMATS, export_dialog
 
-    parent = HistoryDialog(tmp_path)
-    qtbot.addWidget(parent)
+    parent = opened(qtbot, tmp_path)
     dlg = export_dialog(parent, tmp_path / "meeting.srt")
     dlg.setOption(dlg.Option.DontUseNativeDialog)
     dlg.selectFile(str(tmp_path / "notes"))
@@ -118,6 +129,7 @@ def test_the_tray_opens_history_with_the_running_meeting(qtbot, tmp_path: Path) 
     app.tray.show_history.emit()
     assert app.history is not None and app.history.isVisible()
     qtbot.addWidget(app.history)
+    qtbot.waitUntil(lambda: app.history is not None and app.history.status.text() == "")
     assert app.history.list.topLevelItemCount() == 1
     assert "hi." in app.history.text.toPlainText()
     app.quit()
@@ -132,8 +144,7 @@ def test_a_meeting_in_two_languages_is_read_and_exported_in_either(qtbot, tmp_pa
     ]
     write(tmp_path, "20261116-093000", both)
     write(tmp_path, "20261117-101500", STANDUP)
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
+    dlg = opened(qtbot, tmp_path)
     dlg.show()
     assert not dlg.lang.isVisible()  # the newest meeting has one language
     dlg.list.setCurrentItem(dlg.list.topLevelItem(1))
@@ -168,8 +179,7 @@ def test_times_stay_on_one_line_and_enter_in_the_search_exports_nothing(  # type
     from PySide6.QtWidgets import QFileDialog
 
     write(tmp_path, "20261116-093000", PLANNING)
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
+    dlg = opened(qtbot, tmp_path)
     dlg.show()
     qtbot.waitExposed(dlg)
     doc = dlg.text.document()
@@ -201,8 +211,7 @@ def test_a_meeting_of_both_sides_says_who_spoke(qtbot, tmp_path: Path) -> None: 
             SegmentRecord(2, 4.5, 5.0, "Tschüss.", "Bye.", "de", "en", 0.0),
         ],
     )
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
+    dlg = opened(qtbot, tmp_path)
     dlg.show()
     lines = [ln.strip() for ln in dlg.text.toPlainText().splitlines() if ln.strip()]
     assert lines == [
@@ -238,8 +247,7 @@ def test_a_long_meeting_is_laid_out_in_small_tables_and_shown_once_per_search(  
         for i in range(250)
     ]
     write(tmp_path, "20261120-090000", recs)
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
+    dlg = opened(qtbot, tmp_path)
     dlg.show()
     tables = dlg.text.document().rootFrame().childFrames()
     assert len(tables) == 3 and history.ROWS_PER_TABLE == 100
@@ -263,8 +271,7 @@ def test_a_line_of_a_megabyte_is_shown_cut_and_exported_whole(qtbot, tmp_path: P
 
     huge = "a" * 1_000_000
     write(tmp_path, "20261120-090000", [SegmentRecord(0, 0.0, 2.0, huge, "x", "en", "de", 0.0)])
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
+    dlg = opened(qtbot, tmp_path)
     dlg.show()
     text = dlg.text.toPlainText()
     more = 1_000_000 - history.SHOWN_CHARS
@@ -288,8 +295,7 @@ def test_the_audio_a_stop_did_not_wait_for_is_named_with_its_meeting(qtbot, tmp_
     write_wav(tmp_path / "20261120-090000.unheard.wav", [AudioBlock(np.zeros(48000), 0.0)])
     write_wav(tmp_path / "20261120-090000.unheard-you.wav", [AudioBlock(np.zeros(16000), 0.0)])
     (tmp_path / "20261121-090000.unheard.wav").write_bytes(b"not audio")  # damaged: not named
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
+    dlg = opened(qtbot, tmp_path)
     dlg.show()
     assert "Not transcribed" not in dlg.text.toPlainText()  # the newest: nothing readable kept
     dlg.list.setCurrentItem(dlg.list.topLevelItem(1))
@@ -313,8 +319,7 @@ def test_a_meeting_stopped_before_its_first_line_is_listed_by_the_audio_kept(
     write(tmp_path, "20261120-090000", PLANNING)
     write_wav(tmp_path / "20261122-080000.unheard.wav", [AudioBlock(np.zeros(16000 * 95), 0.0)])
     (tmp_path / "20261123-080000.unheard.wav").write_bytes(b"not audio")  # damaged: not listed
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
+    dlg = opened(qtbot, tmp_path)
     dlg.show()
     rows = listed(dlg)
     assert rows == [
@@ -330,3 +335,91 @@ def test_a_meeting_stopped_before_its_first_line_is_listed_by_the_audio_kept(
     assert dlg.export_button.isEnabled()
     dlg.query.setText("budget")  # a search finds lines: the meeting without one is not a match
     assert dlg.list.topLevelItemCount() == 1
+
+
+class SlowRead:
+    """load_meeting held at its first file until the test says (an event, not a sleep): a
+    long history on a slow disk. ``held`` says whether the read was let go by the test (False:
+    it waited out its limit, the window's thread blocked meanwhile)."""
+
+    LIMIT_S = 5.0
+
+    def __init__(self, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+        from subtitler.pipeline import history
+
+        self.entered = threading.Event()
+        self.go = threading.Event()
+        self.held: list[bool] = []
+        self.read: list[Path] = []
+        real = history.load_meeting
+
+        def slow(path: Path):  # type: ignore[no-untyped-def]
+            if not self.entered.is_set():
+                self.entered.set()
+                self.held.append(self.go.wait(self.LIMIT_S))
+            self.read.append(path)
+            return real(path)
+
+        monkeypatch.setattr(history, "load_meeting", slow)
+
+
+def readers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "history-read"]
+
+
+def test_a_long_read_leaves_the_window_working(qtbot, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """History's first open on 504 hours read 115 MB on the window's thread: 3 s frozen. The
+    window opens at once, says it is reading, takes a search typed meanwhile, and lists the
+    meetings when they are read."""
+    write(tmp_path, "20261116-093000", PLANNING)
+    write(tmp_path, "20261117-101500", STANDUP)
+    slow = SlowRead(monkeypatch)
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    assert slow.entered.wait(SlowRead.LIMIT_S)
+    assert slow.held == []  # the constructor came back with the read still held
+    assert dlg.status.text() == "Reading the meetings…"
+    assert "Reading the meetings…" in dlg.text.toPlainText()
+    ticks: list[int] = []
+    QTimer.singleShot(0, lambda: ticks.append(1))
+    qtbot.waitUntil(lambda: bool(ticks))  # the event loop runs while the file is read
+    qtbot.keyClicks(dlg.query, "zurich")
+    assert listed(dlg) == []
+    with qtbot.waitSignal(dlg.read):
+        slow.go.set()
+    assert slow.held == [True]
+    assert listed(dlg) == [["2026-11-16 09:30", "5 s", "en → de", "1 of 2"]]  # the search kept
+    assert dlg.status.text() == ""
+    qtbot.waitUntil(lambda: not readers())
+
+
+def test_closing_mid_read_stops_the_read(qtbot, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Closed (or freed) while its read is held: the read stops at its next file, its thread
+    ends, and nothing is delivered to the window; opened again, it reads again."""
+    for day in range(16, 19):
+        write(tmp_path, f"202611{day}-093000", PLANNING)
+    slow = SlowRead(monkeypatch)
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    assert slow.entered.wait(SlowRead.LIMIT_S) and slow.held == []
+    dlg.close()
+    slow.go.set()
+    qtbot.waitUntil(lambda: not readers())
+    assert len(slow.read) == 1  # the file in hand; not the two after it
+    assert listed(dlg) == []
+    with qtbot.waitSignal(dlg.read):
+        dlg.reload()  # (what the tray's History does to a window opened before)
+        dlg.show()
+    assert len(listed(dlg)) == 3
+
+    slow = SlowRead(monkeypatch)
+    (tmp_path / "20261116-093000.jsonl").touch()  # (changed: read again)
+    gone = HistoryDialog(tmp_path)
+    assert slow.entered.wait(SlowRead.LIMIT_S) and slow.held == []
+    gone.deleteLater()
+    qtbot.waitUntil(lambda: not isValid(gone))
+    slow.go.set()
+    qtbot.waitUntil(lambda: not readers())
+    QApplication.processEvents()  # (its answer, queued to a window that is gone: dropped)
