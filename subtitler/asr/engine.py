@@ -21,7 +21,8 @@ class Recognizer(Protocol):
     @property
     def notice(self) -> str:
         """What loading it found for the user and is not fatal (weights that recognise no
-        word of a clip of speech), "" when nothing."""
+        word of a clip of speech), or what it found later (the speech in another language
+        than the one set); "" when nothing. Said each time it changes."""
         ...
 
     @property

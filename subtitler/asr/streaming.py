@@ -38,10 +38,11 @@ from subtitler.asr.backend import (
     LanguageRanker,
     Samples,
 )
-from subtitler.asr.language import LanguageBelief, combined, likeliest
+from subtitler.asr.language import LanguageBelief, SetLanguageCheck, combined, likeliest
 from subtitler.asr.sentences import ends_sentence, join_words
 from subtitler.asr.vad import SpeechProbabilities, UtteranceDetector, VadEvent, VadOptions
 from subtitler.config import AsrConfig
+from subtitler.mt.languages import LANGUAGES
 from subtitler.types import AsrUpdate, AudioBlock, EngineGone, Word
 
 log = logging.getLogger(__name__)
@@ -232,6 +233,11 @@ class StreamingRecognizer:
         self._segment_id = 0
         self._seg = _Segment()
         self._failure: Exception | None = None  # a failed backend call, raised by process()
+        # A language set (not "auto") on a model that can rank others: is it the one spoken?
+        multilingual = getattr(backend, "multilingual", True)
+        language = self.opt.language
+        self._set_check = SetLanguageCheck(language) if language and multilingual else None
+        self._utt_ranked: tuple[tuple[str, float], ...] | None = None  # its final pass's
 
     @property
     def recognitions(self) -> int:
@@ -397,6 +403,7 @@ class StreamingRecognizer:
         self._tail: list[Word] = []  # previous hypothesis after the committed words
         self._prev_language = self._language or self._prev_language
         self._language = None
+        self._utt_ranked = None
 
     def _bridge(self, start: float) -> tuple[float, float] | None:
         """The pause (from, to) between the last committed word and speech starting at
@@ -448,6 +455,7 @@ class StreamingRecognizer:
         heard = not short and self._speech(after, end) > 0
         if self._seg.words or self._tail or heard:
             out = self._run(end, now, final=True)
+            self._check_set_language(self._speech(self._utt_t0, end))
         out += self._close_segment(now, end)
         following = self._pending[0][0] if self._pending else self._open
         self._begin(following if following is not None else end)
@@ -509,7 +517,12 @@ class StreamingRecognizer:
         if len(audio) < MIN_WINDOW_S * SAMPLE_RATE:
             return None
         prefix = self._prefix(t0)
-        hyp = self._call(audio, t0, t1, final, language, prefix, rank=decide)
+        # The language set is checked on each utterance's first final pass: its ranking is
+        # one more decoder step on the encoder output that pass makes anyway.
+        check = final and self._set_check is not None and self._utt_ranked is None
+        hyp = self._call(audio, t0, t1, final, language, prefix, rank=decide or check)
+        if check and hyp is not None:
+            self._utt_ranked = hyp.language_probs
         if hyp is not None and decide:
             heard = dict(hyp.language_probs) or ({hyp.language: 1.0} if hyp.language else {})
             context = self._rank_context(t1) if heard else ()
@@ -548,6 +561,20 @@ class StreamingRecognizer:
                 return [] if final else None
             new = self._words_of(hyp, t0, prefix)
         return new
+
+    def _check_set_language(self, speech_s: float) -> None:
+        """The utterance just ended, of ``speech_s`` of speech, against the language set:
+        said once as the notice when the speech is clearly in another one."""
+        if self._set_check is None or self._utt_ranked is None:
+            return
+        other = self._set_check.heard(self._utt_ranked, speech_s)
+        if other is not None:
+            name = LANGUAGES.get(self._set_check.language, self._set_check.language)
+            self.notice = (
+                f"the speech sounds like {LANGUAGES.get(other, other)}, but the speech "
+                f"language is set to {name} (Settings → Translation)"
+            )
+            log.warning("%s", self.notice)
 
     def _words_of(self, hyp: Hypothesis, t0: float, prefix: str) -> list[Word]:
         """The words of a recognition of a window from ``t0`` (with the committed ``prefix``)

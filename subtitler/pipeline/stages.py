@@ -119,6 +119,9 @@ class AsrStage(threading.Thread):
         self._last_level = 0.0
         self._problem = ""  # the source's trouble last reported to the user
         self._failures = FailureRun("speech recognition")
+        # The recogniser's notice the user has read: the load's is said by the pipeline, one
+        # it finds later (the speech in another language than the one set) here.
+        self._notice = recognizer.notice
         # Captured before the input ended and not heard yet (at a stop: kept, not lost).
         self._unheard: list[AudioBlock] = []
 
@@ -228,6 +231,7 @@ class AsrStage(threading.Thread):
                         self.source = source
         if recognizer is not None:
             old_rec, self.recognizer = self.recognizer, recognizer
+            self._notice = recognizer.notice  # (its load's: said by the pipeline)
             self._numbering = self._ids.numbering()  # it numbers its lines from 0 again
             close_recognizer(old_rec)
 
@@ -311,6 +315,10 @@ class AsrStage(threading.Thread):
         # Most calls only buffer audio: the run of failures ends with a recognition that worked.
         if self.recognizer.recognitions > before:
             self._failures.succeeded()
+        if self.recognizer.notice != self._notice:
+            self._notice = self.recognizer.notice
+            if self._notice:
+                self.emit(ErrorEvent("asr", self._notice))
         return out
 
     def _say_broke_off(self) -> None:

@@ -9,10 +9,12 @@ with the value measured here and leave room for CPUs with other instruction sets
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from subtitler.asr.backend import Hypothesis
 from subtitler.asr.faster_whisper import (
     FasterWhisperBackend,
     WhisperSettings,
@@ -24,7 +26,7 @@ from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer
 from subtitler.asr.vad import SileroStream
 from subtitler_research.asr.replay import SteadyClock, blocks_of, simulate
 from subtitler_research.asr.wer import word_error_rate
-from tests.conftest import DATA
+from tests.conftest import DATA, speech_clips
 
 SR = 16000
 SPANISH = (
@@ -98,3 +100,89 @@ def test_streaming_spanish_with_base(base: FasterWhisperBackend, given: bool) ->
     assert finals and {u.language for u in finals} == {"es"}
     w = word_error_rate(text, " ".join(u.committed_text for u in finals))
     assert w.wer <= WER_BOUND, w.line()
+
+
+def _apart(pieces: list[np.ndarray]) -> np.ndarray:
+    """``pieces`` one after the other, 1.5 s of silence around each: an utterance each."""
+    silence = np.zeros(SR * 3 // 2, np.float32)
+    return np.concatenate([x for p in pieces for x in (silence, p)] + [silence])
+
+
+def _cut_in_three(audio: np.ndarray) -> list[np.ndarray]:
+    """``audio`` cut at its quietest 50 ms near a third and two thirds of it."""
+    frame = SR // 20
+    energy = np.array([np.abs(audio[i : i + frame]).mean() for i in range(0, len(audio), frame)])
+    cuts = []
+    for third in (1, 2):
+        mid = len(energy) * third // 3
+        cuts.append(frame * (mid - 20 + int(np.argmin(energy[mid - 20 : mid + 20]))))
+    return [audio[a:b] for a, b in zip([0, *cuts], [*cuts, len(audio)], strict=True)]
+
+
+class _Ranked:
+    """The backend, with the ranking of each recognition that asked for one kept."""
+
+    def __init__(self, backend: FasterWhisperBackend) -> None:
+        self.backend = backend
+        self.ranked: list[tuple[tuple[str, float], ...]] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.backend, name)
+
+    def transcribe(self, audio: np.ndarray, **kw: Any) -> Hypothesis:
+        hyp = self.backend.transcribe(audio, **kw)
+        if kw.get("rank_languages"):
+            self.ranked.append(hyp.language_probs)
+        return hyp
+
+
+def _streamed(
+    base: FasterWhisperBackend, audio: np.ndarray, language: str
+) -> tuple[StreamingRecognizer, list[str]]:
+    """The recogniser after ``audio`` streamed with ``language`` set, and the language each
+    utterance's check ranked first."""
+    clock = SteadyClock(0.1)
+    ranked = _Ranked(base)
+    rec = StreamingRecognizer(
+        clock.wrap(ranked),
+        StreamingOptions(language=language),
+        SileroStream(silero_session()),
+        clock,
+    )
+    simulate(blocks_of(audio, 100), rec, clock)
+    return rec, [r[0][0] for r in ranked.ranked if r]
+
+
+@pytest.mark.parametrize(
+    ("clip", "code", "name"),
+    [(SPANISH, "es", "Spanish"), (SWEDISH, "sv", "Swedish")],
+    ids=["Spanish", "Swedish"],
+)
+def test_speech_in_another_language_than_the_one_set_is_said(
+    base: FasterWhisperBackend, clip: tuple[Path, str], code: str, name: str
+) -> None:
+    """The speech language fixed to English, people speaking Spanish (Swedish): Whisper
+    wrote nonsense or a translation, and the user was never told. Three utterances that
+    Whisper ranks as another language (>= 0.8) say so, once."""
+    audio = decode_audio_file(clip[0])
+    pieces = _cut_in_three(audio) if name == "Spanish" else [audio] * 3
+    rec, heard = _streamed(base, _apart(pieces), "en")
+    assert heard[:3] == [code] * 3
+    assert rec.notice == (
+        f"the speech sounds like {name}, but the speech language is set to English "
+        "(Settings → Translation)"
+    )
+
+
+def test_speech_in_the_language_set_or_silence_says_nothing(base: FasterWhisperBackend) -> None:
+    """English speech with English set (the LJSpeech readings, a speech), the Spanish
+    reading with Spanish set, and noise: no notice."""
+    english = [decode_audio_file(p) for p, _ in speech_clips()]
+    assert len(english) >= 3
+    rec, heard = _streamed(base, _apart(english), "en")
+    assert rec.notice == "" and len(heard) >= 3 and set(heard) == {"en"}
+    rec, heard = _streamed(base, _apart(_cut_in_three(decode_audio_file(SPANISH[0]))), "es")
+    assert rec.notice == "" and heard == ["es"] * 3
+    noise = np.random.default_rng(0).normal(0, 0.01, SR * 20).astype(np.float32)
+    rec, heard = _streamed(base, noise, "en")
+    assert rec.notice == "" and heard == []  # (no speech: no utterance to check)

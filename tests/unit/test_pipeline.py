@@ -14,7 +14,7 @@ from subtitler.config import AppConfig, MtConfig
 from subtitler.pipeline.events import ErrorEvent, Event, MetricsEvent, StatusEvent, SubtitleEvent
 from subtitler.pipeline.pipeline import Factories, Pipeline, replace_mt
 from subtitler.pipeline.transcript import read_transcript
-from subtitler.types import AudioBlock
+from subtitler.types import AsrUpdate, AudioBlock
 from tests.helpers.fake_pipeline import (
     FakeSource,
     ScriptedRecognizer,
@@ -162,6 +162,38 @@ def test_a_speech_models_load_notice_is_shown_and_it_gets_the_glossary(
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [notice]
     assert rec.hotwords == [p.glossary.hotwords(cfg.asr.language)] and "Subiaco" in rec.hotwords[0]
     assert any(e.final and e.translation for e in ev.of(SubtitleEvent))
+
+
+class HearsAnotherLanguage(ScriptedRecognizer):
+    """A recogniser that finds, at its second line's end, that the speech is not in the
+    language set (as StreamingRecognizer's notice says)."""
+
+    SAID = (
+        "the speech sounds like Spanish, but the speech language is set to English "
+        "(Settings → Translation)"
+    )
+
+    def process(self, now: float = 0.0) -> list[AsrUpdate]:
+        out = super().process(now)
+        if any(u.final and u.segment_id == 1 for u in out):
+            self.notice = self.SAID
+        return out
+
+
+def test_a_notice_the_recogniser_finds_mid_meeting_is_said_once(tmp_path: Path) -> None:
+    """The speech in another language than the one set: said as the load's notice is (the
+    path a lost input or a failed recognition takes), once, while the meeting goes on."""
+    cfg = AppConfig(mt=MtConfig(model_path="fake.gguf", max_new_tokens=16))
+    ev = Events()
+    rec = HearsAnotherLanguage(SCRIPT)
+    f = Factories(lambda a, c: FakeSource(3.5, speed=5.0), lambda a: rec, loader_for(echo_lm()))
+    p = Pipeline(cfg, ev, f, transcript_path=tmp_path / "transcript.jsonl")
+    p.start()
+    assert p.finished.wait(10)
+    p.stop()
+    told = [(e.where, e.message, e.fatal) for e in ev.of(ErrorEvent)]
+    assert told == [("asr", HearsAnotherLanguage.SAID, False)]
+    assert [e.source for e in ev.of(SubtitleEvent) if e.final][-1] == "thanks"
 
 
 def test_stop_in_the_middle_of_a_decode_joins_within_2s(tmp_path: Path) -> None:
