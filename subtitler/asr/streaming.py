@@ -572,7 +572,7 @@ class StreamingRecognizer:
             name = LANGUAGES.get(self._set_check.language, self._set_check.language)
             self.notice = (
                 f"the speech sounds like {LANGUAGES.get(other, other)}, but the speech "
-                f"language is set to {name} (Settings → Translation)"
+                f"language is set to {name} (Settings)"
             )
             log.warning("%s", self.notice)
 

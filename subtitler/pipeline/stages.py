@@ -318,16 +318,19 @@ class AsrStage(threading.Thread):
         if self.recognizer.notice != self._notice:
             self._notice = self.recognizer.notice
             if self._notice:
-                self.emit(ErrorEvent("asr", self._notice))
+                self.emit(ErrorEvent("asr", self._which() + self._notice))
         return out
+
+    def _which(self) -> str:
+        """With two inputs, which of them a notice is about (the other is still heard)."""
+        return {YOU: "your microphone: ", OTHERS: "the meeting's audio: "}.get(self.side, "")
 
     def _say_broke_off(self) -> None:
         """A replay whose file was cut short while it played: said (it ended as if the
         recording had); the lines heard so far are finished as at any end."""
         # (only a file source has it: not part of the AudioSource protocol)
         if why := getattr(self.source, "broke_off", ""):
-            which = {YOU: "your microphone: ", OTHERS: "the meeting's audio: "}.get(self.side, "")
-            self.emit(ErrorEvent("audio", which + why))
+            self.emit(ErrorEvent("audio", self._which() + why))
 
     def _report_problem(self) -> None:
         """Tell the user once when the input goes away (it is retried) and when it is back."""
@@ -335,8 +338,7 @@ class AsrStage(threading.Thread):
         if problem == self._problem:
             return
         self._problem = problem
-        # With two inputs, which of them (the other is still heard).
-        which = {YOU: "your microphone: ", OTHERS: "the meeting's audio: "}.get(self.side, "")
+        which = self._which()
         if problem:
             self.emit(ErrorEvent("audio", which + problem, lasting=True))
             # What was said up to the loss is a line of its own now (it stayed open, off the

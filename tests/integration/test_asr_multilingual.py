@@ -169,8 +169,7 @@ def test_speech_in_another_language_than_the_one_set_is_said(
     rec, heard = _streamed(base, _apart(pieces), "en")
     assert heard[:3] == [code] * 3
     assert rec.notice == (
-        f"the speech sounds like {name}, but the speech language is set to English "
-        "(Settings → Translation)"
+        f"the speech sounds like {name}, but the speech language is set to English (Settings)"
     )
 
 

@@ -168,10 +168,7 @@ class HearsAnotherLanguage(ScriptedRecognizer):
     """A recogniser that finds, at its second line's end, that the speech is not in the
     language set (as StreamingRecognizer's notice says)."""
 
-    SAID = (
-        "the speech sounds like Spanish, but the speech language is set to English "
-        "(Settings → Translation)"
-    )
+    SAID = "the speech sounds like Spanish, but the speech language is set to English (Settings)"
 
     def process(self, now: float = 0.0) -> list[AsrUpdate]:
         out = super().process(now)

@@ -16,7 +16,7 @@ from subtitler.pipeline.sides import SegmentIds, engine_settings, same_input, si
 from subtitler.pipeline.transcript import read_transcript
 from subtitler.types import OTHERS, YOU, AsrUpdate
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
-from tests.unit.test_pipeline import Events, wait_for
+from tests.unit.test_pipeline import Events, HearsAnotherLanguage, wait_for
 
 MEETING = "Speakers [Loopback]"
 
@@ -276,6 +276,18 @@ def test_both_sides_are_heard_translated_each_their_way_and_marked(tmp_path: Pat
     ]
     assert len({r.segment_id for r in records}) == 3  # one numbering for both recognisers
     assert p.echoes_dropped == 0
+
+
+def test_a_notice_the_microphones_recogniser_finds_says_which_input(tmp_path: Path) -> None:
+    """The user's language set ("You speak") but another spoken into the microphone: the
+    notice says it is the microphone's (its setting is not the meeting's)."""
+    others = [Step(0.6, 0, ["guten", "morgen."], final=True)]
+    you = [Step(0.6, 0, ["hola."], final=True), Step(1.2, 1, ["buenos", "días."], final=True)]
+    inputs = Inputs(others, you)
+    inputs.recognizers["en"] = HearsAnotherLanguage(you)
+    _, ev = run(two_sided(), inputs, tmp_path)
+    told = [(e.where, e.message) for e in ev.of(ErrorEvent)]
+    assert told == [("asr", "your microphone: " + HearsAnotherLanguage.SAID)]
 
 
 def test_the_meetings_words_leaking_into_the_microphone_are_dropped(tmp_path: Path) -> None:
