@@ -250,9 +250,15 @@ def cmd_verify(cat: Catalog, root: Path | None, a: argparse.Namespace) -> int:
                     problems = [str(e)]
             if problems:
                 bad += 1
+                again = (  # (download alone keeps a model it counts as downloaded)
+                    f"; to download it again: subtitler models remove {t}, then download {t}"
+                    if entry.repo is not None
+                    else ""
+                )
                 print(
                     f"FAIL {t}: {problems[0]}"
                     + (f" (+{len(problems) - 1} more)" * (len(problems) > 1))
+                    + again
                 )
             else:
                 print(f"ok   {t}: {dl.model_path(entry, root)}")

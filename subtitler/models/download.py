@@ -712,8 +712,13 @@ def verify(
             )
             continue
         sha, _ = file_digests(p, cancel=cancel)
-        want = specs[name].sha256 if name in specs and specs[name].sha256 else info.get("sha256")
-        if sha != want:
+        pinned = specs[name].sha256 if name in specs else None
+        want = pinned or info.get("sha256")
+        if sha != want and pinned and sha == info.get("sha256"):
+            # As downloaded, by a version whose catalog did not pin the file yet (from "main"):
+            # not damage, another version of the file than the one the catalog names now.
+            problems.append(f"{name}: {_another_version(man, entry)}")
+        elif sha != want:
             problems.append(f"{name}: sha256 changed since download (file damaged)")
     for spec in entry.files:
         if not spec.optional and spec.path not in files:
@@ -724,6 +729,14 @@ def verify(
         except InvalidModelError as e:
             problems.append(str(e))
     return problems
+
+
+def _another_version(man: dict[str, Any], entry: CatalogEntry) -> str:
+    """Why a file as downloaded is not the catalog's: where it came from, what is named now."""
+    got = man.get("revision")
+    source = f" from {got[:7] if _is_hex(str(got), 40) else got}" if isinstance(got, str) else ""
+    named = f" revision {entry.revision[:7]}" if entry.revision else " another file"
+    return f"another version than the catalog's (downloaded{source}, before it named{named})"
 
 
 def remove(entry: CatalogEntry, root: Path | None = None) -> int:

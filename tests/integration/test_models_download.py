@@ -322,6 +322,30 @@ def test_verify_detects_damage_after_download(hub: FakeHub, tmp_path: Path) -> N
     assert problems == ["tiny.gguf: sha256 changed since download (file damaged)"]
 
 
+def test_a_file_downloaded_before_the_catalog_pinned_another_is_not_said_damaged(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    """A model downloaded by an older version from ``main``, before the catalog pinned the
+    entry to a commit whose file is another: the file is as downloaded (its sha256 is the one
+    recorded then), so it is said to be another version than the catalog's, not damaged."""
+    dl.download(mt_entry(), root=tmp_path)  # the older version's catalog: no pin
+    man = dl.read_manifest(mt_entry(), tmp_path)
+    assert man is not None and man["revision"] == "main"
+    spec = ModelFile("tiny.gguf", sha256="a" * 64)
+    pinned = mt_entry(files=(spec,), revision=COMMIT)
+    problems = dl.verify(pinned, tmp_path)
+    assert problems == [
+        "tiny.gguf: another version than the catalog's (downloaded from main, before it "
+        f"named revision {COMMIT[:7]})"
+    ]
+    gguf = tmp_path / "tiny-mt" / "tiny.gguf"
+    with gguf.open("r+b") as f:  # damaged since, as well: said as damage
+        f.seek(100_000)
+        f.write(b"\0" * 16)
+    damaged = ["tiny.gguf: sha256 changed since download (file damaged)"]
+    assert dl.verify(pinned, tmp_path) == damaged
+
+
 # -- the CLI, in-process -------------------------------------------------------------------
 
 
@@ -435,7 +459,8 @@ def test_cli_verify_gives_a_downloaded_model_its_real_test(
     capsys.readouterr()
     assert cli(tmp_path, "verify", "tiny-mt") == 1
     assert capsys.readouterr().out == (
-        "FAIL tiny-mt: tiny.gguf: damaged: it translates a test sentence as nothing\n"
+        "FAIL tiny-mt: tiny.gguf: damaged: it translates a test sentence as nothing; to "
+        "download it again: subtitler models remove tiny-mt, then download tiny-mt\n"
     )
     assert tested == [(tmp_path / "m" / "tiny-mt" / "tiny.gguf", "chatml")]
     assert cli(tmp_path, "verify", "tiny-mt", "--no-load") == 0
