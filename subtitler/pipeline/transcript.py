@@ -265,7 +265,31 @@ def read_transcript(path: Path) -> list[SegmentRecord]:
             out.append(SegmentRecord.from_json(raw))
         except ValueError:  # (UnicodeDecodeError and JSON's errors are ValueErrors)
             continue
-    return sorted(latest(out), key=lambda r: r.segment_id)  # (stable: older files' order)
+    return in_said_order(latest(out))
+
+
+def in_said_order(records: Iterable[SegmentRecord]) -> list[SegmentRecord]:
+    """Records (in the order written) in the order their lines were said: by number, within
+    each run of numbers. A run ends where a line's number is not above every number of its
+    side before it and the line starts after all of them ended: versions of 2026-11-23 to
+    11-27 numbered a meeting's lines from 0 again when its speech settings changed (the
+    recogniser loaded anew), into the same file, and those lines came between the earlier
+    ones. (A line finished late, after newer ones, was said before them: it is not a run.)"""
+    runs: list[tuple[int, SegmentRecord]] = []
+    run = 0
+    seen: dict[str, tuple[int, float]] = {}  # side -> its highest number, latest end in the run
+    for rec in records:
+        top = seen.get(rec.side)
+        if top is not None and rec.segment_id <= top[0] and rec.start >= top[1]:
+            run, seen, top = run + 1, {}, None
+        seen[rec.side] = (
+            (max(top[0], rec.segment_id), max(top[1], rec.end))
+            if top
+            else (rec.segment_id, rec.end)
+        )
+        runs.append((run, rec))
+    runs.sort(key=lambda x: (x[0], x[1].segment_id))  # (stable: older files' order)
+    return [rec for _, rec in runs]
 
 
 def latest(records: Iterable[SegmentRecord]) -> list[SegmentRecord]:
@@ -361,5 +385,5 @@ def export(
     fmt = {".srt": to_srt, ".vtt": to_vtt, ".txt": to_text}.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"unknown export format {path.suffix!r} (use .srt, .vtt or .txt)")
-    said = sorted(records, key=lambda r: r.segment_id)  # (written in the order translated)
+    said = in_said_order(records)  # (written in the order translated)
     return user_files.write_atomic(path, fmt(said, which, lang), mode=user_files.PUBLIC)

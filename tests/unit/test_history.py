@@ -239,3 +239,29 @@ def test_a_meeting_unchanged_is_not_read_again_and_a_grown_one_is(tmp_path: Path
     assert [r.source for r in grown.records] == [r.source for r in MONDAY]
     path.unlink()
     assert list_meetings(tmp_path) == ([], [])
+
+
+def test_a_meeting_numbered_from_0_again_midway_reads_in_the_order_said(tmp_path: Path) -> None:
+    """Versions of 2026-11-23 to 11-27 numbered a meeting's lines from 0 again when its speech
+    settings changed midway (the recogniser loaded anew), into the same transcript: read in
+    the order of the numbers, the lines after the change came between those before it, in
+    History and in its exports. tests/data/transcript_speech_settings_changed.jsonl is such a
+    meeting, written by 1a2d885 (its speech settings changed after two lines)."""
+    import shutil
+
+    from tests.conftest import DATA
+
+    path = tmp_path / "20261123-120000.jsonl"
+    shutil.copyfile(DATA / "transcript_speech_settings_changed.jsonl", path)
+    [meeting], problems = list_meetings(tmp_path)
+    assert problems == []
+    assert [r.segment_id for r in meeting.records] == [0, 1, 0, 1]  # (as numbered then)
+    said = [r.start for r in meeting.records]
+    assert said == sorted(said)
+    srt = export(list(meeting.records), tmp_path / "m.srt", "source").read_text(encoding="utf-8")
+    assert [line[:12] for line in srt.splitlines()[1::4]] == [
+        "00:00:00,088",
+        "00:00:07,672",
+        "00:00:11,800",
+        "00:00:17,008",
+    ]
