@@ -226,8 +226,10 @@ class Session:
         glossary_path: Path | None = None,
         echo_gate: bool = True,  # (research: False keeps the microphone's echo lines)
         rescue_dirs: tuple[Path, ...] = (),  # (Pipeline's)
+        keep_measures: bool = True,  # (Pipeline's: the app's False, a replay's summary True)
     ) -> None:
         self.config = config
+        self.keep_measures = keep_measures
         self.echo_gate = echo_gate
         self.rescue_dirs = rescue_dirs
         self.factories = factories
@@ -291,6 +293,7 @@ class Session:
             transcript_path=transcript_path,
             echo_gate=self.echo_gate,
             rescue_dirs=self.rescue_dirs,
+            keep_measures=self.keep_measures,
         )
         self.pipeline.set_glossary(self.glossary)
         self.pipeline.start()

@@ -74,4 +74,5 @@ def load_recognizer(
         )
         notice = f"{notice}; {only}" if notice else only
     vad = SileroStream(silero_session()) if cfg.vad else None
-    return StreamingRecognizer(backend, opts, vad=vad, notice=notice)
+    # (a meeting's recognitions are not kept one by one: hours of them added up)
+    return StreamingRecognizer(backend, opts, vad=vad, notice=notice, keep_runs=False)

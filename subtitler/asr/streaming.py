@@ -194,7 +194,10 @@ class StreamingRecognizer:
         cost_clock: Callable[[], float] = time.perf_counter,
         *,
         notice: str = "",
+        keep_runs: bool = True,
     ) -> None:
+        """``keep_runs`` False: no :class:`RunInfo` is kept per recognition (the app: a list
+        of every one grew for as long as the meeting; a benchmark reads them)."""
         self.backend = backend
         self.notice = notice  # what loading it found for the user (see asr.engine)
         self.opt = options or StreamingOptions()
@@ -207,7 +210,9 @@ class StreamingRecognizer:
         self.chunk_s = self.opt.min_chunk_s
         self._probs = vad if self.opt.vad else None
         self._detector = UtteranceDetector(VadOptions(silence_end_s=self.opt.silence_end_s))
-        self.runs: list[RunInfo] = []
+        self.runs: list[RunInfo] = []  # every recognition (with keep_runs)
+        self._keep_runs = keep_runs
+        self._recognitions = 0
         # Audio: samples from _buf_t0 to _t_end (only what a pending or open utterance needs).
         # Positions are sample counts from the stream origin, so times do not drift.
         self._buf = np.zeros(0, dtype=np.float32)
@@ -241,8 +246,8 @@ class StreamingRecognizer:
 
     @property
     def recognitions(self) -> int:
-        """Backend calls that worked so far (``runs``)."""
-        return len(self.runs)
+        """Backend calls that worked so far."""
+        return self._recognitions
 
     def set_hotwords(self, hotwords: str) -> None:
         """Words to expect (the glossary's terms) from the next recognition on."""
@@ -710,12 +715,14 @@ class StreamingRecognizer:
             self._failure = self._failure or e
             return None
         cost = self._cost_clock() - c0
-        self._cost = cost if not self.runs else 0.5 * self._cost + 0.5 * cost
+        self._cost = cost if not self._recognitions else 0.5 * self._cost + 0.5 * cost
+        self._recognitions += 1
         if self.opt.adaptive:
             self.chunk_s = min(
                 self.opt.max_chunk_s, max(self.opt.min_chunk_s, self._cost / self.opt.duty)
             )
-        self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final, cost, self.chunk_s))
+        if self._keep_runs:
+            self.runs.append(RunInfo(t1, len(audio) / SAMPLE_RATE, final, cost, self.chunk_s))
         return hyp
 
     def _run(self, t1: float, now: float, final: bool) -> list[AsrUpdate]:

@@ -60,7 +60,11 @@ RECENT_WORDS = 20  # the status line's speech-to-screen delay: median over these
 class LiveMetrics:
     """Collects per-segment measurements from ASR updates and translations (one stream clock)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_all: bool = True) -> None:
+        """``keep_all`` False: the whole run's lists (``all_*``, ``latency_by_lang``, for
+        ``summary``) stay empty: the app's grew by a number per word for as long as a meeting
+        went on; a replay's summary reads them."""
+        self._keep_all = keep_all
         self._lock = threading.Lock()  # the status, read by one thread, written by two
         self._recent: deque[float] = deque(maxlen=RECENT_WORDS)  # end-to-end, newest words
         # Per segment: when each recognised update not answered by a translation yet came.
@@ -93,7 +97,8 @@ class LiveMetrics:
         for w in new:
             d = u.emitted_at - w.end
             s.commit.append(d)
-            self.all_commit.append(d)
+            if self._keep_all:
+                self.all_commit.append(d)
         s.words.extend(new)
         s.pending[u.emitted_at] = len(u.committed_words)
         with self._lock:
@@ -109,15 +114,17 @@ class LiveMetrics:
         s = self._seg(ev.segment_id)
         lat = ev.emitted_at - ev.asr_emitted_at
         s.latency.append(lat)
-        self.all_latency.append(lat)
-        self.latency_by_lang.setdefault(ev.lang, []).append(lat)
+        if self._keep_all:
+            self.all_latency.append(lat)
+            self.latency_by_lang.setdefault(ev.lang, []).append(lat)
         if ev.stats.draft_len:
             s.draft += ev.stats.draft_len
         s.accepted += ev.stats.accepted
         n = s.pending.pop(ev.asr_emitted_at, len(s.words) if ev.final else s.covered)
         shown = [ev.emitted_at - w.end for w in s.words[s.covered : n]]
         s.e2e.extend(shown)
-        self.all_e2e.extend(shown)
+        if self._keep_all:
+            self.all_e2e.extend(shown)
         s.covered = max(s.covered, n)
         with self._lock:
             self._recent.extend(shown)
@@ -143,7 +150,8 @@ class LiveMetrics:
     def on_extra_translation(self, ev: SubtitleEvent) -> None:
         """A translation into an extra target language: only its latency is kept (the
         segment's metrics are the main target's)."""
-        self.latency_by_lang.setdefault(ev.lang, []).append(ev.emitted_at - ev.asr_emitted_at)
+        if self._keep_all:
+            self.latency_by_lang.setdefault(ev.lang, []).append(ev.emitted_at - ev.asr_emitted_at)
 
     def finish_segment(self, segment_id: int, dropped_blocks: int = 0) -> SegmentMetrics:
         s = self._segs.pop(segment_id, _Seg())

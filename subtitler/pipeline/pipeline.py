@@ -71,17 +71,19 @@ class Pipeline:
         transcript_path: Path | None = None,
         echo_gate: bool = True,
         rescue_dirs: tuple[Path, ...] = (),
+        keep_measures: bool = True,
     ) -> None:
         """``echo_gate`` False: the microphone's lines are kept even where they repeat the
         meeting's audio (what the gate is measured against). ``rescue_dirs``: where the
         transcript goes at the stop when its lines could not be written (the first that
-        takes it)."""
+        takes it). ``keep_measures`` False: the run's measurements are not kept for a
+        summary (:class:`LiveMetrics`' ``keep_all``: the app's meeting may last all day)."""
         self.config = config
         self._echo_gate = echo_gate
         self.emit = on_event
         self.factories = factories
         self.clock = StreamClock(speed)
-        self.metrics = LiveMetrics()
+        self.metrics = LiveMetrics(keep_all=keep_measures)
         self.mailbox = Mailbox()
         self._stop = threading.Event()  # set at stop(): nothing starts or changes any more
         # Set once the inputs' stages have ended (or had their time) at stop(): the stages'

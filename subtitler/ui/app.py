@@ -116,6 +116,7 @@ class SubtitlerApp(QObject):
             speed=speed,
             glossary_path=glossary_path,
             rescue_dirs=rescue_dirs,
+            keep_measures=False,  # (a meeting may go on all day)
         )
         if self.session.glossary_notice:
             notice += " " + self.session.glossary_notice
