@@ -82,6 +82,11 @@ class Mailbox:
             del self._items[pick]
             return u
 
+    def waiting_behind(self) -> list[AsrUpdate]:
+        """The finished lines that wait behind newer ones, oldest first."""
+        with self._cond:
+            return [self._items[i] for i in self._deferred()]
+
     def deferred(self) -> int:
         """How many finished lines wait behind newer ones (the translator is behind)."""
         with self._cond:

@@ -39,6 +39,7 @@ class FinishedLines:
         self._inflight: AsrUpdate | None = None
         self._sealed = False
         self._failing = False  # the transcript could not be written (said once)
+        self._ahead: set[int] = set()  # lines whose source was written ahead of translation
 
     def next_update(self, timeout: float) -> AsrUpdate | None:
         """The next update to translate (None: none came, or the transcript is sealed)."""
@@ -46,8 +47,20 @@ class FinishedLines:
         with self._lock:
             if self._sealed:
                 return None
+            self._write_ahead()
             self._inflight = u = self.mailbox.get(timeout=timeout)
             return u
+
+    def _write_ahead(self) -> None:
+        """Finished lines waiting behind newer ones (a translator behind the speech) go to
+        the transcript at once as said, and again once translated: they were kept in memory
+        only, more of them the longer the meeting went on, and a crash lost them all."""
+        if self.transcript is None:
+            return
+        for u in self.mailbox.waiting_behind():
+            if u.segment_id not in self._ahead:
+                self._write(u, {})
+                self._ahead.add(u.segment_id)
 
     def done(self) -> None:
         """The update taken last is finished with (translated, put back or failed)."""
@@ -95,6 +108,7 @@ class FinishedLines:
         "": none)."""
         if self.transcript is None or not u.text:
             return
+        self._ahead.discard(u.segment_id)  # (written ahead: this record replaces that one)
         mt = self.settings(u.side)
         main, *extra = targets or mt.targets
         try:

@@ -204,7 +204,7 @@ class TranscriptWriter:
         with contextlib.suppress(OSError):
             os.close(self._fd)
         self._fd, self._durable, self._dirty = None, 0, False
-        self._pending = [_line(r) for r in self.records]
+        self._pending = [_line(r) for r in latest(self.records)]
         self.notice = f"{why}: the meeting's lines are written to {self.path} again"
         log.warning("%s", self.notice)
 
@@ -232,7 +232,7 @@ class TranscriptWriter:
     def _rescue(self) -> None:
         """The whole transcript where it can be written (the lines kept in memory were
         promised to be written, and the app is ending or starting anew)."""
-        text = b"".join(_line(r) for r in self.records).decode("utf-8")
+        text = b"".join(_line(r) for r in latest(self.records)).decode("utf-8")
         for d in self._rescue_dirs:
             path = d / f"subtitler-{self.path.name}"
             try:
@@ -256,7 +256,7 @@ def read_transcript(path: Path) -> list[SegmentRecord]:
     and the rest is read; OSError (FileProblem) when the file cannot be read at all. A
     record repeated verbatim (written twice by a version that retried a full disk that way) is
     read once, as is a line written again (``latest``). (A translator behind the speech
-    writes a finished line after newer ones.)"""
+    writes a finished line after newer ones, and its words as said first.)"""
     out: list[SegmentRecord] = []
     # Through the app's bounded reader: a FIFO or a link to a device raise FileProblem (an
     # OSError) instead of blocking or reading without end.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -276,3 +277,58 @@ def test_lines_finished_while_the_server_was_away_are_translated_once_it_answers
     assert {e.segment_id: e.translation for e in ev.of(SubtitleEvent) if e.final}[0] == (
         "LINE0 DONE."
     )
+
+
+class HeldEngine(SlowEngine):
+    """Translates an open line at once and a finished one when the test lets it (``go``);
+    ``started``: the finished lines it began, in order."""
+
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self.go = threading.Semaphore(0)
+        self.started: list[int] = []
+
+    def translate(
+        self, segment_id: int, source: str, final: bool, *a: object, **kw: object
+    ) -> EngineResult:  # type: ignore[override]
+        if final:
+            self.started.append(segment_id)
+            assert self.go.acquire(timeout=30)
+        return super().translate(segment_id, source, final, *a, **kw)
+
+
+def test_finished_lines_waiting_for_the_translator_are_on_disk_at_once(tmp_path: Path) -> None:
+    """Finished lines waiting behind newer ones were only in memory until translated: with a
+    translator behind the speech, more of them the longer the meeting, all lost to a crash."""
+    engine = HeldEngine()
+    script = [Step(0.1 * (i + 1), i, [f"line{i}", "done."], True) for i in range(6)]
+    p, _, _, _ = make(tmp_path, script=script, source=FakeSource(1.0), loader=lambda m: engine)
+    p.start()
+    try:
+        # One finished line in the translator, four waiting behind a newer one (which line
+        # went first depends on when the translator was ready).
+        wait_until(lambda: len(engine.started) == 1 and p.mailbox.deferred() == 4)
+        engine.go.release()  # that line translated; the newest waiting goes next
+        wait_until(lambda: len(engine.started) == 2)
+        first, now = engine.started
+        recs = read_transcript(tmp_path / "transcript.jsonl")
+        said = {r.segment_id: r.translation for r in recs}
+        assert len(recs) == len(said)  # each line once
+        assert set(said) >= set(range(6)) - {now}  # every line but the one translating
+        assert said[first] == f"LINE{first} DONE."
+        assert all(said[i] == "" for i in said if i not in (first, now))  # as said, for now
+    finally:
+        engine.go.release(10)
+    assert p.finished.wait(20)
+    assert p.stop()
+    done = [(f"line{i} done.", f"LINE{i} DONE.") for i in range(6)]
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [(r.source, r.translation) for r in recs] == done  # each line once, translated
+    assert sorted((r.source, r.translation) for r in p.transcript_records) == done
+
+
+def wait_until(cond: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
