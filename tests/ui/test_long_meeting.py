@@ -6,6 +6,7 @@ from pathlib import Path
 
 from subtitler.config import AppConfig, MtConfig
 from subtitler.pipeline.pipeline import Factories
+from subtitler.pipeline.transcript import read_transcript
 from subtitler.ui.app import SubtitlerApp
 from tests.helpers.fake_pipeline import FakeSource, ScriptedRecognizer, Step, echo_lm, loader_for
 
@@ -30,9 +31,11 @@ def test_the_apps_meeting_keeps_no_measurement_per_word(qtbot, tmp_path: Path) -
     qtbot.addWidget(app.overlay)
     app.start()
     written = lambda: [  # noqa: E731
-        line
+        # (a line waiting behind newer ones is written as said first: read once)
+        r
         for p in (tmp_path / "transcripts").glob("*.jsonl")
-        for line in p.read_text(encoding="utf-8").splitlines()
+        for r in read_transcript(p)
+        if r.translation
     ]
     qtbot.waitUntil(lambda: len(written()) == LINES, timeout=20_000)
     assert app.pipeline is not None
