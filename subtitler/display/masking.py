@@ -9,8 +9,9 @@ each k shows is decided here.
 Text is cut on whole characters: pieces may end inside a UTF-8 sequence (a CJK character split
 over byte-fallback or byte-level BPE tokens), and such a partial character is never shown.
 In scripts written with spaces the cut also snaps back to a word boundary, so a word is shown
-whole or not at all ("in der D" of "in der Dämmerung" shows as "in der"); Chinese, Japanese
-and Thai are cut by character.
+whole or not at all ("in der D" of "in der Dämmerung" shows as "in der"); a number, a time or an
+address is one word ("1.500.000", "10:30", "anna@example.com": "1.500" or "10" would say
+another). Chinese, Japanese and Thai are cut by character.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ def _wordish(ch: str) -> bool:
 
 def inside_word(text: str, cut: int) -> bool:
     """Whether cutting ``text`` at ``cut`` would split a word (or a character from its
-    combining marks)."""
+    combining marks). A run of characters without a space is one word where it has letters or
+    digits on both sides of the cut ("1.500|.000", "anna|@example.com"), and a number the text
+    ends in may still go on ("10|:" of a line being translated: "10:30")."""
     if cut <= 0 or cut >= len(text):
         return False
     a, b = text[cut - 1], text[cut]
@@ -64,7 +67,26 @@ def inside_word(text: str, cut: int) -> bool:
         return True  # an accent or a Thai vowel belongs to the character before it
     if unspaced(a) or unspaced(b):
         return False
-    return _wordish(a) and _wordish(b)
+    if _wordish(a) and _wordish(b):
+        return True
+    if b.isspace() or a.isspace():
+        return False
+    # Punctuation on one side of the cut: inside a run such as "1.500.000" or "x.org/a"?
+    after = cut
+    while after < len(text) and not (text[after].isspace() or unspaced(text[after])):
+        if _wordish(text[after]):
+            break
+        after += 1
+    else:
+        if after < len(text):
+            return False  # only punctuation after the cut, then a space: "Hallo|, Welt"
+        return a.isdigit()  # "10|:" at the end: the number may go on
+    before = cut - 1
+    while before >= 0 and not (text[before].isspace() or unspaced(text[before])):
+        if _wordish(text[before]):
+            return True
+        before -= 1
+    return False
 
 
 def word_safe(text: str, cut: int) -> str:

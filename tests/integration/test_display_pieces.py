@@ -95,3 +95,37 @@ def test_the_engine_reports_the_pieces_of_what_it_wrote(tiny_gguf: Path) -> None
             assert shown_by_k(r.pieces, final) == shown_before(lm.detokenize, r.tokens, final)
     finally:
         engine.close()
+
+
+# What a meeting says that is one word to a reader though written with dots, commas, colons,
+# slashes or an at sign; Gemma writes a number digit by digit.
+WHOLE = [
+    " Das Budget beträgt 1.500.000 Euro",  # "1.500." / "1.500" read as one thousand five hundred
+    " Um 10:30 Uhr",  # "10:" / "10"
+    " Das kostet 3,14 Euro",  # "3,"
+    " Schreib an anna.schmidt@example.com bitte",  # "anna.schmidt@"
+    " Siehe https://example.com/docs/setup heute",  # "https://example.com/"
+]
+
+
+@pytest.mark.parametrize("text", WHOLE)
+def test_a_number_time_or_address_is_shown_whole_or_not_at_all(
+    gemma_lm: LlamaLM, text: str
+) -> None:
+    """An open line masked at any k after any token (a translation, or a slow decode's words so
+    far) shows whole words of it: never the first part of a number ("Das Budget beträgt
+    1.500." of 1.500.000), a time or an address; a number the text ends in ("1." of a decode
+    that has not written "500.000" yet) only once a space follows it."""
+    tokens = gemma_lm.tokenize(text, special=False)
+    for n in range(len(tokens) + 1):
+        pieces = token_pieces(gemma_lm.detokenize, tokens[:n])
+        full = complete_text(b"".join(pieces)).strip()
+        for k, shown in enumerate(shown_by_k(pieces, final=False)):
+            if k == 0 or not shown:
+                continue
+            last = shown.split()[-1]
+            word = full.split()[len(shown.split()) - 1]  # the word of the text it shows
+            rest = word[len(last) :]
+            assert word.startswith(last) and not any(c.isalnum() for c in rest), (n, k, shown)
+            if last[-1].isdigit() and rest:
+                assert not full.endswith(word), (n, k, shown)

@@ -42,6 +42,16 @@ from subtitler_research.mt.metrics import normalized_erasure
         ("กินข้าว", 2, "กิ"),
         ("Cafe\u0301 au lait", 4, ""),  # a combining accent is never cut off its letter
         ("Cafe\u0301 au lait", 5, "Cafe\u0301"),
+        ("beträgt 1.500.000 Euro", 13, "beträgt"),  # "1.500": another number
+        ("beträgt 1.500.000 Euro", 14, "beträgt"),  # "1.500."
+        ("beträgt 1.500.000 Euro", 17, "beträgt 1.500.000"),
+        ("Um 10:30 Uhr", 5, "Um"),  # "10" of 10:30
+        ("Um 10:", 5, "Um"),  # a number the text ends in may go on
+        ("Punkt 1. Dann", 7, "Punkt 1"),  # before the full stop and a space: it has ended
+        ("an anna@example.com", 7, "an"),  # "anna" of an address
+        ("Hallo, Welt", 5, "Hallo"),
+        ("会議は10:30に", 5, "会議は"),  # Japanese around it: "10" of 10:30 all the same
+        ("会議は10:30に", 8, "会議は10:30"),
     ],
 )
 def test_word_safe_cut(text: str, cut: int, shown: str) -> None:
