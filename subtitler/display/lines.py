@@ -19,6 +19,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
+from subtitler.display.masking import joined, unspaced
 from subtitler.types import OTHERS, YOU
 
 KEEP = 12  # finished lines remembered (the overlay keeps as many)
@@ -93,14 +94,17 @@ def open_source(text: str, k: int) -> str:
     """What a display shows of the source of a line still being spoken: with mask-k on
     (k > 0) its last word is hidden, as the translation's last tokens are: the recogniser
     may still change it, and audio cut mid-word makes it part of a word ("and fl", "may
-    be-"). Chinese or Japanese (no spaces): its last character."""
+    be-"). Chinese, Japanese or Thai (no spaces): its last character, with its vowel."""
     text = text.rstrip()
     if k <= 0 or not text:
         return text
     if " " in text:
         return text.rsplit(" ", 1)[0].rstrip()
-    if unicodedata.east_asian_width(text[-1]) in ("W", "F"):
-        return text[:-1]
+    if unspaced(text[-1]) or unicodedata.east_asian_width(text[-1]) in ("W", "F"):
+        cut = len(text) - 1
+        while cut > 0 and joined(text[cut - 1], text[cut]):
+            cut -= 1
+        return text[:cut]
     return ""  # one word, perhaps cut
 
 

@@ -11,7 +11,8 @@ over byte-fallback or byte-level BPE tokens), and such a partial character is ne
 In scripts written with spaces the cut also snaps back to a word boundary, so a word is shown
 whole or not at all ("in der D" of "in der Dämmerung" shows as "in der"); a number, a time or an
 address is one word ("1.500.000", "10:30", "anna@example.com": "1.500" or "10" would say
-another). Chinese, Japanese and Thai are cut by character.
+another). Chinese, Japanese and Thai are cut by character, never between a Thai consonant and
+its vowel.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ _UNSPACED = (
     (0x20000, 0x3FFFF),
 )
 _IN_WORD = "'’-‐_"  # inside a word between letters: don't, E-Mail
+# Thai and Lao vowels written before the consonant they follow, and those written after it as
+# letters (not marks): neither is ever cut off its consonant ("เ" alone, "ประช" of "ประชากร").
+_LEADING_VOWELS = "\u0e40\u0e41\u0e42\u0e43\u0e44\u0ec0\u0ec1\u0ec2\u0ec3\u0ec4"
+_FOLLOWING_VOWELS = "\u0e30\u0e32\u0e33\u0e45\u0eb0\u0eb2\u0eb3"
 
 
 def unspaced(ch: str) -> bool:
@@ -55,6 +60,12 @@ def _wordish(ch: str) -> bool:
     return ch.isalnum() or ch in _IN_WORD or _mark(ch)
 
 
+def joined(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` (in this order) are one written character: a letter and its
+    combining marks, a Thai or Lao consonant and its vowel."""
+    return _mark(b) or b in _FOLLOWING_VOWELS or a in _LEADING_VOWELS
+
+
 def inside_word(text: str, cut: int) -> bool:
     """Whether cutting ``text`` at ``cut`` would split a word (or a character from its
     combining marks). A run of characters without a space is one word where it has letters or
@@ -63,7 +74,7 @@ def inside_word(text: str, cut: int) -> bool:
     if cut <= 0 or cut >= len(text):
         return False
     a, b = text[cut - 1], text[cut]
-    if _mark(b):
+    if joined(a, b):
         return True  # an accent or a Thai vowel belongs to the character before it
     if unspaced(a) or unspaced(b):
         return False

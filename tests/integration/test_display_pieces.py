@@ -129,3 +129,22 @@ def test_a_number_time_or_address_is_shown_whole_or_not_at_all(
             assert word.startswith(last) and not any(c.isalnum() for c in rest), (n, k, shown)
             if last[-1].isdigit() and rest:
                 assert not full.endswith(word), (n, k, shown)
+
+
+THAI = " ประเทศไทยมีประชากรมากกว่าหกสิบล้านคน เมืองหลวงคือกรุงเทพ"
+LEADING = "เแโใไ"  # Thai vowels written before the consonant they follow
+FOLLOWING = "ะาำๅ"  # and those written after it, in the same syllable
+
+
+def test_thai_is_never_cut_inside_a_syllable(gemma_lm: LlamaLM) -> None:
+    """Thai is cut by character (no spaces between words), but never between a consonant and
+    its vowel: not after a vowel written before its consonant ("…เ"), nor before one written
+    after it ("ประช" of "ประชากร")."""
+    tokens = gemma_lm.tokenize(THAI, special=False)
+    for n in range(len(tokens) + 1):
+        pieces = token_pieces(gemma_lm.detokenize, tokens[:n])
+        full = complete_text(b"".join(pieces)).strip()
+        for k, shown in enumerate(shown_by_k(pieces, final=False)):
+            rest = full[len(shown) :]
+            assert not shown.endswith(tuple(LEADING)), (n, k, shown)
+            assert not rest.startswith(tuple(FOLLOWING)), (n, k, shown, rest)

@@ -89,3 +89,20 @@ def test_a_line_withdrawn_as_an_echo_leaves_the_screen() -> None:
     assert shown(s) == [(1, OTHERS, "We ship on Friday")]  # no blank row left behind
     s.add(ev(3, "Sounds good.", True, YOU))
     assert shown(s) == [(3, YOU, "Sounds good."), (1, OTHERS, "We ship on Friday")]
+
+
+def test_an_open_line_in_a_script_without_spaces_shows_its_words_as_said() -> None:
+    """A line still being spoken hides its last word, or in a script written without spaces
+    its last character: a Thai line (no translation, or one spoken in the reader's language)
+    was blank until it ended; never a Thai vowel cut off its consonant either."""
+    s = ShownLines()
+    said = "ประเทศไทยมีประชากรมากกว่าหกสิบล้านคน"
+    s.add(SubtitleEvent(1, said, "", ("",) * 11, False, 0.0, 0.0))
+    (line,) = s.lines(3, 6)
+    assert line.source == line.text == "ประเทศไทยมีประชากรมากกว่าหกสิบล้านค"
+    s.add(SubtitleEvent(1, "เมืองหลวงคือกรุงเทพ", "", ("",) * 11, False, 0.0, 0.0))
+    assert s.lines(3, 6)[0].source == "เมืองหลวงคือกรุงเท"
+    s.add(SubtitleEvent(1, "ไม่ได้ไป", "", ("",) * 11, False, 0.0, 0.0))
+    assert s.lines(3, 6)[0].source == "ไม่ได้"  # not "ไม่ได้ไ"
+    s.add(SubtitleEvent(1, "我们明天开会", "", ("",) * 11, False, 0.0, 0.0))
+    assert s.lines(3, 6)[0].source == "我们明天开"

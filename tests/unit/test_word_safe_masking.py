@@ -52,6 +52,9 @@ from subtitler_research.mt.metrics import normalized_erasure
         ("Hallo, Welt", 5, "Hallo"),
         ("会議は10:30に", 5, "会議は"),  # Japanese around it: "10" of 10:30 all the same
         ("会議は10:30に", 8, "会議は10:30"),
+        ("ประชากร", 4, "ประ"),  # Thai: not "ประช" (its vowel า written after it)
+        ("ไม่มี", 1, ""),  # nor a vowel written before its consonant, alone
+        ("ไม่มี", 3, "ไม่"),
     ],
 )
 def test_word_safe_cut(text: str, cut: int, shown: str) -> None:
