@@ -16,6 +16,12 @@ _LOOP_PERIOD = 4
 _LOOP_TOKENS = 12
 _LOOP_REPEATS = 4
 
+# A longer phrase going round: said twice in a row (the last copy perhaps cut short), at least
+# this many tokens in all. Only an output its length limit stopped is judged by it (a model
+# that ends its line by itself did not go round).
+_ROUND_MIN_PERIOD = 3
+_ROUND_TOKENS = 12
+
 LOOP = "the model repeated itself"
 
 
@@ -30,5 +36,19 @@ def loops(tokens: Sequence[Hashable]) -> bool:
             continue
         tail = tokens[n - k :]
         if all(tail[i] == tail[i % p] for i in range(k)):
+            return True
+    return False
+
+
+def goes_round(tokens: Sequence[Hashable]) -> bool:
+    """Does the output end going round a phrase of 3 tokens or more: two copies of it in a row
+    at least, the last perhaps cut short, 12 tokens or more in all ('in der Datei "x.py" in
+    der Datei "x.py" in der Da')? What a model writes until its length limit stops it."""
+    n = len(tokens)
+    for p in range(_ROUND_MIN_PERIOD, n // 2 + 1):
+        m = 0  # trailing tokens equal to the token p before them
+        while m < n - p and tokens[n - 1 - m] == tokens[n - 1 - m - p]:
+            m += 1
+        if m >= p and m + p >= _ROUND_TOKENS:
             return True
     return False

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Sequence
 
-from subtitler.repeats import LOOP, loops
+from subtitler.repeats import LOOP, goes_round, loops
 
 # Chat-template markers, as text: "<|" starts ChatML's, Llama 3's and Phi's
 # (<|im_end|>, <|eot_id|>, <|end|>, <|endoftext|>).
@@ -108,10 +108,16 @@ def echoes(source: str, text: str) -> bool:
 
 
 def problem(
-    source: str, text: str, tokens: Sequence[Hashable], src_lang: str, tgt_lang: str
+    source: str,
+    text: str,
+    tokens: Sequence[Hashable],
+    src_lang: str,
+    tgt_lang: str,
+    hit_cap: bool = False,
 ) -> str:
-    """Why an output is not a translation to show ("" when it is one)."""
-    if loops(tokens):
+    """Why an output is not a translation to show ("" when it is one); ``hit_cap``: the
+    length limit stopped it (one that goes round a phrase until then is a loop)."""
+    if loops(tokens) or (hit_cap and goes_round(tokens)):
         return LOOP
     if src_lang != tgt_lang and echoes(source, text):
         return ECHO

@@ -396,7 +396,7 @@ class RemoteTranslator(Retranslator[str]):
             if st.aborted:
                 return Decoded(pieces, st)
             p = self.prompts
-            why = problem(source, "".join(pieces), pieces, p.src_lang, p.tgt_lang)
+            why = problem(source, "".join(pieces), pieces, p.src_lang, p.tgt_lang, st.hit_cap)
             return Decoded(pieces, st, why)
 
         got = self._next(segment_id, source, final, decode)

@@ -176,13 +176,14 @@ class StreamTranslator(Retranslator[int]):
             res = self.decode(source, draft, should_abort, on_step)
             if res.stats.aborted:
                 return Decoded(res.tokens, res.stats)
-            why = self._problem(source, res.tokens)
+            why = self._problem(source, res.tokens, res.stats.hit_cap)
             if why:
                 # A base model may copy the source rather than translate it (long lines full
                 # of names and quotes), or loop: once more, from scratch, without copying more
                 # than a name's worth of the source's tokens in a row or repeating itself.
                 res = self._decode_without_copying(source, should_abort, on_step, res.stats)
-                why = "" if res.stats.aborted else self._problem(source, res.tokens)
+                st = res.stats
+                why = "" if st.aborted else self._problem(source, res.tokens, st.hit_cap)
             return Decoded(res.tokens, res.stats, why)
 
         got = self._next(segment_id, source, final, decode)
@@ -191,11 +192,11 @@ class StreamTranslator(Retranslator[int]):
         text = complete_text(self.lm.detokenize(got.out)).strip()
         return Translation(segment_id, source, text, tuple(got.out), final, got.stats)
 
-    def _problem(self, source: str, tokens: Sequence[int]) -> str:
+    def _problem(self, source: str, tokens: Sequence[int], hit_cap: bool = False) -> str:
         """Why ``tokens`` are no translation of ``source`` ("" when they are one)."""
         text = complete_text(self.lm.detokenize(tokens)).strip()
         p = self.prompts
-        return problem(source, text, tokens, p.src_lang, p.tgt_lang)
+        return problem(source, text, tokens, p.src_lang, p.tgt_lang, hit_cap)
 
     def _finished(self, out: Sequence[int]) -> None:
         self.ngrams.add(out)

@@ -155,3 +155,37 @@ def test_the_shortest_context_the_settings_allow_holds_a_long_line(gemma: Path) 
         assert r.text.strip() and not r.problem, r
     finally:
         e.close()
+
+
+def circles(text: str) -> bool:
+    """Does ``text`` end going round a phrase of two words or more, said twice in a row (its
+    last word left out: a length limit cuts it)?"""
+    w = text.split()[:-1]
+    return any(w[-2 * p : -p] == w[-p:] for p in range(2, len(w) // 2 + 1))
+
+
+def test_a_translation_going_round_in_circles_to_its_limit_is_not_shown(gemma: Path) -> None:
+    """Code-like words, after a few lines of addresses and numbers (whose translations the
+    decoder guesses from), made the model write one phrase of several words over and over
+    until its length limit, and the line showed it ('... in der Datei "userById.py" in der
+    Datei "userById.py" in der Datei "userById…'). A phrase longer than the short-loop rule's
+    four tokens going round into the limit is a loop all the same."""
+    mt = MtConfig(model_path=str(gemma), threads=2)
+    e = LocalEngine(load_translator(mt), mt, gemma.name)
+    lines = [
+        "Please send it to anna.schmidt@example.com by Friday",
+        "The budget is 1,500,000 euros for 2027",
+        "Go to https://example.com/docs/setup and click install",
+        "Call the getUserById function in utils.py",
+        "Please run npm install and then npm run build in the frontend folder",
+        "The error code is E1234 in module XYZ version 2.3.4",
+    ]
+    try:
+        for i, said in enumerate(lines):
+            words = said.split()
+            for n in range(1, len(words) + 1):
+                r = e.translate(i, " ".join(words[:n]), n == len(words), "de", "en")
+                assert only_text(r.text), r.text
+                assert not (r.stats.hit_cap and circles(r.text)), (said, n, r.text)
+    finally:
+        e.close()

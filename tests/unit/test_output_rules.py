@@ -20,7 +20,7 @@ from subtitler.mt.output_rules import (
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Decoder, Method
 from subtitler.mt.translator import StreamTranslator
-from subtitler.repeats import LOOP, loops
+from subtitler.repeats import LOOP, goes_round, loops
 from tests.helpers.fake_lm import ScriptedLM, peaked
 
 V, EOS = 60, 0
@@ -99,6 +99,19 @@ class TestRules:
         assert problem(src, src, [1, 2, 3], "en", "en") == ""  # same language: no echo
         assert problem(src, "w w w", [5] * 12, "en", "de") == LOOP
         assert problem(src, "Der Ausschuss trifft sich", [1, 2, 3], "en", "de") == ""
+        # A phrase of several tokens going round until the length limit stopped it.
+        phrase = [1, 2, 3, 4, 5, 6, 7]  # ' in der Datei "userById.py"'
+        circling = [20, 21, 22, *phrase, *phrase, 1, 2, 3]
+        assert problem(src, "…", circling, "en", "de", hit_cap=True) == LOOP
+        assert problem(src, "…", circling, "en", "de") == ""  # the model ended it itself
+
+    def test_goes_round(self) -> None:
+        phrase = [1, 2, 3, 4, 5, 6, 7]
+        assert goes_round([20, *phrase, *phrase]) and goes_round([*phrase, *phrase, 1])
+        assert not goes_round([20, *phrase, 8, *phrase])  # said twice, not in a row
+        assert not goes_round([1, 2, 3, 1, 2, 3, 1, 2])  # too short to tell
+        assert goes_round([1, 2, 3] * 4)
+        assert not goes_round(list(range(40)))
 
 
 class TestDecoder:
