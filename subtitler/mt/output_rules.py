@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Sequence
 
+from subtitler.mt.languages import LANGUAGES
 from subtitler.repeats import LOOP, goes_round, loops
 
 # Chat-template markers, as text: "<|" starts ChatML's, Llama 3's and Phi's
@@ -25,8 +26,53 @@ _MARKER_TOKENS = 12
 _ECHO_SHARE = 0.8
 _ECHO_WORDS = 3
 _WORD = re.compile(r"\w+")
+_LETTERS = re.compile(r"[^\W\d_]+")  # a run of letters
 
 ECHO = "the model wrote the source again instead of translating it"
+
+# Languages written in a script of their own (no other language of theirs is written in Latin
+# letters): the letters of its translation are of that script, some of them at least. A small
+# model asked for a pair it cannot do writes English, or a time, instead (Gemma 3 270M into
+# Hebrew: "The Language of the Hebrew Bible" for a line about a budget).
+_ARABIC = ((0x0600, 0x06FF), (0x0750, 0x077F), (0x08A0, 0x08FF), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))
+_HEBREW = ((0x0590, 0x05FF), (0xFB1D, 0xFB4F))
+_CYRILLIC = ((0x0400, 0x052F),)
+_HAN = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3FFFF))
+_KANA = ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F))
+_HANGUL = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xAC00, 0xD7AF))
+_DEVANAGARI = ((0x0900, 0x097F),)
+SCRIPTS: dict[str, tuple[tuple[int, int], ...]] = {
+    "ar": _ARABIC, "fa": _ARABIC, "ur": _ARABIC, "ps": _ARABIC,
+    "he": _HEBREW, "yi": _HEBREW,
+    "ru": _CYRILLIC, "uk": _CYRILLIC, "be": _CYRILLIC, "bg": _CYRILLIC, "mk": _CYRILLIC,
+    "kk": _CYRILLIC, "mn": _CYRILLIC, "tg": _CYRILLIC,
+    "el": ((0x0370, 0x03FF), (0x1F00, 0x1FFF)),
+    "zh": _HAN, "yue": _HAN, "ja": _HAN + _KANA, "ko": _HANGUL + _HAN,
+    "hi": _DEVANAGARI, "mr": _DEVANAGARI, "ne": _DEVANAGARI,
+    "bn": ((0x0980, 0x09FF),), "ta": ((0x0B80, 0x0BFF),), "te": ((0x0C00, 0x0C7F),),
+    "kn": ((0x0C80, 0x0CFF),), "ml": ((0x0D00, 0x0D7F),), "gu": ((0x0A80, 0x0AFF),),
+    "pa": ((0x0A00, 0x0A7F),), "si": ((0x0D80, 0x0DFF),),
+    "th": ((0x0E00, 0x0E7F),), "lo": ((0x0E80, 0x0EFF),), "km": ((0x1780, 0x17FF),),
+    "my": ((0x1000, 0x109F),), "ka": ((0x10A0, 0x10FF),), "hy": ((0x0530, 0x058F),),
+    "am": ((0x1200, 0x139F),),
+}  # fmt: skip
+
+
+def other_script(text: str, tgt_lang: str) -> bool:
+    """Is ``text`` written in letters, none of which is of the target language's own script
+    (a language written in Latin letters, or one not listed: never)? Two words of letters at
+    least: a name alone, "OK" or "2027" in Japanese are not judged."""
+    ranges = SCRIPTS.get(tgt_lang.split("-")[0].lower())
+    if ranges is None or len(_LETTERS.findall(text)) < 2:
+        return False
+    letters = [ord(c) for c in text if c.isalpha()]
+    return not any(lo <= o <= hi for o in letters for lo, hi in ranges)
+
+
+def wrote_another_language(tgt_lang: str) -> str:
+    """Why an output in the wrong script is no translation."""
+    name = LANGUAGES.get(tgt_lang.split("-")[0].lower(), tgt_lang)
+    return f"the model wrote another language, not {name} (it may not know this language pair)"
 
 
 def ends_line(piece: bytes) -> bool:
@@ -121,4 +167,6 @@ def problem(
         return LOOP
     if src_lang != tgt_lang and echoes(source, text):
         return ECHO
+    if other_script(text, tgt_lang):
+        return wrote_another_language(tgt_lang)
     return ""

@@ -85,11 +85,12 @@ def test_the_engine_reports_the_pieces_of_what_it_wrote(tiny_gguf: Path) -> None
     """An engine's result: as many pieces as tokens, joined the translation's text; a display
     masks them as the engine did before (both the final and the open line)."""
     lm = LlamaLM(LlamaSettings(str(tiny_gguf), n_ctx=512, n_threads=1))
-    mt = MtConfig(model_path=str(tiny_gguf), tgt_lang="ja", max_new_tokens=24, len_ratio=100.0)
+    # (German: a random model's words in no language's script are no Japanese translation.)
+    mt = MtConfig(model_path=str(tiny_gguf), tgt_lang="de", max_new_tokens=24, len_ratio=100.0)
     engine = LocalEngine(LoadedModel(lm, "chatml"), mt)
     try:
         for final in (False, True):
-            r = engine.translate(0, "Good morning, everyone", final, "ja", "en")
+            r = engine.translate(0, "Good morning, everyone", final, "de", "en")
             assert r.tokens and len(r.pieces) == len(r.tokens)
             assert complete_text(b"".join(r.pieces)).strip() == r.text
             assert shown_by_k(r.pieces, final) == shown_before(lm.detokenize, r.tokens, final)

@@ -189,3 +189,20 @@ def test_a_translation_going_round_in_circles_to_its_limit_is_not_shown(gemma: P
                 assert not (r.stats.hit_cap and circles(r.text)), (said, n, r.text)
     finally:
         e.close()
+
+
+SCRIPT_OF = {"he": ("\u0590", "\u05ff"), "ar": ("\u0600", "\u06ff"), "ru": ("\u0400", "\u04ff")}
+
+
+@pytest.mark.parametrize("tgt", ["he", "ar"])
+def test_a_pair_the_model_cannot_do_shows_no_other_language(engine: LocalEngine, tgt: str) -> None:
+    """Gemma 3 270M has no examples for English into Hebrew or Arabic: it wrote English ("The
+    Language of the Hebrew Bible") or a time ("10:00am-11:00am") for a line about a budget,
+    shown as its Hebrew or Arabic translation. An output in letters none of which are the
+    target's script is no translation."""
+    lo, hi = SCRIPT_OF[tgt]
+    words = "We will meet again next week to discuss the budget".split()
+    for n in range(1, len(words) + 1):
+        r = engine.translate(700, " ".join(words[:n]), n == len(words), tgt, "en")
+        letters = [c for c in r.text if c.isalpha()]
+        assert not letters or any(lo <= c <= hi for c in letters), (n, r.text)

@@ -105,6 +105,19 @@ class TestRules:
         assert problem(src, "…", circling, "en", "de", hit_cap=True) == LOOP
         assert problem(src, "…", circling, "en", "de") == ""  # the model ended it itself
 
+    def test_another_language(self) -> None:
+        src = "We will meet again next week to discuss the budget"
+        english = "The Language of the Hebrew Bible"  # Gemma 3 270M's "Hebrew"
+        assert problem(src, english, [1, 2, 3], "en", "he").startswith(
+            "the model wrote another language, not Hebrew"
+        )
+        assert problem(src, "10:00am-11:00am", [1, 2], "en", "ar") != ""
+        assert problem(src, "נתראה בשבוע הבא", [1, 2], "en", "he") == ""
+        assert problem(src, "Zoomで来週また会いましょう", [1, 2], "en", "ja") == ""
+        assert problem("twenty twenty-seven", "2027", [1], "en", "ar") == ""  # no letters
+        assert problem(src, "Wir treffen uns", [1, 2], "en", "de") == ""  # Latin: not judged
+        assert problem(src, "OK", [1], "en", "ko") == ""  # (too little to tell)
+
     def test_goes_round(self) -> None:
         phrase = [1, 2, 3, 4, 5, 6, 7]
         assert goes_round([20, *phrase, *phrase]) and goes_round([*phrase, *phrase, 1])
