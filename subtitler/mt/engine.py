@@ -21,6 +21,7 @@ from subtitler.mt.drafting import DraftModel
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.lm import LanguageModel
 from subtitler.mt.masking import complete_text
+from subtitler.mt.output_rules import without_markup
 from subtitler.mt.prompts import ChatFormatter, PromptBuilder
 from subtitler.mt.terms import glued_tokens
 from subtitler.mt.translator import StreamTranslator, decode_options
@@ -229,12 +230,27 @@ class LocalEngine:
         if progress is not None and mt.partial_every_s > 0:
             on_step = _Every(mt.partial_every_s, lambda out: progress(_partial(detok, out)))
         t = tr.update(segment_id, source, final, should_abort=should_abort, on_step=on_step)
-        return EngineResult(t.text, t.tokens, token_pieces(detok, t.tokens), t.stats, t.problem)
+        return shown_result(t.text, t.tokens, token_pieces(detok, t.tokens), t.stats, t.problem)
 
     def close(self) -> None:
         self._trs.clear()
         self._free = []
         self.model.close()
+
+
+def shown_result(
+    text: str,
+    tokens: tuple[int, ...],
+    pieces: tuple[bytes, ...],
+    stats: UpdateStats,
+    problem: str = "",
+) -> EngineResult:
+    """An update's result as the screen may show it: without subtitle markup the model wrote
+    around its words (mt/output_rules.py); ``tokens`` stay as written (the next draft)."""
+    shown = without_markup(pieces)
+    if shown != pieces:
+        pieces, text = shown, complete_text(b"".join(shown)).strip()
+    return EngineResult(text, tokens, pieces, stats, problem)
 
 
 def token_pieces(
@@ -249,7 +265,7 @@ def _partial(detokenize: Callable[[Sequence[int]], bytes], tokens: Sequence[int]
     """A decode's prefix so far (an open line shows it as it goes)."""
     text = complete_text(detokenize(tokens)).strip()
     stats = UpdateStats(output_len=len(tokens))
-    return EngineResult(text, tuple(tokens), token_pieces(detokenize, tokens), stats)
+    return shown_result(text, tuple(tokens), token_pieces(detokenize, tokens), stats)
 
 
 class _Every:

@@ -75,6 +75,49 @@ def wrote_another_language(tgt_lang: str) -> str:
     return f"the model wrote another language, not {name} (it may not know this language pair)"
 
 
+# Subtitle markup, which subtitle corpora are full of and a small model writes around a line
+# ("<i><b>…</b></i>"): never shown; a tag still being written at the end of the output neither.
+_TAGS = ("i", "b", "u", "s", "em", "strong", "font")
+_TAG_NAMES = b"|".join(t.encode() for t in _TAGS)
+_MARKUP = re.compile(rb"</?(?:%s)(?:\s[^<>\n]{0,64})?>" % _TAG_NAMES, re.I)
+_OPEN_TAG = re.compile(rb"</?[a-zA-Z]{0,6}\Z")
+
+
+def _tag_begun(tail: bytes) -> bool:
+    """Is ``tail`` ("<", "</", "<fo") the start of a markup tag?"""
+    name = tail.lstrip(b"<").lstrip(b"/").lower().decode("ascii")
+    return any(t.startswith(name) for t in _TAGS)
+
+
+def without_markup(pieces: Sequence[bytes]) -> tuple[bytes, ...]:
+    """Token ``pieces`` without the subtitle markup their text holds (a piece inside a tag
+    becomes empty, one with a tag in it keeps the rest): one piece per token still, and the
+    text they join to is the output's without its tags."""
+    data = b"".join(pieces)
+    if b"<" not in data:
+        return tuple(pieces)
+    spans = [m.span() for m in _MARKUP.finditer(data)]
+    end = _OPEN_TAG.search(data)
+    if end is not None and _tag_begun(end.group()):
+        spans.append(end.span())
+    if not spans:
+        return tuple(pieces)
+    out, at = [], 0
+    for piece in pieces:
+        lo, hi = at, at + len(piece)
+        kept = bytearray()
+        i = lo
+        for a, b in spans:
+            if b <= i or a >= hi:
+                continue
+            kept += data[i : max(i, a)]
+            i = max(i, min(b, hi))
+        kept += data[i:hi]
+        out.append(bytes(kept))
+        at = hi
+    return tuple(out)
+
+
 def ends_line(piece: bytes) -> bool:
     """A token that breaks the line ends the subtitle (the break itself is not kept)."""
     return b"\n" in piece or b"\r" in piece

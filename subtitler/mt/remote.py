@@ -66,7 +66,7 @@ from subtitler.mt.completions import (
     UnusableLogprobs,
     parse_echo,
 )
-from subtitler.mt.engine import EngineResult, EngineUnavailable, Progress
+from subtitler.mt.engine import EngineResult, EngineUnavailable, Progress, shown_result
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.output_rules import problem, text_cut
 from subtitler.mt.prompts import BUILTIN, PromptBuilder, for_server
@@ -768,7 +768,7 @@ class RemoteEngine:
         if t.stats.aborted:
             return EngineResult("", (), (), t.stats)
         self._timeouts = 0  # (an update given up for a newer one says nothing of a stall)
-        return EngineResult(t.text, (), t.utf8_pieces, t.stats, t.problem)
+        return shown_result(t.text, (), t.utf8_pieces, t.stats, t.problem)
 
     def close(self) -> None:
         self._trs.clear()

@@ -206,3 +206,26 @@ def test_a_pair_the_model_cannot_do_shows_no_other_language(engine: LocalEngine,
         r = engine.translate(700, " ".join(words[:n]), n == len(words), tgt, "en")
         letters = [c for c in r.text if c.isalpha()]
         assert not letters or any(lo <= c <= hi for c in letters), (n, r.text)
+
+
+def test_no_subtitle_markup_reaches_the_screen(gemma: Path) -> None:
+    """Asked for pairs it has no examples of, Gemma wrote subtitle markup ('<i><b>مكة</b></i>':
+    the open line showed a lone '<'), which is no part of a translation to show."""
+    mt = MtConfig(model_path=str(gemma), threads=2)
+    e = LocalEngine(load_translator(mt), mt, gemma.name)
+    lines = [
+        "We will meet again next week to discuss the budget",
+        "Thank you all for coming today",
+        "Can everyone see my screen",
+    ]
+    try:
+        for tgt in ("he", "ar"):
+            for i, said in enumerate(lines):
+                words = said.split()
+                for n in range(1, len(words) + 1):
+                    final = n == len(words)
+                    r = e.translate(i, " ".join(words[:n]), final, tgt, "en")
+                    for text in (r.text, *shown_by_k(r.pieces, final)):
+                        assert "<" not in text and ">" not in text, (tgt, said, n, r.text)
+    finally:
+        e.close()

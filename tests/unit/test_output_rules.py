@@ -16,6 +16,7 @@ from subtitler.mt.output_rules import (
     marker_cut,
     problem,
     without_markers,
+    without_markup,
 )
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.ssbd import DecodeOptions, Decoder, Method
@@ -117,6 +118,17 @@ class TestRules:
         assert problem("twenty twenty-seven", "2027", [1], "en", "ar") == ""  # no letters
         assert problem(src, "Wir treffen uns", [1, 2], "en", "de") == ""  # Latin: not judged
         assert problem(src, "OK", [1], "en", "ko") == ""  # (too little to tell)
+
+    def test_markup_is_taken_out_of_the_pieces(self) -> None:
+        pieces = [b"<", b"i", b"><", b"b", b">", "مكة".encode(), b"</", b"b", b"></", b"i", b">"]
+        shown = without_markup(pieces)
+        assert len(shown) == len(pieces) and b"".join(shown) == "مكة".encode()
+        words = [b"<i>Guten", b" Tag</i>", b" <font color=red>alle", b"</font>"]
+        assert b"".join(without_markup(words)) == b"Guten Tag alle"
+        assert without_markup([b"Guten", b" Tag", b" <"]) == (b"Guten", b" Tag", b" ")
+        assert without_markup([b"Guten", b" Tag", b" </i"]) == (b"Guten", b" Tag", b" ")
+        assert without_markup([b"a", b" <", b" b"]) == (b"a", b" <", b" b")  # text, not a tag
+        assert without_markup([b"x", b" <br>"]) == (b"x", b" <br>")  # (not markup of ours)
 
     def test_goes_round(self) -> None:
         phrase = [1, 2, 3, 4, 5, 6, 7]
