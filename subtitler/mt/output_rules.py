@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Sequence
 
-from subtitler.mt.languages import LANGUAGES
+from subtitler.mt.languages import LANGUAGES, NATIVE_NAMES
 from subtitler.repeats import LOOP, goes_round, loops
 
 # Chat-template markers, as text: "<|" starts ChatML's, Llama 3's and Phi's
@@ -196,6 +196,20 @@ def echoes(source: str, text: str) -> bool:
     return run >= _ECHO_WORDS and run >= _ECHO_SHARE * min(len(s), len(t))
 
 
+LABEL = "the model wrote its prompt's language label, not a translation"
+
+
+def label_only(source: str, text: str, src_lang: str, tgt_lang: str) -> bool:
+    """Is ``text`` only a language's label as a few-shot prompt writes it ("English",
+    "Deutsch:"), for a line that says more than that?"""
+    said = text.strip(" :.").casefold()
+    if not said or said == source.strip(" :.!?").casefold():
+        return False
+    names = {LANGUAGES.get(c.split("-")[0].lower(), "") for c in (src_lang, tgt_lang, "en")}
+    names |= {NATIVE_NAMES.get(c.split("-")[0].lower(), "") for c in (src_lang, tgt_lang, "en")}
+    return said in {n.casefold() for n in names if n}
+
+
 def problem(
     source: str,
     text: str,
@@ -212,4 +226,6 @@ def problem(
         return ECHO
     if other_script(text, tgt_lang):
         return wrote_another_language(tgt_lang)
+    if label_only(source, text, src_lang, tgt_lang):
+        return LABEL
     return ""

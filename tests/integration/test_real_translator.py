@@ -208,9 +208,10 @@ def test_a_pair_the_model_cannot_do_shows_no_other_language(engine: LocalEngine,
         assert not letters or any(lo <= c <= hi for c in letters), (n, r.text)
 
 
-def test_no_subtitle_markup_reaches_the_screen(gemma: Path) -> None:
+def test_no_subtitle_markup_or_prompt_label_reaches_the_screen(gemma: Path) -> None:
     """Asked for pairs it has no examples of, Gemma wrote subtitle markup ('<i><b>مكة</b></i>':
-    the open line showed a lone '<'), which is no part of a translation to show."""
+    the open line showed a lone '<') or its prompt's label ('English' for a line into Arabic);
+    neither is a translation to show."""
     mt = MtConfig(model_path=str(gemma), threads=2)
     e = LocalEngine(load_translator(mt), mt, gemma.name)
     lines = [
@@ -227,5 +228,6 @@ def test_no_subtitle_markup_reaches_the_screen(gemma: Path) -> None:
                     r = e.translate(i, " ".join(words[:n]), final, tgt, "en")
                     for text in (r.text, *shown_by_k(r.pieces, final)):
                         assert "<" not in text and ">" not in text, (tgt, said, n, r.text)
+                        assert text.strip(" :").lower() not in ("english", "עברית", "العربية")
     finally:
         e.close()

@@ -10,6 +10,7 @@ import pytest
 
 from subtitler.mt.output_rules import (
     ECHO,
+    LABEL,
     echoes,
     ends_line,
     marker_at,
@@ -129,6 +130,14 @@ class TestRules:
         assert without_markup([b"Guten", b" Tag", b" </i"]) == (b"Guten", b" Tag", b" ")
         assert without_markup([b"a", b" <", b" b"]) == (b"a", b" <", b" b")  # text, not a tag
         assert without_markup([b"x", b" <br>"]) == (b"x", b" <br>")  # (not markup of ours)
+
+    def test_a_prompt_label_is_no_translation(self) -> None:
+        src = "We will meet again next week to discuss the budget"
+        assert problem(src, "English", [1], "en", "ar") == LABEL
+        assert problem(src, "Deutsch:", [1, 2], "en", "de") == LABEL
+        assert problem(src, "العربية", [1], "en", "ar") == LABEL
+        assert problem("English", "English", [1], "en", "de") == ""  # said so
+        assert problem(src, "Englisch", [1], "en", "de") == ""
 
     def test_goes_round(self) -> None:
         phrase = [1, 2, 3, 4, 5, 6, 7]
