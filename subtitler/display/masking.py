@@ -49,7 +49,7 @@ _FOLLOWING_VOWELS = "\u0e30\u0e32\u0e33\u0e45\u0eb0\u0eb2\u0eb3"
 def unspaced(ch: str) -> bool:
     """Whether ``ch`` belongs to a script written without spaces between words."""
     o = ord(ch)
-    return any(lo <= o <= hi for lo, hi in _UNSPACED)
+    return o >= 0x0E00 and any(lo <= o <= hi for lo, hi in _UNSPACED)
 
 
 def _mark(ch: str) -> bool:
@@ -104,7 +104,18 @@ def word_safe(text: str, cut: int) -> str:
     """``text[:cut]`` without a word it would cut in two, trailing spaces removed."""
     cut = max(0, min(cut, len(text)))
     while inside_word(text, cut):
-        cut -= 1
+        a, b = text[cut - 1], text[cut]
+        if joined(a, b) or unspaced(a) or unspaced(b):
+            cut -= 1
+            continue
+        # Inside a run without spaces: back to its first letter or digit at once (a step at a
+        # time scanned the run again at each step: a long address cost milliseconds).
+        start = cut - 1
+        while start > 0 and not (text[start - 1].isspace() or unspaced(text[start - 1])):
+            start -= 1
+        while start < cut - 1 and not _wordish(text[start]):
+            start += 1
+        cut = start
     return text[:cut].rstrip()
 
 
