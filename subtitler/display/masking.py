@@ -43,6 +43,7 @@ _IN_WORD = "'’-‐_"  # inside a word between letters: don't, E-Mail
 # Thai and Lao vowels written before the consonant they follow, and those written after it as
 # letters (not marks): neither is ever cut off its consonant ("เ" alone, "ประช" of "ประชากร").
 _LEADING_VOWELS = "\u0e40\u0e41\u0e42\u0e43\u0e44\u0ec0\u0ec1\u0ec2\u0ec3\u0ec4"
+_ZWJ = "\u200d"
 _FOLLOWING_VOWELS = "\u0e30\u0e32\u0e33\u0e45\u0eb0\u0eb2\u0eb3"
 
 
@@ -60,10 +61,22 @@ def _wordish(ch: str) -> bool:
     return ch.isalnum() or ch in _IN_WORD or _mark(ch)
 
 
+def _flag_letter(ch: str) -> bool:
+    return "\U0001f1e6" <= ch <= "\U0001f1ff"  # (two of them make a country's flag)
+
+
 def joined(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` (in this order) are one written character: a letter and its
-    combining marks, a Thai or Lao consonant and its vowel."""
-    return _mark(b) or b in _FOLLOWING_VOWELS or a in _LEADING_VOWELS
+    combining marks, a Thai or Lao consonant and its vowel, an emoji and its skin tone, the
+    emoji a zero-width joiner joins (a family), a flag's two letters."""
+    return (
+        _mark(b)
+        or b in _FOLLOWING_VOWELS
+        or a in _LEADING_VOWELS
+        or _ZWJ in (a, b)
+        or "\U0001f3fb" <= b <= "\U0001f3ff"
+        or (_flag_letter(a) and _flag_letter(b))
+    )
 
 
 def inside_word(text: str, cut: int) -> bool:

@@ -149,3 +149,25 @@ def test_thai_is_never_cut_inside_a_syllable(gemma_lm: LlamaLM) -> None:
             rest = full[len(shown) :]
             assert not shown.endswith(tuple(LEADING)), (n, k, shown)
             assert not rest.startswith(tuple(FOLLOWING)), (n, k, shown, rest)
+
+
+EMOJI = " Gut gemacht 👍🏽 und 🇩🇪 sowie 👨‍👩‍👧 heute"
+ZWJ = "\u200d"
+
+
+def test_an_emoji_is_shown_whole_or_not_at_all(gemma_lm: LlamaLM) -> None:
+    """An emoji written as several characters (a skin tone, a flag's two letters, a family
+    joined by zero-width joiners) is one picture: a cut inside it showed another one ('👨' of
+    the family, '👍' without its tone, a flag's lone letter 🇩)."""
+    tokens = gemma_lm.tokenize(EMOJI, special=False)
+    for n in range(len(tokens) + 1):
+        pieces = token_pieces(gemma_lm.detokenize, tokens[:n])
+        full = complete_text(b"".join(pieces)).strip()
+        for k, shown in enumerate(shown_by_k(pieces, final=False)):
+            if k == 0:
+                continue  # (no mask: the text as decoded so far)
+            rest = full[len(shown) :]
+            flags = sum(0x1F1E6 <= ord(c) <= 0x1F1FF for c in shown)
+            assert not shown.endswith(ZWJ) and not rest.startswith(ZWJ), (n, k, shown)
+            assert not rest[:1] or not 0x1F3FB <= ord(rest[0]) <= 0x1F3FF, (n, k, shown)
+            assert flags % 2 == 0, (n, k, shown)
