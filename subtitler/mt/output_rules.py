@@ -69,10 +69,13 @@ def other_script(text: str, tgt_lang: str) -> bool:
     return not any(lo <= o <= hi for o in letters for lo, hi in ranges)
 
 
+ANOTHER_LANGUAGE = "the model wrote another language"
+
+
 def wrote_another_language(tgt_lang: str) -> str:
     """Why an output in the wrong script is no translation."""
     name = LANGUAGES.get(tgt_lang.split("-")[0].lower(), tgt_lang)
-    return f"the model wrote another language, not {name} (it may not know this language pair)"
+    return f"{ANOTHER_LANGUAGE}, not {name} (it may not know this language pair)"
 
 
 # Subtitle markup, which subtitle corpora are full of and a small model writes around a line

@@ -17,6 +17,7 @@ from subtitler.display.steadiness import OpenLines
 from subtitler.mt.engine import Engine, EngineResult, EngineUnavailable
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
+from subtitler.mt.output_rules import ANOTHER_LANGUAGE
 from subtitler.pipeline.echo import EchoGate
 from subtitler.pipeline.events import (
     MAX_K,
@@ -463,6 +464,8 @@ class TranslationStage(threading.Thread):
         # The inputs' ends (a replay's files): the stage finishes after the last of them.
         self.asr_done: list[threading.Event] = []
         self._bad_output: tuple[int, str] | None = None  # (segment, target) told of a bad output
+        # Problems of the language pair rather than of one line, said once per target.
+        self._pair_said: set[tuple[str, str]] = set()
         self._failures = FailureRun("translation")
         self._unavailable_said = False  # the current outage of a server was reported
         self._unavailable = False  # the last translation found the server unavailable
@@ -809,7 +812,7 @@ class TranslationStage(threading.Thread):
             # Not a translation (the source again, a loop): the line keeps its last good text
             # and the reader is told why, once per line. The model stays: the next update
             # may well translate.
-            if self._bad_output != (u.segment_id, lang):
+            if self._bad_output != (u.segment_id, lang) and self._first_of_pair(t.problem, lang):
                 self._bad_output = (u.segment_id, lang)
                 self.emit(ErrorEvent("mt", f"a line was not translated: {t.problem}"))
             return self._keep_last_good(u, lang, target) if u.final else None
@@ -821,6 +824,16 @@ class TranslationStage(threading.Thread):
         if t.text and not u.final:
             self._last_good.setdefault(lang, {})[u.segment_id] = (u.text, t.text)
         return t.text
+
+    def _first_of_pair(self, problem: str, lang: str) -> bool:
+        """Is ``problem`` worth saying: any problem of a line, but one that says the model
+        cannot do the language pair only the first time (it was said for every line)."""
+        if not problem.startswith(ANOTHER_LANGUAGE):
+            return True
+        if (problem, lang) in self._pair_said:
+            return False
+        self._pair_said.add((problem, lang))
+        return True
 
     def _count_nothing(self, engine: Engine, u: AsrUpdate, t: EngineResult, mt: MtConfig) -> None:
         """A model whose every finished line comes out as nothing, or one phrase over and

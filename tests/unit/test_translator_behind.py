@@ -13,6 +13,7 @@ import pytest
 from subtitler.config import MtConfig
 from subtitler.display.lines import ShownLines
 from subtitler.mt.engine import EngineResult, EngineUnavailable
+from subtitler.mt.output_rules import wrote_another_language
 from subtitler.pipeline import stages
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
 from subtitler.pipeline.stages import BEHIND
@@ -332,3 +333,24 @@ def wait_until(cond: Callable[[], bool], timeout: float = 20.0) -> None:
     while not cond():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
+
+
+class CannotDoThePair(SlowEngine):
+    """A model asked for a pair it cannot do: every line comes out in another script."""
+
+    def translate(self, *a: object, **kw: object) -> EngineResult:
+        r = super().translate(*a, **kw)  # type: ignore[arg-type]
+        return EngineResult(r.text, r.tokens, r.pieces, r.stats, wrote_another_language("he"))
+
+
+def test_a_pair_the_model_cannot_do_is_said_once(tmp_path: Path) -> None:
+    """Every line said 'the model wrote another language, not Hebrew': one notice a line."""
+    script = [Step(0.2 * (i + 1), i, [f"line{i}", "done."], True) for i in range(4)]
+    p, ev, _, _ = make(tmp_path, script=script, loader=lambda m: CannotDoThePair(0.0))
+    p.start()
+    assert p.finished.wait(10)
+    assert p.stop()
+    said = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    assert said == [f"a line was not translated: {wrote_another_language('he')}"]
+    recs = read_transcript(tmp_path / "transcript.jsonl")
+    assert [r.source for r in recs] == [f"line{i} done." for i in range(4)]  # none lost
