@@ -183,8 +183,9 @@ def test_translator_uses_the_draft_model_instead_of_ngrams() -> None:
             return super().propose(out, k)
 
     def sevens() -> ScriptedLM:
-        # (A new token each step: one token over and over would be a loop, decoded again.)
-        return ScriptedLM(V, EOS, lambda c: peaked(V, {7 + len(c) % 5: 0.9}))
+        # (A new token each step, none repeated within the 12: a token or a phrase over and
+        # over to the length limit would be a loop, decoded again.)
+        return ScriptedLM(V, EOS, lambda c: peaked(V, {7 + len(c) % 17: 0.9}))
 
     tr = StreamTranslator(
         sevens(),
@@ -258,8 +259,9 @@ def test_translator_skips_guessing_when_the_gate_says_so() -> None:
     from subtitler.mt.translator import StreamTranslator
 
     def sevens() -> ScriptedLM:
-        # (A new token each step: one token over and over would be a loop, decoded again.)
-        return ScriptedLM(V, EOS, lambda c: peaked(V, {7 + len(c) % 5: 0.9}))
+        # (A new token each step, none repeated within the 12: a token or a phrase over and
+        # over to the length limit would be a loop, decoded again.)
+        return ScriptedLM(V, EOS, lambda c: peaked(V, {7 + len(c) % 17: 0.9}))
 
     class Off(GuessGate):
         def use_guesses(self) -> bool:
