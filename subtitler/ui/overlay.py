@@ -171,6 +171,17 @@ def aside(home: QRect, avoid: QRect, area: QRect, gap: int = AVOID_GAP) -> QRect
     return min(edges, key=covered)
 
 
+def _overlap(a: QRect, b: QRect) -> int:
+    i = a.intersected(b)
+    return i.width() * i.height() if i.isValid() else 0
+
+
+def _shown_whole(rect: QRect) -> bool:
+    """Every pixel of ``rect`` is on some screen (one, or two side by side)."""
+    covered = sum(_overlap(rect, s.geometry()) for s in QGuiApplication.screens())
+    return covered >= rect.width() * rect.height()
+
+
 def fit_inside(rect: QRect, area: QRect) -> QRect:
     """``rect`` moved (and shrunk if needed) to lie wholly inside ``area``: a window saved on a
     larger or differently arranged screen must not come back half off-screen."""
@@ -239,16 +250,42 @@ class SubtitleOverlay(QWidget):
             # sit where no screen is; check once Qt has settled the new layout.
             gui.screenRemoved.connect(self._screens_changed)
             gui.primaryScreenChanged.connect(self._screens_changed)
+            # A screen made smaller (its resolution or scale changed, a taskbar moved): the
+            # overlay may now lie partly off it, its newest rows, at the bottom, unseen.
+            gui.screenAdded.connect(self._watch_screen)
+            for scr in gui.screens():
+                self._watch_screen(scr)
 
-    def _screens_changed(self, _screen: QScreen) -> None:
+    def _watch_screen(self, scr: QScreen) -> None:
+        scr.geometryChanged.connect(self._screens_changed)
+        scr.availableGeometryChanged.connect(self._screens_changed)
+
+    def _screens_changed(self, *_: object) -> None:
         QTimer.singleShot(0, self, self.keep_on_screen)
 
     def keep_on_screen(self) -> None:
-        """Place the overlay again if no screen shows it any more."""
-        rect = self.geometry()
-        if not any(s.availableGeometry().intersects(rect) for s in QGuiApplication.screens()):
+        """Place the overlay again if no screen shows it any more; one partly off the screens
+        (or wider than the one it is on) is moved, and shrunk if need be, onto the screen
+        that shows most of it. Moved aside, its own place is what is kept on screen."""
+        home = self.home_geometry()
+        if _shown_whole(home) and _shown_whole(self.geometry()):
+            return
+        screens = QGuiApplication.screens()
+        best = max(screens, key=lambda s: _overlap(home, s.geometry()), default=None)
+        if best is None or not _overlap(home, best.geometry()):
             log.info("overlay is off every screen; placing it again")
             self.place()
+            if self._avoiding is not None:
+                self.avoid(self._avoiding)
+            return
+        inside = fit_inside(home, best.availableGeometry())
+        log.info("overlay is partly off the screens; moved onto %s", best.name())
+        if self._home is not None:
+            self._home = inside
+        else:
+            self.setGeometry(inside)
+        if self._avoiding is not None:  # (its new place may cover the window in use)
+            self.avoid(self._avoiding)
 
     # -- content ---------------------------------------------------------------------------
     def on_subtitle(self, ev: SubtitleEvent) -> None:

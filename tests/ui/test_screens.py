@@ -118,3 +118,74 @@ def test_overlay_left_off_every_screen_is_placed_again(qtbot) -> None:  # type: 
     gui.screenRemoved.emit(gui.primaryScreen())
     qtbot.wait(50)
     assert o.geometry() == QRect(10, 10, 700, 120)
+
+
+def _gui():  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QGuiApplication
+
+    gui = QGuiApplication.instance()
+    assert isinstance(gui, QGuiApplication)
+    return gui
+
+
+def test_screen_made_smaller_keeps_the_overlay_wholly_on_it(qtbot) -> None:  # type: ignore[no-untyped-def]
+    # A resolution or scale change while running (1920x1080 to 1280x720, or 100% to 150%) makes
+    # the screen smaller under the overlay: left where it was, its bottom rows (the newest
+    # subtitles) were off the screen, or all of it. Qt says so with the screen's geometryChanged;
+    # the offscreen screen cannot shrink, so the overlay is put where the old size left it.
+    from subtitler.config import DisplayConfig
+    from subtitler.ui.overlay import SubtitleOverlay
+
+    o = SubtitleOverlay(DisplayConfig())
+    qtbot.addWidget(o)
+    o.place()
+    o.show()
+    scr = _gui().primaryScreen()
+    area = scr.availableGeometry()
+    # 40 px of it still on the screen: "on some screen", but its newest row is not.
+    o.setGeometry(QRect(area.right() - 500, area.bottom() - 40, 700, 120))
+    scr.geometryChanged.emit(scr.geometry())
+    want = fit_inside(QRect(area.right() - 500, area.bottom() - 40, 700, 120), area)
+    qtbot.waitUntil(lambda: o.geometry() == want, timeout=2000)
+    assert area.contains(o.geometry())
+    # Wider than the screen now: as wide as the screen, on it.
+    o.setGeometry(QRect(area.x() - 100, area.y() + 10, area.width() + 300, 120))
+    scr.availableGeometryChanged.emit(area)
+    qtbot.waitUntil(lambda: o.geometry() == QRect(area.x(), area.y() + 10, area.width(), 120))
+    # Wholly on the screen: a change elsewhere leaves it where the user put it.
+    o.setGeometry(QRect(area.x() + 10, area.y() + 10, 700, 120))
+    scr.geometryChanged.emit(scr.geometry())
+    qtbot.wait(50)
+    assert o.geometry() == QRect(area.x() + 10, area.y() + 10, 700, 120)
+
+
+def test_screen_made_smaller_while_moved_aside_keeps_its_place_on_screen(qtbot) -> None:  # type: ignore[no-untyped-def]
+    # Moved aside for a window of the app, its own place (where it comes back to) is kept on
+    # the smaller screen too, and it stays clear of that window.
+    from subtitler.config import DisplayConfig
+    from subtitler.ui.overlay import SubtitleOverlay
+
+    o = SubtitleOverlay(DisplayConfig())
+    qtbot.addWidget(o)
+    o.place()
+    o.show()
+    scr = _gui().primaryScreen()
+    area = scr.availableGeometry()
+    home = QRect(area.x() + 50, area.bottom() - 20, 500, 100)  # as the larger screen left it
+    o.setGeometry(home)
+    window = QRect(area.x() + 40, area.bottom() - 250, 600, 250)
+    o.avoid(window)
+    assert o.home_geometry() == home and o.geometry() != home  # aside
+    scr.geometryChanged.emit(scr.geometry())
+    qtbot.waitUntil(lambda: o.home_geometry() == fit_inside(home, area), timeout=2000)
+    assert area.contains(o.geometry()) and not o.geometry().intersects(window)
+    o.avoid(None)  # the window closed: back at its place, on the screen
+    assert o.geometry() == fit_inside(home, area)
+    # A window in use clear of the old place but not of the new one: moved aside for it.
+    o.setGeometry(home)
+    window = QRect(area.x() + 40, area.bottom() - 300, 600, 250)
+    o.avoid(window)
+    assert o.geometry() == home  # (not in its way yet)
+    scr.geometryChanged.emit(scr.geometry())
+    qtbot.waitUntil(lambda: o.home_geometry() == fit_inside(home, area), timeout=2000)
+    assert area.contains(o.geometry()) and not o.geometry().intersects(window)
