@@ -56,6 +56,7 @@ from subtitler.ui.overlay import SubtitleOverlay
 from subtitler.ui.preview import PREVIEW_ID, sample_events
 from subtitler.ui.settings_pane import Choices, SettingsPane
 from subtitler.ui.single_instance import SingleInstance
+from subtitler.ui.sizing import back_on_screen
 from subtitler.ui.tray import Tray
 from subtitler.web.access import new_token
 from subtitler.web.server import WebServerError, WebSubtitles
@@ -342,6 +343,7 @@ class SubtitlerApp(QObject):
         else:
             self.settings.load(self.config)
         self.settings.show_hotkeys(self.hotkey_problems, self.hotkeys.note, self.hotkeys.available)
+        back_on_screen(self.settings)
         self.settings.show()
         self.settings.raise_()
 
@@ -441,6 +443,7 @@ class SubtitlerApp(QObject):
             self.models.refresh()
         if kind:
             self.models.select_value(kind, value)
+        back_on_screen(self.models)
         self.models.show()
         self.models.raise_()
         self.models.activateWindow()
@@ -461,6 +464,7 @@ class SubtitlerApp(QObject):
             self.glossary_dialog.applied.connect(self.apply_glossary)
         else:
             self.glossary_dialog.show_pair(src_lang, tgt_lang)
+        back_on_screen(self.glossary_dialog)
         self.glossary_dialog.show()
         self.glossary_dialog.raise_()
         self.glossary_dialog.activateWindow()
@@ -478,6 +482,7 @@ class SubtitlerApp(QObject):
     def open_about(self) -> None:
         if self.about is None:
             self.about = AboutDialog()
+        back_on_screen(self.about)
         self.about.show()
         self.about.raise_()
         self.about.activateWindow()
@@ -488,6 +493,7 @@ class SubtitlerApp(QObject):
             self.history.problem.connect(self.show_problem)
         else:
             self.history.reload()  # the running meeting has grown since
+        back_on_screen(self.history)
         self.history.show()
         self.history.raise_()
         self.history.activateWindow()

@@ -46,6 +46,7 @@ from subtitler.session import LevelEvent, SubtitleEvent
 from subtitler.ui import captions
 from subtitler.ui.app_state import Shown
 from subtitler.ui.captions import SOURCE, Row, caption_rows, columns, level_bars, status_text
+from subtitler.ui.sizing import fit_inside, overlap, shown_whole
 
 log = logging.getLogger(__name__)
 
@@ -171,26 +172,6 @@ def aside(home: QRect, avoid: QRect, area: QRect, gap: int = AVOID_GAP) -> QRect
     return min(edges, key=covered)
 
 
-def _overlap(a: QRect, b: QRect) -> int:
-    i = a.intersected(b)
-    return i.width() * i.height() if i.isValid() else 0
-
-
-def _shown_whole(rect: QRect) -> bool:
-    """Every pixel of ``rect`` is on some screen (one, or two side by side)."""
-    covered = sum(_overlap(rect, s.geometry()) for s in QGuiApplication.screens())
-    return covered >= rect.width() * rect.height()
-
-
-def fit_inside(rect: QRect, area: QRect) -> QRect:
-    """``rect`` moved (and shrunk if needed) to lie wholly inside ``area``: a window saved on a
-    larger or differently arranged screen must not come back half off-screen."""
-    w, h = min(rect.width(), area.width()), min(rect.height(), area.height())
-    x = max(area.x(), min(rect.x(), area.x() + area.width() - w))
-    y = max(area.y(), min(rect.y(), area.y() + area.height() - h))
-    return QRect(x, y, w, h)
-
-
 class SubtitleOverlay(QWidget):
     geometry_saved = Signal(str, QRect)  # screen name, geometry after a move or resize
     request_settings = Signal()
@@ -268,11 +249,11 @@ class SubtitleOverlay(QWidget):
         (or wider than the one it is on) is moved, and shrunk if need be, onto the screen
         that shows most of it. Moved aside, its own place is what is kept on screen."""
         home = self.home_geometry()
-        if _shown_whole(home) and _shown_whole(self.geometry()):
+        if shown_whole(home) and shown_whole(self.geometry()):
             return
         screens = QGuiApplication.screens()
-        best = max(screens, key=lambda s: _overlap(home, s.geometry()), default=None)
-        if best is None or not _overlap(home, best.geometry()):
+        best = max(screens, key=lambda s: overlap(home, s.geometry()), default=None)
+        if best is None or not overlap(home, best.geometry()):
             log.info("overlay is off every screen; placing it again")
             self.place()
             if self._avoiding is not None:

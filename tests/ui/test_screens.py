@@ -189,3 +189,50 @@ def test_screen_made_smaller_while_moved_aside_keeps_its_place_on_screen(qtbot) 
     scr.geometryChanged.emit(scr.geometry())
     qtbot.waitUntil(lambda: o.home_geometry() == fit_inside(home, area), timeout=2000)
     assert area.contains(o.geometry()) and not o.geometry().intersects(window)
+
+
+def test_a_window_opened_again_after_its_screen_went_is_on_a_screen(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Settings, History, Models, Glossary and About are hidden when closed and shown again
+    # where they were: on a monitor unplugged since (a laptop undocked) that is where no screen
+    # is, and Qt shows them there (seen under Xvfb: a dialog moved to x=2500 on a 1280 px
+    # screen came back at x=2500). The offscreen screen cannot be unplugged: the window is put
+    # where the unplugged monitor leaves it. On a screen made smaller it is made smaller too.
+    from tests.ui.test_app_state import make_app
+
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    area = _gui().primaryScreen().availableGeometry()
+
+    def on_screen(frame: QRect) -> bool:
+        # Wholly, or as much of it as the screen has room for (Settings' least width is
+        # wider than the offscreen screen's 800 px): its top left corner on it.
+        seen = frame.intersected(area)
+        room = (min(frame.width(), area.width()), min(frame.height(), area.height()))
+        return area.contains(frame.topLeft()) and (seen.width(), seen.height()) == room
+
+    opens = {
+        "settings": app.open_settings,
+        "history": app.open_history,
+        "glossary": app.open_glossary,
+        "about": app.open_about,
+        "models": app.open_models,
+    }
+    for name, open_it in opens.items():
+        open_it()
+        w = getattr(app, "glossary_dialog" if name == "glossary" else name)
+        assert w is not None and w.isVisible(), name
+        qtbot.addWidget(w)
+        w.close()
+        w.move(area.right() + 1200, area.y() + 100)  # on the monitor unplugged since
+        open_it()
+        qtbot.waitUntil(w.isVisible)
+        assert on_screen(w.frameGeometry()), (name, w.frameGeometry())
+        w.close()
+        w.move(area.right() - 100, area.bottom() - 100)  # its corner on the screen only
+        open_it()
+        assert on_screen(w.frameGeometry()), (name, w.frameGeometry())
+        w.close()
+        w.setGeometry(QRect(area.x(), area.y(), area.width() + 400, area.height() + 300))
+        open_it()  # the screen's resolution made smaller since
+        assert on_screen(w.frameGeometry()), (name, w.frameGeometry())
+        w.close()
