@@ -12,7 +12,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QRect, Qt, QTimer, QUrl, Slot
-from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon, QWindow
+from PySide6.QtGui import QCursor, QDesktopServices, QGuiApplication, QIcon, QWindow
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
 from subtitler.config import AppConfig, DisplayConfig, given_settings
@@ -192,6 +192,7 @@ class SubtitlerApp(QObject):
         t.show_glossary.connect(self.open_glossary)
         t.show_about.connect(self.open_about)
         t.click_through.connect(self.set_click_through)
+        t.bring_here.connect(self.bring_overlay_here)
         t.quit.connect(self.quit)
         self._bind_hotkeys()
 
@@ -407,6 +408,16 @@ class SubtitlerApp(QObject):
         if self.settings is not None:  # an open pane would apply its stale box again
             self.settings.show_setting("display.click_through", on)
         self._save()
+
+    def bring_overlay_here(self) -> None:
+        """The overlay at the bottom of the screen the pointer is on (where the tray menu was
+        opened), shown, that place saved."""
+        scr = QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()
+        if scr is None:
+            return
+        self.overlay.bring_to(scr)
+        self.overlay.show()
+        self.overlay.raise_()
 
     def remember_geometry(self, screen: str, rect: QRect) -> None:
         geometry = {**self.config.display.geometry}

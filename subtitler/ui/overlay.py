@@ -665,13 +665,28 @@ class SubtitleOverlay(QWidget):
         if scr is None:
             self.resize(self.fitting_width(), self.fitting_height())
             return
+        self.setGeometry(self._first_place(scr))
+
+    def _first_place(self, scr: QScreen) -> QRect:
+        """Bottom-centre of ``scr``, as wide as rows of ``display.line_chars`` columns (or the
+        screen) and as high as its rows."""
         avail = scr.availableGeometry()
         h = self.fitting_height()
         w = min(self.fitting_width(), avail.width())
         # (A look larger than the screen, 6 rows of 120 columns at 120 px, was placed with its
         # top above the screen's, and the notices drawn there unseen.)
         x, y = avail.x() + (avail.width() - w) // 2, avail.bottom() - h - 60
-        self.setGeometry(fit_inside(QRect(x, y, w, h), avail))
+        return fit_inside(QRect(x, y, w, h), avail)
+
+    def bring_to(self, scr: QScreen) -> None:
+        """Where it goes the first time, on ``scr``, saved as its place there: the way back
+        for an overlay on a screen no one looks at, or shrunk out of the way."""
+        self._home = None
+        rect = self._first_place(scr)
+        self.setGeometry(rect)
+        self.geometry_saved.emit(scr.name(), rect)
+        if self._avoiding is not None:
+            self.avoid(self._avoiding)
 
     def contextMenuEvent(self, e: QContextMenuEvent) -> None:
         menu = QMenu(self)

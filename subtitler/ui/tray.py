@@ -1,5 +1,5 @@
 """Tray icon (menu bar item on macOS): the app's state, start/pause, settings, transcript,
-history, click-through, quit."""
+history, the subtitles brought back to the screen in use, click-through, quit."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ class Tray(QObject):
     show_models = Signal()
     show_glossary = Signal()
     show_about = Signal()
+    bring_here = Signal()
     click_through = Signal(bool)
     quit = Signal()
 
@@ -40,6 +41,9 @@ class Tray(QObject):
         self.menu.addAction("Open transcripts folder", self.show_transcript.emit)
         self.menu.addAction("Export transcript…", self.export_transcript.emit)
         self.menu.addAction("Meeting history…", self.show_history.emit)
+        # The overlay lost from sight (a screen no one looks at, shrunk into a corner): back
+        # at the bottom of the screen in use.
+        self.menu.addAction("Bring subtitles here", self.bring_here.emit)
         self.click_action: QAction = self.menu.addAction("Click-through")
         self.click_action.setCheckable(True)
         self.click_action.toggled.connect(self.click_through.emit)

@@ -236,3 +236,33 @@ def test_a_window_opened_again_after_its_screen_went_is_on_a_screen(qtbot, tmp_p
         open_it()  # the screen's resolution made smaller since
         assert on_screen(w.frameGeometry()), (name, w.frameGeometry())
         w.close()
+
+
+def test_the_tray_brings_the_subtitles_to_the_screen_in_use(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Where no screen change can be told (a projector switched off but still connected, the
+    # overlay left on a screen no one looks at, shrunk into a corner), the tray has the way
+    # back: the overlay at the bottom of the screen the pointer is on, at its first size,
+    # that place saved. Before, only editing the settings file brought it back.
+    from PySide6.QtGui import QCursor
+
+    from subtitler import settings_store
+    from tests.ui.test_app_state import make_app
+
+    app = make_app(tmp_path)
+    o = app.overlay
+    qtbot.addWidget(o)
+    labels = [a.text() for a in app.tray.menu.actions()]
+    action = next(a for a in app.tray.menu.actions() if a.text() == "Bring subtitles here")
+    assert labels.index("Bring subtitles here") < labels.index("Click-through")
+    scr = _gui().screenAt(QCursor.pos()) or _gui().primaryScreen()
+    area = scr.availableGeometry()
+    o.hide()
+    o.setGeometry(QRect(area.right() - 250, area.y(), 240, 60))  # shrunk into a corner
+    app.remember_geometry(scr.name(), o.geometry())
+    action.trigger()
+    w, h = o.fitting_width(), o.fitting_height()
+    assert o.isVisible()
+    assert o.geometry() == QRect(area.x() + (area.width() - w) // 2, area.bottom() - h - 60, w, h)
+    saved = settings_store.load(tmp_path / "config.toml").config.display
+    assert saved.screen == scr.name()
+    assert saved.geometry[scr.name()] == [o.x(), o.y(), w, h]
