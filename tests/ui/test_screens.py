@@ -266,3 +266,44 @@ def test_the_tray_brings_the_subtitles_to_the_screen_in_use(qtbot, tmp_path: Pat
     saved = settings_store.load(tmp_path / "config.toml").config.display
     assert saved.screen == scr.name()
     assert saved.geometry[scr.name()] == [o.x(), o.y(), w, h]
+
+
+# The overlay put somewhere on two screens, then a screen's geometryChanged: where it is then.
+PROBE_CHANGE = """
+import json, sys
+from PySide6.QtCore import QRect, QTimer
+from PySide6.QtWidgets import QApplication
+from subtitler.config import DisplayConfig
+from subtitler.ui.overlay import SubtitleOverlay
+
+app = QApplication([])
+o = SubtitleOverlay(DisplayConfig())
+o.place()
+o.show()
+out = []
+for rect in json.loads(sys.argv[1]):
+    o.setGeometry(QRect(*rect))
+    app.screens()[0].geometryChanged.emit(app.screens()[0].geometry())
+    QTimer.singleShot(0, app.quit)  # (after the overlay's own check, queued before it)
+    app.exec()
+    out.append([o.x(), o.y(), o.width(), o.height()])
+print(json.dumps(out))
+"""
+
+
+def test_two_screens_of_different_heights(tmp_path: Path) -> None:
+    layout = tmp_path / "screens.json"
+    screens = [LAPTOP, MONITOR]
+    layout.write_text(
+        json.dumps({"screens": [dict(s, logicalDpi=96, logicalBaseDpi=96, dpr=1) for s in screens]})
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={layout}")
+    rects = [
+        [1000, 300, 600, 120],  # across both screens, wholly on them: left as it is
+        [1100, 760, 600, 120],  # across both, its lower left below the laptop's 800 px
+        [1500, 1000, 600, 120],  # on the monitor, its bottom below it
+    ]
+    got = run_json(["-c", PROBE_CHANGE, json.dumps(rects)], env, timeout=60)
+    assert got[0] == [1000, 300, 600, 120]
+    assert got[1] == [1280, 760, 600, 120]  # onto the monitor, which showed most of it
+    assert got[2] == [1500, 1080 - 120, 600, 120]
