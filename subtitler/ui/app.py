@@ -12,7 +12,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QRect, Qt, QTimer, QUrl, Slot
-from PySide6.QtGui import QCursor, QDesktopServices, QGuiApplication, QIcon, QWindow
+from PySide6.QtGui import QCursor, QDesktopServices, QGuiApplication, QIcon, QScreen, QWindow
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
 from subtitler.config import AppConfig, DisplayConfig, given_settings
@@ -150,6 +150,12 @@ class SubtitlerApp(QObject):
         gui = QGuiApplication.instance()
         if isinstance(gui, QGuiApplication):
             gui.focusWindowChanged.connect(self._focus_changed)
+            # A monitor unplugged, a screen made smaller: an open window of the app left where
+            # no screen is comes onto one (the overlay looks after itself).
+            gui.screenRemoved.connect(self._screens_changed)
+            gui.screenAdded.connect(self._watch_screen)
+            for scr in gui.screens():
+                self._watch_screen(scr)
         for name, reason in self.hotkey_problems.items():
             if reason and self.hotkeys.available:  # (Wayland's reason is in the tab alone)
                 seq = getattr(self.config.display, name)
@@ -211,6 +217,19 @@ class SubtitlerApp(QObject):
             self.settings.show_hotkeys(
                 self.hotkey_problems, self.hotkeys.note, self.hotkeys.available
             )
+
+    def _watch_screen(self, scr: QScreen) -> None:
+        scr.geometryChanged.connect(self._screens_changed)
+        scr.availableGeometryChanged.connect(self._screens_changed)
+
+    def _screens_changed(self, *_: object) -> None:
+        QTimer.singleShot(0, self, self._windows_on_screen)
+
+    def _windows_on_screen(self) -> None:
+        windows = (self.settings, self.history, self.models, self.glossary_dialog, self.about)
+        for w in windows:
+            if w is not None and shiboken6.isValid(w) and w.isVisible():
+                back_on_screen(w)
 
     def _focus_changed(self, window: QWindow | None) -> None:
         QTimer.singleShot(0, self, self.keep_clear)  # once Qt has settled the active window
@@ -584,6 +603,8 @@ class SubtitlerApp(QObject):
         if isinstance(gui, QGuiApplication):
             with contextlib.suppress(RuntimeError, TypeError):
                 gui.focusWindowChanged.disconnect(self._focus_changed)
+            with contextlib.suppress(RuntimeError, TypeError):
+                gui.screenRemoved.disconnect(self._screens_changed)
         self._hide_windows()
         self.stop_web()
         self.session.stop(2.0)

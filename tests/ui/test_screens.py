@@ -307,3 +307,33 @@ def test_two_screens_of_different_heights(tmp_path: Path) -> None:
     assert got[0] == [1000, 300, 600, 120]
     assert got[1] == [1280, 760, 600, 120]  # onto the monitor, which showed most of it
     assert got[2] == [1500, 1080 - 120, 600, 120]
+
+
+def test_an_open_window_on_a_screen_unplugged_comes_onto_a_screen(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Settings open on the monitor when it is unplugged (or the screen made smaller): the
+    # window stays where no screen is, unseen, and the overlay keeps clear of it there.
+    from tests.ui.test_app_state import make_app
+
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    app.open_settings()
+    w = app.settings
+    assert w is not None
+    qtbot.addWidget(w)
+    gui = _gui()
+    area = gui.primaryScreen().availableGeometry()
+    w.move(area.right() + 1200, area.y() + 100)  # where the unplugged monitor was
+    gui.screenRemoved.emit(gui.primaryScreen())
+    qtbot.waitUntil(lambda: area.contains(w.frameGeometry().topLeft()), timeout=2000)
+    assert w.isVisible()
+    # A screen made smaller under it: its lower right corner off the screen.
+    w.move(area.right() - 300, area.bottom() - 200)
+    gui.primaryScreen().geometryChanged.emit(gui.primaryScreen().geometry())
+
+    def on_screen() -> bool:  # wholly, or as wide as the screen (Settings' least width)
+        frame = w.frameGeometry()
+        seen = frame.intersected(area)
+        room = (min(frame.width(), area.width()), frame.height())
+        return area.contains(frame.topLeft()) and (seen.width(), seen.height()) == room
+
+    qtbot.waitUntil(on_screen, timeout=2000)
