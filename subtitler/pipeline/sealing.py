@@ -39,7 +39,7 @@ class FinishedLines:
         self._inflight: AsrUpdate | None = None
         self._sealed = False
         self._failing = False  # the transcript could not be written (said once)
-        self._ahead: set[int] = set()  # lines whose source was written ahead of translation
+        self._ahead: set[tuple[str, int]] = set()  # (side, line) written ahead of translation
 
     def next_update(self, timeout: float) -> AsrUpdate | None:
         """The next update to translate (None: none came, or the transcript is sealed)."""
@@ -58,9 +58,9 @@ class FinishedLines:
         if self.transcript is None:
             return
         for u in self.mailbox.waiting_behind():
-            if u.segment_id not in self._ahead:
+            if (u.side, u.segment_id) not in self._ahead:
                 self._write(u, {})
-                self._ahead.add(u.segment_id)
+                self._ahead.add((u.side, u.segment_id))
 
     def done(self) -> None:
         """The update taken last is finished with (translated, put back or failed)."""
@@ -108,7 +108,7 @@ class FinishedLines:
         "": none)."""
         if self.transcript is None or not u.text:
             return
-        self._ahead.discard(u.segment_id)  # (written ahead: this record replaces that one)
+        self._ahead.discard((u.side, u.segment_id))  # (written ahead: this record replaces it)
         mt = self.settings(u.side)
         main, *extra = targets or mt.targets
         try:

@@ -409,8 +409,11 @@ def test_a_translator_that_stops_answering_is_ended_and_loaded_again(
         assert wait_for(lambda: _translated_after(ev, n), timeout=60)
     finally:
         assert p.stop()
+    # Each line shown finished is in the transcript once (a line finished while the worker
+    # was loaded again may be written as said at the stop, not shown translated).
     finals = [e.source for e in ev.of(SubtitleEvent) if e.final]
-    assert [r.source for r in read_transcript(tmp_path / "t.jsonl")] == finals
+    written = [r.source for r in read_transcript(tmp_path / "t.jsonl")]
+    assert set(finals) <= set(written) and len(set(written)) == len(written)
 
 
 @pytest.fixture()
