@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from PySide6.QtCore import Qt, Signal, SignalInstance
+from PySide6.QtCore import QSize, Qt, Signal, SignalInstance
 from PySide6.QtGui import QColor, QFont, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSlider,
     QSpinBox,
     QTabWidget,
@@ -309,6 +310,7 @@ class SettingsPane(QDialog):
         self.key_problems: dict[str, QLabel] = {}  # hotkey -> why the OS refused it
         self.web = WebSettings(lambda: self.choices.web_status())
         self.tabs = QTabWidget()
+        self.pages: list[QWidget] = []  # each tab's form (in a scroll area: a small screen)
         listed = {key for _tab, _title, keys in TABS for key in keys}
         for tab, title, keys in TABS:
             page = self.web if tab == "browser" else QWidget()
@@ -320,7 +322,8 @@ class SettingsPane(QDialog):
                     self._add_row(form, key)
                 else:
                     self._line(form, key)
-            self.tabs.addTab(page, title)
+            self.pages.append(page)
+            self.tabs.addTab(_Scrolled(page), title)
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828")
         self.error.setWordWrap(True)
@@ -863,6 +866,23 @@ def _percent_row(
         show(v)  # also when the slider stays where it was
 
     return Row(slider, load, lambda: slider.value() / 100, shown, slider.valueChanged)
+
+
+class _Scrolled(QScrollArea):
+    """A tab's page that scrolls where the window is smaller than it (a screen of 800x600
+    logical px, 1366x768 at 175 %: Settings was taller than the screen, OK and Apply below
+    its edge), and asks for the room of the whole page where there is."""
+
+    def __init__(self, page: QWidget) -> None:
+        super().__init__()
+        self.setWidget(page)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # (Tab goes to the page's controls)
+
+    def sizeHint(self) -> QSize:  # (QScrollArea's is at most 24 lines high)
+        page = self.widget()
+        return page.sizeHint() if page is not None else super().sizeHint()
 
 
 def _plain(tp: Any) -> tuple[Any, bool]:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QWidget,
 )
 
@@ -264,19 +265,44 @@ def tab_order(root: QWidget) -> list[QWidget]:
     return out
 
 
+def _scrolled_in(w: QWidget, root: QWidget) -> QScrollArea | None:
+    """The outermost scroll area under ``root`` that ``w`` scrolls in, or None."""
+    found = None
+    p = w.parentWidget()
+    while p is not None and p is not root:
+        if isinstance(p, QScrollArea) and p.widget() is not None and p.widget().isAncestorOf(w):
+            found = p
+        p = p.parentWidget()
+    return found
+
+
 def out_of_order(root: QWidget) -> list[str]:
     """Pairs of widgets that Tab visits against the reading order (top to bottom, then left to
-    right within a row); the tab bar of a tab widget and a table's cells are not checked."""
+    right within a row); the tab bar of a tab widget and a table's cells are not checked. A
+    control in a scroll area is read where it is in the scrolled page, and, against one
+    outside it, where the scroll area is (a control scrolled below the window's buttons is
+    read before them)."""
     seen = tab_order(root)
 
-    def where(w: QWidget) -> tuple[int, int]:
-        p = w.mapTo(root, w.rect().center())
-        return p.y(), p.x()
+    def where(w: QWidget, ref: QWidget) -> tuple[int, int, int]:
+        p = w.mapTo(ref, w.rect().center())
+        return p.y(), p.x(), w.height()
+
+    def outside(w: QWidget, area: QScrollArea | None) -> tuple[int, int, int]:
+        if area is None:
+            return where(w, root)
+        y, x, _h = where(area, root)
+        return y, x, 0  # (its middle, no row of its own)
 
     problems = []
     for a, b in itertools.pairwise(seen):
-        (ya, xa), (yb, xb) = where(a), where(b)
-        same_row = abs(ya - yb) <= max(a.height(), b.height()) // 2
+        sa, sb = _scrolled_in(a, root), _scrolled_in(b, root)
+        if sa is sb and sa is not None:
+            page = sa.widget()
+            (ya, xa, ha), (yb, xb, hb) = where(a, page), where(b, page)
+        else:
+            (ya, xa, ha), (yb, xb, hb) = outside(a, sa), outside(b, sb)
+        same_row = abs(ya - yb) <= max(ha, hb) // 2
         if (same_row and xb < xa) or (not same_row and yb < ya):
             problems.append(f"{_name(a)} -> {_name(b)}")
     return problems

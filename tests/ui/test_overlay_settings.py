@@ -542,7 +542,7 @@ def test_settings_speak_plain_words_with_the_exact_term_in_a_tooltip(qtbot) -> N
     qtbot.addWidget(pane)
     rows: dict[str, str] = {}
     for i in range(pane.tabs.count()):
-        form = pane.tabs.widget(i).layout()
+        form = pane.pages[i].layout()
         if not isinstance(form, QFormLayout):
             continue
         for r in range(form.rowCount()):

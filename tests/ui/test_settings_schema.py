@@ -133,7 +133,7 @@ def test_an_added_plain_setting_comes_at_the_end_of_its_tab(qtbot, added: AppCon
     pane = SettingsPane(added)
     qtbot.addWidget(pane)
     advanced = next(i for i, (tab, _t, _k) in enumerate(TABS) if tab == "advanced")
-    form = pane.tabs.widget(advanced).layout()
+    form = pane.pages[advanced].layout()
     assert isinstance(form, QFormLayout)
     fields = [form.itemAt(r, QFormLayout.ItemRole.FieldRole) for r in range(form.rowCount())]
     assert [item.widget() for item in fields[-2:] if item is not None] == [
