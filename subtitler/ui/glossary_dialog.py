@@ -57,15 +57,21 @@ class GlossaryDialog(QDialog):
         )
         intro.setWordWrap(True)
         pair = QHBoxLayout()
-        pair.addWidget(QLabel("From"))
-        pair.addWidget(self.src_box, 1)
-        pair.addWidget(QLabel("to"))
-        pair.addWidget(self.tgt_box, 1)
+        for text, box, name in (
+            ("From", self.src_box, "Glossary from language"),
+            ("to", self.tgt_box, "Glossary to language"),
+        ):
+            label = QLabel(text)
+            label.setBuddy(box)
+            box.setAccessibleName(name)  # ("to" alone says little to a screen reader)
+            pair.addWidget(label)
+            pair.addWidget(box, 1)
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["Term (as spoken)", "Fixed translation"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().hide()  # (row numbers say nothing here)
+        self.table.setAccessibleName("Terms")
         self.add_button = QPushButton("Add term")
         self.remove_button = QPushButton("Remove")
         self.import_button = QPushButton("Import CSV…")

@@ -109,6 +109,7 @@ class ModelsDialog(QDialog):
             ["Model", "For", "Download", "Memory", "Use at work", "Status", ""]
         )
         self.table.setRootIsDecorated(False)
+        self.table.setAccessibleName("Models")
         self.table.currentItemChanged.connect(lambda *_: self._update_buttons())
         # The selected model's licence in plain words, read before Download is clicked.
         self.licence = QLabel()

@@ -403,6 +403,7 @@ class SettingsPane(QDialog):
             return
         label = QLabel(look.label or spec.label)
         label.setToolTip(tip)
+        label.setBuddy(row.widget)  # (a screen reader names the control by it)
         form.addRow(label, shown)
 
     def _make_row(self, key: str) -> Row:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QScrollArea,
+    QTabBar,
     QWidget,
 )
 
@@ -306,6 +307,21 @@ def out_of_order(root: QWidget) -> list[str]:
         if (same_row and xb < xa) or (not same_row and yb < ya):
             problems.append(f"{_name(a)} -> {_name(b)}")
     return problems
+
+
+def unnamed(root: QWidget) -> list[str]:
+    """The controls Tab visits under ``root`` that a screen reader has no name for: no
+    accessible name, no label whose buddy it is, no text of its own (a button's); a tab bar
+    names its tabs."""
+    buddies = {label.buddy() for label in root.findChildren(QLabel)}
+    out = []
+    for w in tab_order(root):
+        if w.accessibleName() or w in buddies or isinstance(w, QTabBar):
+            continue
+        if isinstance(w, QAbstractButton) and w.text():
+            continue
+        out.append(f"{type(w).__name__}({w.toolTip()[:30]!r})")
+    return out
 
 
 def _name(w: QWidget) -> str:
