@@ -182,6 +182,7 @@ class SubtitleOverlay(QWidget):
     def __init__(self, display: DisplayConfig) -> None:
         super().__init__(None)
         self.setWindowTitle("subtitler")
+        self.setAccessibleName("Subtitles")
         self.setWindowFlags(
             Qt.WindowType.FramelessWindowHint
             | Qt.WindowType.WindowStaysOnTopHint
@@ -294,6 +295,11 @@ class SubtitleOverlay(QWidget):
         tip = "\n".join(t for t in texts if t)
         if tip != self.toolTip():
             self.setToolTip(tip)
+        # For a screen reader: the subtitles as the last frame drew them, then those texts.
+        shown = [p.row.text for p in self.placed if p.row.stream != NOTICE]
+        described = "\n".join(t for t in (*shown, tip) if t)
+        if described != self.accessibleDescription():
+            self.setAccessibleDescription(described)  # (Qt says it changed)
 
     def set_alert(self, text: str, sticky: bool = False) -> None:
         """A problem shown above the subtitles even while they run (an unplugged input, a

@@ -44,3 +44,33 @@ def test_a_setting_is_said_with_its_label(qtbot) -> None:  # type: ignore[no-unt
     assert said(pane.widget("mt.extra_targets")) == "Also translate into"
     assert said(pane.widget("display.font_size")) == "Size"
     assert said(pane.web.url) == "Address"
+
+
+def test_the_overlay_gives_a_screen_reader_the_subtitles_it_shows(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Its name says what it is; its description is every text it draws: the subtitles as
+    shown (a screen reader read 'subtitler, Listening…' over a meeting's subtitles), the
+    state and an alert."""
+    from subtitler.config import DisplayConfig
+    from subtitler.session import SubtitleEvent
+    from subtitler.ui.app_state import Shown
+    from subtitler.ui.overlay import SubtitleOverlay
+
+    o = SubtitleOverlay(DisplayConfig(mask_k=0))
+    qtbot.addWidget(o)
+    o.place()
+    o.show()
+    o.set_state(Shown("running", "Listening…"))
+    words = ("Guten", " Morgen", " zusammen.")
+    o.on_subtitle(SubtitleEvent(1, "Good morning, all.", "".join(words), words, True, 0, 0))
+    qtbot.waitUntil(lambda: o.drawn != [], timeout=2000)
+    assert said(o) == "Subtitles"
+    face = QAccessible.queryAccessibleInterface(o)
+    assert face is not None
+    assert "Guten Morgen zusammen." in face.text(QAccessible.Text.Description)
+    o.set_alert("the microphone was unplugged")
+    o.grab()
+    described = face.text(QAccessible.Text.Description)
+    assert "the microphone was unplugged" in described and "Guten Morgen" in described
+    o.clear()
+    o.grab()
+    assert "Guten" not in face.text(QAccessible.Text.Description)
