@@ -72,6 +72,9 @@ class GlossaryDialog(QDialog):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().hide()  # (row numbers say nothing here)
         self.table.setAccessibleName("Terms")
+        # Tab goes on to the buttons (it went round the cells, never out of the table); the
+        # arrows move between cells, and Tab while a cell is edited to the next one.
+        self.table.setTabKeyNavigation(False)
         self.add_button = QPushButton("Add term")
         self.remove_button = QPushButton("Remove")
         self.import_button = QPushButton("Import CSV…")

@@ -211,3 +211,42 @@ def test_an_empty_pair_says_how_to_begin_and_edits_say_they_are_not_saved(qtbot)
     d.remove_button.click()
     assert d.rows() == [] and not d.remove_button.isEnabled()
     assert d.status.text() == "Not saved yet: click Save to use these terms."
+
+
+def test_the_keyboard_alone_adds_a_term_and_saves(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Tab leaves the table for the buttons and Shift+Tab comes back (Tab went round its
+    cells for ever: Add term, Remove, Import and Save could not be reached from it); arrows
+    move between the cells."""
+    from PySide6.QtCore import Qt
+
+    saved: list[Glossary] = []
+    dlg = GlossaryDialog(Glossary().with_pair("en", "de", [("OKR", "OKR")]), "en", "de")
+    qtbot.addWidget(dlg)
+    dlg.applied.connect(saved.append)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    dlg.table.setFocus()
+    dlg.table.setCurrentCell(0, 0)
+    qtbot.keyClick(dlg.table, Qt.Key.Key_Right)
+    assert dlg.table.currentColumn() == 1
+    qtbot.keyClick(dlg.table, Qt.Key.Key_Tab)
+    assert dlg.focusWidget() is dlg.add_button
+    qtbot.keyClick(dlg.add_button, Qt.Key.Key_Tab, Qt.KeyboardModifier.ShiftModifier)
+    assert dlg.focusWidget() is dlg.table
+    dlg.add_button.setFocus()
+    qtbot.keyClick(dlg.add_button, Qt.Key.Key_Space)  # a new row, its term being edited
+    editor = dlg.focusWidget()
+    assert editor is not dlg.add_button and dlg.table.isAncestorOf(editor)
+    qtbot.keyClicks(editor, "Subiaco")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    # (the editor's text is put in the table once Qt has ended the edit)
+    qtbot.waitUntil(lambda: dlg.table.state() != dlg.table.State.EditingState, timeout=1000)
+    assert dlg.rows()[-1] == ("Subiaco", "")
+    save = dlg.buttons.button(QDialogButtonBox.StandardButton.Save)
+    for _ in range(6):
+        if dlg.focusWidget() is save:
+            break
+        qtbot.keyClick(dlg.focusWidget(), Qt.Key.Key_Tab)
+    assert dlg.focusWidget() is save
+    qtbot.keyClick(save, Qt.Key.Key_Space)
+    assert [e.term for e in saved[-1].pair("en", "de")] == ["OKR", "Subiaco"]
