@@ -3,6 +3,7 @@ each one's licence text (subtitler/notices.py; the installers ship the file)."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
@@ -21,6 +22,11 @@ from subtitler.ui.sizing import open_at
 def _text_page(text: str) -> QPlainTextEdit:
     page = QPlainTextEdit()
     page.setReadOnly(True)
+    # A caret the arrows move: a screen reader reads the line it is on (it only scrolled).
+    page.setTextInteractionFlags(
+        Qt.TextInteractionFlag.TextSelectableByMouse
+        | Qt.TextInteractionFlag.TextSelectableByKeyboard
+    )
     page.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
     page.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
     page.setPlainText(text)
@@ -40,8 +46,9 @@ class AboutDialog(QDialog):
         self.tabs = QTabWidget()
         self.licence = _text_page(notices.project_licence())
         self.third_party = _text_page(notices.for_about())
-        self.tabs.addTab(self.licence, "Licence")
-        self.tabs.addTab(self.third_party, "Third-party software")
+        for page, title in ((self.licence, "Licence"), (self.third_party, "Third-party software")):
+            page.setAccessibleName(title)  # (a screen reader said "text" alone)
+            self.tabs.addTab(page, title)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)

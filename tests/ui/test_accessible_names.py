@@ -74,3 +74,35 @@ def test_the_overlay_gives_a_screen_reader_the_subtitles_it_shows(qtbot) -> None
     o.clear()
     o.grab()
     assert "Guten" not in face.text(QAccessible.Text.Description)
+
+
+def test_about_names_its_pages(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from subtitler.ui.about import AboutDialog
+
+    about = AboutDialog()
+    qtbot.addWidget(about)
+    about.show()
+    for i in range(about.tabs.count()):
+        about.tabs.setCurrentIndex(i)
+        settle()
+        assert unnamed(about) == []
+    assert said(about.third_party) == "Third-party software"
+
+
+def test_about_pages_are_read_line_by_line_with_the_keyboard(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The licence texts have a caret the arrows move (a screen reader reads the line it is
+    on; they only scrolled), and Tab still goes on to the next control."""
+    from PySide6.QtCore import Qt
+
+    from subtitler.ui.about import AboutDialog
+
+    about = AboutDialog()
+    qtbot.addWidget(about)
+    about.show()
+    page = about.licence
+    page.setFocus()
+    qtbot.keyClick(page, Qt.Key.Key_Down)
+    qtbot.keyClick(page, Qt.Key.Key_Down)
+    assert page.textCursor().blockNumber() == 2
+    qtbot.keyClick(page, Qt.Key.Key_Tab)
+    assert about.focusWidget() is not page
