@@ -482,6 +482,13 @@ class FirstRunDialog(QDialog):
         self.files_status.setText("Models ready.")
         self.accept()
 
+    def reject(self) -> None:
+        """Closed as Skip does (Esc, Skip, the title bar): a download under way stops at its
+        next block, what it fetched kept for Models… to go on with (it went on unseen, its
+        models not used)."""
+        self._cancel.set()
+        super().reject()
+
     def _say(self, label: QLabel, text: str) -> None:
         label.setText(text)
         label.show()

@@ -322,3 +322,28 @@ def test_the_dialog_says_each_offered_models_licence(qtbot, tmp_path: Path) -> N
     for e in offered.offer:
         assert f"{e.name} · " in text and e.licence_text in text
     assert text.count("free to use, also at work and for commercial purposes") == 2
+
+
+def test_esc_during_a_download_stops_it(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Esc (or Skip, or the title bar's close) while the models download: the dialog closes
+    as Skip does and the download stops (it went on unseen: the app started without the
+    models, which were fetched all the same and not used, while Models… could fetch the same
+    files again at once)."""
+    import threading
+
+    from PySide6.QtCore import Qt
+
+    key = f"{MT_REPO}/tiny.gguf"
+    stalled, release = threading.Event(), threading.Event()
+    hub.midway[key] = (1 << 20, lambda: (stalled.set(), release.wait(30)))
+    dlg = FirstRunDialog(AppConfig(), plan(True), root=tmp_path / "models")
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.download_btn.click()
+    qtbot.waitUntil(stalled.is_set, timeout=30_000)
+    with qtbot.waitSignal(dlg.rejected, timeout=5_000):
+        qtbot.keyClick(dlg, Qt.Key.Key_Escape)
+    release.set()
+    qtbot.waitUntil(lambda: dlg.cancel_btn.isHidden(), timeout=30_000)
+    assert not (tmp_path / "models" / "tiny-mt" / "tiny.gguf").exists()
+    assert dlg.status.text().startswith("Download stopped: download cancelled")
