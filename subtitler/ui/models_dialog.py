@@ -314,6 +314,11 @@ class ModelsDialog(QDialog):
         self.status.setText(message)
         self.refresh()
 
+    def reject(self) -> None:
+        """Esc: closed as Close closes it (the download went on, unseen)."""
+        self._cancel.set()
+        super().reject()
+
     def closeEvent(self, event: Any) -> None:
         self._cancel.set()  # a download in flight stops at its next block
         super().closeEvent(event)

@@ -239,3 +239,24 @@ def test_settings_open_models_at_the_chosen_model(
     first = app.models.selected()
     assert first is not None and first.size_name == "small"
     app.quit()
+
+
+def test_esc_stops_a_download_as_close_does(qtbot, hub: FakeHub, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Close (and the title bar) stop a download under way; Esc hid the window and the
+    download went on unseen."""
+    import threading
+
+    from PySide6.QtCore import Qt
+
+    stalled, release = threading.Event(), threading.Event()
+    hub.midway[f"{MT_REPO}/tiny.gguf"] = (1 << 20, lambda: (stalled.set(), release.wait(30)))
+    dlg = dialog(qtbot, tmp_path / "models")
+    dlg.select("tiny-mt")
+    dlg.download_btn.click()
+    qtbot.waitUntil(stalled.is_set, timeout=30_000)
+    qtbot.keyClick(dlg, Qt.Key.Key_Escape)
+    assert not dlg.isVisible()
+    release.set()
+    wait_idle(qtbot, dlg)
+    assert dlg.status.text().startswith("Download cancelled")
+    assert not dl.model_path(mt_entry(), tmp_path / "models").exists()
