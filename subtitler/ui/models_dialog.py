@@ -116,6 +116,8 @@ class ModelsDialog(QDialog):
         self.licence.setTextFormat(Qt.TextFormat.RichText)
         self.licence.setWordWrap(True)
         self.licence.setOpenExternalLinks(True)
+        # Its link reached by Tab and opened by Enter too (it could only be clicked).
+        self.licence.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.hide()

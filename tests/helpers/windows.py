@@ -311,15 +311,15 @@ def out_of_order(root: QWidget) -> list[str]:
 
 def unnamed(root: QWidget) -> list[str]:
     """The controls Tab visits under ``root`` that a screen reader has no name for: no
-    accessible name, no label whose buddy it is, no text of its own (a button's); a tab bar
-    names its tabs."""
+    accessible name, no label whose buddy it is, no text of its own (a button's, a
+    label's); a tab bar names its tabs."""
     buddies = {label.buddy() for label in root.findChildren(QLabel)}
     out = []
     for w in tab_order(root):
         if w.accessibleName() or w in buddies or isinstance(w, QTabBar):
             continue
-        if isinstance(w, QAbstractButton) and w.text():
-            continue
+        if isinstance(w, QAbstractButton | QLabel) and w.text():
+            continue  # (says its text: a button's, a label's with a link)
         out.append(f"{type(w).__name__}({w.toolTip()[:30]!r})")
     return out
 

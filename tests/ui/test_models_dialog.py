@@ -260,3 +260,41 @@ def test_esc_stops_a_download_as_close_does(qtbot, hub: FakeHub, tmp_path: Path)
     wait_idle(qtbot, dlg)
     assert dlg.status.text().startswith("Download cancelled")
     assert not dl.model_path(mt_entry(), tmp_path / "models").exists()
+
+
+def test_the_licence_link_is_reached_and_opened_by_keyboard(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Tab reaches the selected model's licence line, then its 'Read the licence', and Enter
+    opens it (it could be clicked only: a keyboard user never read the licence the window
+    points to)."""
+    from PySide6.QtCore import QObject, Qt, QUrl, Slot
+    from PySide6.QtGui import QDesktopServices
+    from PySide6.QtWidgets import QApplication
+
+    from subtitler.models.catalog import load_catalog
+    from tests.helpers.windows import tab_order
+
+    opened: list[str] = []
+
+    class Browser(QObject):  # (what the system's browser is handed)
+        @Slot(QUrl)
+        def show(self, url: QUrl) -> None:
+            opened.append(url.toString())
+
+    browser = Browser()
+    QDesktopServices.setUrlHandler("https", browser, "show")
+    dlg = ModelsDialog(AppConfig(), load_catalog(), root=tmp_path / "models")
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.select("tower-plus-2b-q4_k_m")
+    dlg.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dlg, timeout=2000)
+    order = tab_order(dlg)
+    assert order.index(dlg.licence) == order.index(dlg.table) + 1
+    dlg.table.setFocus()
+    qtbot.keyClick(dlg.table, Qt.Key.Key_Tab)
+    assert dlg.focusWidget() is dlg.licence  # (a screen reader reads the licence line)
+    qtbot.keyClick(dlg.licence, Qt.Key.Key_Tab)  # onto its link, as Qt's labels do
+    assert dlg.focusWidget() is dlg.licence
+    qtbot.keyClick(dlg.licence, Qt.Key.Key_Return)
+    QDesktopServices.unsetUrlHandler("https")
+    assert opened and "creativecommons.org/licenses/by-nc-sa" in opened[0]
