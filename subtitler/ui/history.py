@@ -219,6 +219,11 @@ class HistoryDialog(QDialog):
         self.list.currentItemChanged.connect(lambda *_: self._show_current())
         self.text = QTextBrowser()
         self.text.setAccessibleName("The meeting's lines")
+        # A caret the arrows move: a screen reader reads the line it is on (they scrolled).
+        self.text.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextBrowserInteraction
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
         self.status = QLabel()
         self.status.setWordWrap(True)
 

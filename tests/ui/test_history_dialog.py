@@ -423,3 +423,22 @@ def test_closing_mid_read_stops_the_read(qtbot, tmp_path: Path, monkeypatch) -> 
     slow.go.set()
     qtbot.waitUntil(lambda: not readers())
     QApplication.processEvents()  # (its answer, queued to a window that is gone: dropped)
+
+
+def test_a_meeting_is_read_line_by_line_with_the_keyboard(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Its text has a caret the arrows move, for a screen reader to read the line it is on
+    (the arrows only scrolled it), and Tab goes on to the export's controls."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QTextCursor
+
+    write(tmp_path, "20261116-093000", PLANNING)
+    dlg = opened(qtbot, tmp_path)
+    dlg.show()
+    text = dlg.text
+    text.setFocus()
+    text.moveCursor(QTextCursor.MoveOperation.Start)
+    start = text.textCursor().position()
+    qtbot.keyClick(text, Qt.Key.Key_Down)
+    assert text.textCursor().position() > start
+    qtbot.keyClick(text, Qt.Key.Key_Tab)
+    assert dlg.focusWidget() is dlg.which
