@@ -12,7 +12,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QLocale
+from PySide6.QtCore import QLocale, Qt
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -481,6 +482,16 @@ class FirstRunDialog(QDialog):
         self.result_config = self._checked_config
         self.files_status.setText("Models ready.")
         self.accept()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Esc on the page of files on this computer is Back, what was typed kept (it closed
+        the dialog as Skip, the paths thrown away); elsewhere it closes as Skip does."""
+        if event.key() == Qt.Key.Key_Escape and self.pages.currentIndex() == 2:
+            if self.files_back_btn.isEnabled():  # (not while the files are being checked)
+                self._go(1)
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def reject(self) -> None:
         """Closed as Skip does (Esc, Skip, the title bar): a download under way stops at its

@@ -347,3 +347,19 @@ def test_esc_during_a_download_stops_it(qtbot, hub: FakeHub, tmp_path: Path) -> 
     qtbot.waitUntil(lambda: dlg.cancel_btn.isHidden(), timeout=30_000)
     assert not (tmp_path / "models" / "tiny-mt" / "tiny.gguf").exists()
     assert dlg.status.text().startswith("Download stopped: download cancelled")
+
+
+def test_esc_on_the_files_page_goes_back_keeping_what_was_typed(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Esc there is Back (it closed the whole dialog as Skip: the paths typed were thrown
+    away and the app started without models); from the models page it skips."""
+    from PySide6.QtCore import Qt
+
+    dlg = files_page(qtbot, tmp_path)
+    dlg.speech_path.setText("/home/ann/models/whisper-small")
+    qtbot.keyClick(dlg.speech_path, Qt.Key.Key_Escape)
+    assert dlg.isVisible() and dlg.pages.currentIndex() == 1
+    dlg.local_btn.click()
+    assert dlg.speech_path.text() == "/home/ann/models/whisper-small"
+    qtbot.keyClick(dlg.speech_path, Qt.Key.Key_Escape)
+    with qtbot.waitSignal(dlg.rejected, timeout=2_000):
+        qtbot.keyClick(dlg.local_btn, Qt.Key.Key_Escape)
