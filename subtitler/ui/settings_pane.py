@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from PySide6.QtCore import QSize, Qt, Signal, SignalInstance
-from PySide6.QtGui import QColor, QFont, QIcon, QKeySequence, QPixmap
+from PySide6.QtCore import QKeyCombination, QSize, Qt, Signal, SignalInstance
+from PySide6.QtGui import QColor, QFont, QIcon, QKeyEvent, QKeySequence, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
     QColorDialog,
@@ -604,7 +604,7 @@ class SettingsPane(QDialog):
     def _hotkey_row(self, name: str) -> Row:
         """A key recorder, with a line under it saying why the OS refused the key (hidden
         while it works)."""
-        edit = QKeySequenceEdit()
+        edit = _KeyRecorder()
         if name == "hotkey_click_through":
             self.key_click = edit
         else:
@@ -867,6 +867,32 @@ def _percent_row(
         show(v)  # also when the slider stays where it was
 
     return Row(slider, load, lambda: slider.value() / 100, shown, slider.valueChanged)
+
+
+MODIFIER_KEYS = frozenset({Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta})
+
+
+class _KeyRecorder(QKeySequenceEdit):
+    """Records a hotkey; Tab and Shift+Tab move on and leave it as it was. Qt's recorder lets
+    plain Tab and Backtab go, but a Shift pressed alone cleared the key, and the Shift+Backtab
+    a keyboard sends was recorded: Shift+Tab changed the hotkey and the focus stayed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        shift = Qt.KeyboardModifier.ShiftModifier
+        self.setFinishingKeyCombinations(
+            [
+                *self.finishingKeyCombinations(),
+                QKeyCombination(shift, Qt.Key.Key_Backtab),
+                QKeyCombination(shift, Qt.Key.Key_Tab),
+            ]
+        )
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in MODIFIER_KEYS:  # (a combination is recorded at its key)
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
 
 class _Scrolled(QScrollArea):
