@@ -906,6 +906,8 @@ class _Scrolled(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QScrollArea.Shape.NoFrame)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # (Tab goes to the page's controls)
+        for w in (page, self.viewport()):  # (the tab's own background shows, as before)
+            w.setAutoFillBackground(False)
 
     def sizeHint(self) -> QSize:  # (QScrollArea's is at most 24 lines high)
         page = self.widget()

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QPoint
 
 from tests.helpers.subproc import run_json
 
@@ -96,3 +97,30 @@ def test_tab_brings_a_setting_below_the_window_into_view(qtbot) -> None:  # type
             top = w.mapTo(area.viewport(), QPoint(0, 0))
             assert area.viewport().rect().contains(top), (w, top)
     assert last in seen and ok in seen
+
+
+def test_a_scrolled_tab_looks_as_the_tab_did(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The scroll area paints nothing of its own: the tab's lighter background shows, as on a
+    tab without one (the page and the scroll area filled it with the window's grey)."""
+    from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
+
+    from subtitler.config import AppConfig
+    from subtitler.ui.settings_pane import SettingsPane
+
+    plain = QTabWidget()
+    qtbot.addWidget(plain)
+    plain.addTab(QWidget(), "Plain")
+    plain.resize(300, 200)
+    plain.show()
+    page = plain.currentWidget()
+    tab_colour = plain.grab().toImage().pixelColor(page.mapTo(plain, page.rect().center()))
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    pane.tabs.setCurrentIndex(3)  # Appearance: room below its rows
+    pane.resize(820, 640)
+    pane.show()
+    qtbot.waitExposed(pane)
+    area = pane.tabs.currentWidget()
+    assert isinstance(area, QScrollArea)
+    below_rows = area.mapTo(pane.tabs, area.rect().center() + QPoint(0, area.height() // 3))
+    assert pane.tabs.grab().toImage().pixelColor(below_rows) == tab_colour
