@@ -506,8 +506,19 @@ class FirstRunDialog(QDialog):
         self._refit()
 
     def _go(self, page: int) -> None:
+        changed = page != self.pages.currentIndex()
         self.pages.setCurrentIndex(page)
         self._refit()
+        if changed:  # the page's first step in focus (it fell on Back: Enter went back)
+            self._first_step(page).setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _first_step(self, page: int) -> QWidget:
+        if page == 0:
+            return self.heard
+        if page == 2:
+            return self.speech_path
+        usable = self.download_btn.isVisibleTo(self) and self.download_btn.isEnabled()
+        return self.download_btn if usable else self.local_btn
 
     def _refit(self) -> None:
         """As tall as the page now shown needs at this width (a page's text, a problem said

@@ -363,3 +363,22 @@ def test_esc_on_the_files_page_goes_back_keeping_what_was_typed(qtbot, tmp_path:
     qtbot.keyClick(dlg.speech_path, Qt.Key.Key_Escape)
     with qtbot.waitSignal(dlg.rejected, timeout=2_000):
         qtbot.keyClick(dlg.local_btn, Qt.Key.Key_Escape)
+
+
+@pytest.mark.parametrize("network", [True, False])
+def test_enter_on_the_languages_page_leads_to_the_models_action(qtbot, network: bool) -> None:  # type: ignore[no-untyped-def]
+    """Enter is Next, then the models page has its action in focus: Download (or, with no
+    network, Use files on this computer…). Focus fell on Back: a second Enter went back."""
+    from PySide6.QtCore import Qt
+
+    dlg = FirstRunDialog(AppConfig(), plan(network), root=None)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.activateWindow()
+    qtbot.waitActive(dlg)
+    dlg.heard.setFocus()
+    qtbot.keyClick(dlg.heard, Qt.Key.Key_Return)
+    assert dlg.pages.currentIndex() == 1
+    assert dlg.focusWidget() is (dlg.download_btn if network else dlg.local_btn)
+    qtbot.keyClick(dlg.local_btn, Qt.Key.Key_Space)
+    assert dlg.pages.currentIndex() == 2 and dlg.focusWidget() is dlg.speech_path
