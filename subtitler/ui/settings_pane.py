@@ -762,6 +762,7 @@ class SettingsPane(QDialog):
         self.color_btn.setIcon(QIcon(swatch))
         self.color_btn.setIconSize(swatch.size())
         self.color_btn.setText(self._color)
+        self.color_btn.setAccessibleName(f"Subtitle colour: {self._color}")  # (not the code alone)
 
     def _pick_color(self) -> None:
         c = QColorDialog.getColor(QColor(self._color), self, "Subtitle colour")

@@ -106,3 +106,11 @@ def test_about_pages_are_read_line_by_line_with_the_keyboard(qtbot) -> None:  # 
     assert page.textCursor().blockNumber() == 2
     qtbot.keyClick(page, Qt.Key.Key_Tab)
     assert about.focusWidget() is not page
+
+
+def test_the_colour_button_says_what_colour_it_picks(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Its text is the colour's code alone: a screen reader said '#ffffff, button'."""
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    pane.show_setting("display.text_color", "#ffcc00")
+    assert said(pane.widget("display.text_color")) == "Subtitle colour: #ffcc00"
