@@ -457,6 +457,7 @@ class SettingsPane(QDialog):
         elif name == "server_check":
             self.server_check = QPushButton("Check")
             self.server_check.setToolTip(SERVER_CHECK_TIP)
+            self.server_check.setAccessibleName("Check what the server can do")
             self.server_check.clicked.connect(self._check_server)
             self.server_found = QLabel("Not checked yet.")
             self.server_found.setWordWrap(True)

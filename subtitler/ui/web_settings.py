@@ -59,6 +59,7 @@ class WebSettings(QWidget):
         self.url.setReadOnly(True)
         self.url.setPlaceholderText("not running")
         self.copy = QPushButton("Copy")
+        self.copy.setAccessibleName("Copy the address")  # ("Copy" alone, to a screen reader)
         self.copy.clicked.connect(self._copy)
         url_row = QHBoxLayout()
         url_row.addWidget(self.url, 1)

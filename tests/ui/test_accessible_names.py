@@ -114,3 +114,12 @@ def test_the_colour_button_says_what_colour_it_picks(qtbot) -> None:  # type: ig
     qtbot.addWidget(pane)
     pane.show_setting("display.text_color", "#ffcc00")
     assert said(pane.widget("display.text_color")) == "Subtitle colour: #ffcc00"
+
+
+def test_a_button_that_says_little_alone_is_named_with_what_it_acts_on(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """'Check' and 'Copy' heard alone (a screen reader does not read the row's label for a
+    button): check what, copy what."""
+    pane = SettingsPane(AppConfig())
+    qtbot.addWidget(pane)
+    assert said(pane.server_check) == "Check what the server can do"
+    assert said(pane.web.copy) == "Copy the address"
