@@ -29,9 +29,9 @@ from subtitler.ui.single_instance import (
 ROOT = Path(__file__).resolve().parents[2]
 
 # A pytest tmp_path is too long for a socket path, so the tests that use one put their socket
-# in the real per-user folder in /tmp (subtitler-UID), which two tests below empty and hand to
-# another user: every test here runs in one worker (tools/dev.py: --dist loadgroup). Side by
-# side, the toggle test once found that folder another user's and its toggle did not arrive.
+# in the real per-user folder in /tmp (subtitler-UID), as do the apps other modules start: no
+# test empties it or hands it to another user (the other user's test has a temp folder of its
+# own). Every test here runs in one worker (tools/dev.py: --dist loadgroup) all the same.
 pytestmark = pytest.mark.xdist_group("tmp-subtitler-uid")
 
 
@@ -300,8 +300,7 @@ def test_private_folder_check(tmp_path: Path) -> None:
     assert not private_dir_ok(tmp_path / "none", uid)
 
 
-# These two use the real per-user folder in /tmp (subtitler-UID), which they empty (the module's
-# group keeps them off other workers).
+# The socket's folder, and another user in the temp folder (one of its own, as /tmp is).
 def test_the_socket_lives_in_a_private_folder(
     qtbot, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
@@ -349,7 +348,7 @@ print("acquired", g.acquire(), "woke", g.wake_running(), flush=True)
 """
 
 
-def squat(data: Path, attacker: int, victim: int) -> tuple[int, int]:
+def squat(data: Path, attacker: int, victim: int, tmp: Path) -> tuple[int, int]:
     """Another local user listening first where the app used to listen (a fixed name in the
     shared temp folder) and in the victim's would-be private folder there. A forked child that
     becomes ``attacker``: it needs no file of the checkout (which another user may not be able
@@ -357,10 +356,8 @@ def squat(data: Path, attacker: int, victim: int) -> tuple[int, int]:
     connection)."""
     import select
     import socket
-    import tempfile
 
     name = server_name(data)
-    tmp = Path(tempfile.gettempdir())
     own = tmp / f"subtitler-{victim}"
     r, w = os.pipe()
     pid = os.fork()
@@ -396,15 +393,18 @@ def squat(data: Path, attacker: int, victim: int) -> tuple[int, int]:
 def test_another_user_cannot_stand_in_for_the_running_app(short_tmp: Path) -> None:
     """Another local user listens first on the name the app used to take in /tmp (and on its
     would-be private folder there): a second start still reaches the real first instance."""
-    import shutil
-    import tempfile
-
     tmp_path = short_tmp
+    tmp_path.chmod(0o755)  # (the other user reaches the temp folder below)
+    # The temp folder of both users, as /tmp is (the real one holds the sockets of apps other
+    # tests start meanwhile: emptied, their second starts found no first instance).
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    tmp.chmod(0o1777)
     data = tmp_path / "data"
     data.mkdir()
     me = os.getuid()
     env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
-    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
+    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT), TMPDIR=str(tmp))
 
     def start(code: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
@@ -412,9 +412,7 @@ def test_another_user_cannot_stand_in_for_the_running_app(short_tmp: Path) -> No
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
 
-    own = Path(tempfile.gettempdir()) / f"subtitler-{me}"
-    shutil.rmtree(own, ignore_errors=True)
-    pid, reports = squat(data, ATTACKER, me)
+    pid, reports = squat(data, ATTACKER, me, tmp)
     heard = os.fdopen(reports)
     first = None
     try:
@@ -432,6 +430,5 @@ def test_another_user_cannot_stand_in_for_the_running_app(short_tmp: Path) -> No
         if first is not None:
             first.kill()
             first.wait(10)
-        shutil.rmtree(own, ignore_errors=True)
         QLocalServer.removeServer(server_name(data))
     assert "a victim connected" not in heard.read()
