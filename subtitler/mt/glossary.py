@@ -7,6 +7,7 @@ In ``mt`` beside the languages it checks codes against (recognition gets plain s
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import logging
@@ -132,17 +133,60 @@ def _entries(src: str, tgt: str, rows: Iterable[tuple[str, str]]) -> list[Entry]
 
 
 def _read_text(path: Path) -> str:
-    """A file to import, through the app's bounded reader (UTF-8, a byte-order mark allowed:
-    Excel writes one)."""
+    """A file to import, through the app's bounded reader: UTF-8 with or without a byte-order
+    mark (Excel's "CSV UTF-8"), or UTF-16 (Excel's "Unicode Text"), with or without one."""
     try:
-        return user_files.read_text(path, MAX_BYTES)
+        data = user_files.read_bytes(path, MAX_BYTES)
     except user_files.FileProblem as e:
         raise GlossaryError(str(e)) from None
+    return _decode_import(data, path.name)
 
 
-def _rows(text: str, name: str, delimiter: str = ",") -> list[tuple[int, list[str]]]:
+# A zip file (.xlsx, .ods) or an OLE compound file (.xls): a workbook, not its text.
+_WORKBOOKS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+
+
+def _decode_import(data: bytes, name: str) -> str:
+    if data.startswith(_WORKBOOKS):
+        raise GlossaryError(
+            f"{name} is a spreadsheet workbook, not CSV: save it as CSV (or Unicode Text) "
+            "and import that file"
+        )
+    encoding = ""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    elif b"\x00" in data:
+        # UTF-16 without a byte-order mark: Latin text has a zero byte beside each letter,
+        # always on the same side.
+        head = data[: 4096 - 4096 % 2]
+        even, odd = head[0::2].count(0), head[1::2].count(0)
+        if odd * 4 >= len(head) // 2 and not even:
+            encoding = "utf-16-le"
+        elif even * 4 >= len(head) // 2 and not odd:
+            encoding = "utf-16-be"
+        else:
+            raise GlossaryError(f"{name} is not a text file (it holds zero bytes)")
+    if not encoding:
+        try:
+            return user_files.decode_text(data, name)
+        except user_files.FileProblem as e:
+            raise GlossaryError(str(e)) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as e:
+        raise GlossaryError(f"{name} is not UTF-16 text (byte {e.start})") from None
+    if "\x00" in text:
+        raise GlossaryError(f"{name} is not a text file (it holds zero characters)")
+    return text.removeprefix("\ufeff")
+
+
+def _rows(
+    text: str, name: str, delimiter: str = ",", closed_quotes: bool = False
+) -> list[tuple[int, list[str]]]:
     """(line number, cells) of CSV text whatever its line ends (CR alone: Excel for the Mac
-    before 2016); the CSV reader's own errors (a field over its limit) as GlossaryError."""
+    before 2016); the CSV reader's own errors (a field over its limit) as GlossaryError. With
+    ``closed_quotes`` a quote never closed is one too (the reader took every line after it
+    into one field)."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     out: list[tuple[int, list[str]]] = []
     try:
@@ -150,7 +194,24 @@ def _rows(text: str, name: str, delimiter: str = ",") -> list[tuple[int, list[st
             out.append((reader.line_num, row))
     except csv.Error as e:
         raise GlossaryError(f"{name} line {reader.line_num}: {e}") from None
+    if closed_quotes and out and _open_quote(text, delimiter):
+        start = out[-2][0] + 1 if len(out) > 1 else 1
+        raise GlossaryError(
+            f'{name} line {start}: a quote (") opened there is never closed, so every line '
+            "after it would be one term"
+        )
     return out
+
+
+def _open_quote(text: str, delimiter: str) -> bool:
+    """Whether the file ends inside a quoted field (the strict reader says so)."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        for _ in reader:
+            pass
+    except csv.Error as e:
+        return "unexpected end of data" in str(e)
+    return False
 
 
 def parse(text: str, name: str = FILENAME, skipped: list[str] | None = None) -> Glossary:
@@ -269,15 +330,15 @@ def _delimiter(lines: list[str]) -> str:
 
 def read_import(path: Path) -> list[tuple[str, str]]:
     """(term, translation) rows of a CSV to import: one column (terms) or two (term,
-    translation), with or without a header line, UTF-8 with or without BOM, `;`, tab or `,`
-    between fields. Raises GlossaryError with one line."""
+    translation), with or without a header line, UTF-8 or UTF-16 (with or without BOM), `;`,
+    tab or `,` between fields. Raises GlossaryError with one line."""
     text = _read_text(path)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         raise GlossaryError(f"{path.name} holds no terms")
     out: list[tuple[str, str]] = []
     first = True
-    for n, row in _rows(text, path.name, _delimiter(lines)):
+    for n, row in _rows(text, path.name, _delimiter(lines), closed_quotes=True):
         cells = [_as_written(c.strip()) for c in row]
         if not any(cells):
             continue

@@ -260,3 +260,42 @@ def test_a_column_of_the_saved_glossary_imports_as_the_terms(tmp_path: Path) -> 
     with column.open("w", newline="") as f:
         csv.writer(f).writerows([row[2]] for row in rows)  # the term column, as saved
     assert [t for t, _ in read_import(column)] == FORMULAS
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        # Excel's "Unicode Text (*.txt)": UTF-16 little-endian with a byte-order mark, tabs.
+        "\ufeffTerm\tTranslation\r\nKubernetes\tKubernetes\r\nroad map\tFahrplan\r\n".encode(
+            "utf-16-le"
+        ),
+        "\ufeffKubernetes;Kubernetes\nroad map;Fahrplan\n".encode("utf-16-be"),
+        # Without a byte-order mark (some tools): its zero bytes say which order.
+        "Kubernetes\tKubernetes\nroad map\tFahrplan\n".encode("utf-16-le"),
+        "Kubernetes\tKubernetes\nroad map\tFahrplan\n".encode("utf-16-be"),
+    ],
+)
+def test_import_reads_utf16_as_excel_saves_unicode_text(tmp_path: Path, data: bytes) -> None:
+    assert read_import(_write(tmp_path / "in.txt", data)) == [
+        ("Kubernetes", "Kubernetes"),
+        ("road map", "Fahrplan"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        # An Excel workbook is a zip file: it was "not UTF-8 text (byte 136)".
+        (b"PK\x03\x04\x14\x00\x06\x00" + bytes(range(256)), "in.csv is a spreadsheet workbook"),
+        # Zero bytes that are no UTF-16 text (a program, an image): never terms of '\x00'.
+        (b"\x7fELF\x02\x01\x01\x00\x00\x00" + b"ab\x00\x00cd" * 40, "in.csv is not a text file"),
+        # A quote never closed took every line after it into one term, imported silently.
+        (b'API,Schnittstelle\n"Kubernetes,K8s\nroad map,Fahrplan\n', "in.csv line 2: a quote"),
+    ],
+)  # fmt: skip
+def test_import_of_a_file_that_is_no_csv_says_so_in_one_line(
+    tmp_path: Path, data: bytes, why: str
+) -> None:
+    with pytest.raises(GlossaryError) as e:
+        read_import(_write(tmp_path / "in.csv", data))
+    assert str(e.value).startswith(why) and "\n" not in str(e.value)
