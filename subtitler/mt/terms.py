@@ -46,8 +46,24 @@ def _pattern(term: str) -> re.Pattern[str]:
 
 
 def present(source: str, terms: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    """The (term, translation) pairs whose term the source holds (whole words, any case)."""
-    return tuple((t, x) for t, x in terms if x and _pattern(t).search(source))
+    """The (term, translation) pairs whose term the source holds (whole words, any case), in
+    ``terms``' order. A term said only inside a longer term said ("New York" of "New York
+    Times") is not said on its own: its translation would be kept beside the longer one's."""
+    found = [(t, x) for t, x in terms if x and _pattern(t).search(source)]
+    if len(found) < 2:
+        return tuple(found)
+    taken: list[tuple[int, int]] = []  # the spans of longer terms found
+    kept: set[int] = set()
+    for i in sorted(range(len(found)), key=lambda i: -len(found[i][0])):
+        own = [
+            m.span()
+            for m in _pattern(found[i][0]).finditer(source)
+            if not any(a <= m.start() and m.end() <= b for a, b in taken)
+        ]
+        if own:
+            kept.add(i)
+            taken += own
+    return tuple(f for i, f in enumerate(found) if i in kept)
 
 
 def words_before(source: str, term: str) -> int:

@@ -252,3 +252,22 @@ def test_a_translator_loaded_again_after_a_crash_keeps_the_glossary() -> None:
         )
     finally:
         w.close()
+
+
+def test_a_term_inside_a_longer_term_said_is_not_one_of_its_own() -> None:
+    terms = (("New York", "Neuyork"), ("New York Times", "New York Times"), ("York", "Jork"))
+    assert present("He reads the New York Times.", terms) == terms[1:2]
+    assert present("He reads the New York Times in New York.", terms) == terms[:2]
+    assert present("He lives in New York.", terms) == terms[:1]
+    assert present("He lives in York.", terms) == terms[2:]
+
+
+def test_overlapping_terms_keep_the_longer_ones_translation_alone(engine: LocalEngine) -> None:
+    """ "New York Times" said is not "New York" said too: the fixture wrote both fixed
+    translations ("… eine New York Times Neuyork Dollar.")."""
+    mt = _mt()
+    engine.set_glossary(
+        Glossary().with_pair("en", "de", [("New York", "Neuyork"), ("New York Times", "NYT")])
+    )
+    out = _stream(engine, 500, "A man reads the New York Times in the park.", mt)
+    assert "NYT" in out and "Neuyork" not in out
