@@ -45,11 +45,21 @@ def _pattern(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){words}(?!\w)", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=65536)  # (a glossary file holds at most about 50,000 terms)
+def _key(term: str) -> str:
+    """The longest run of letters and digits of ``term``, case-folded: a source that holds
+    the term holds it (a term without one: "")."""
+    return max(re.findall(r"\w+", term), key=len, default="").casefold()
+
+
 def present(source: str, terms: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     """The (term, translation) pairs whose term the source holds (whole words, any case), in
     ``terms``' order. A term said only inside a longer term said ("New York" of "New York
     Times") is not said on its own: its translation would be kept beside the longer one's."""
-    found = [(t, x) for t, x in terms if x and _pattern(t).search(source)]
+    # Only terms whose longest word the source holds are matched: with more terms than the
+    # patterns cached, each update compiled every pattern again (5,000 terms: 290 ms a line).
+    folded = source.casefold()
+    found = [(t, x) for t, x in terms if x and _key(t) in folded and _pattern(t).search(source)]
     if len(found) < 2:
         return tuple(found)
     taken: list[tuple[int, int]] = []  # the spans of longer terms found

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from subtitler.config import AppConfig, MtConfig
+from subtitler.mt import terms as terms_mod
 from subtitler.mt.engine import LocalEngine
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.isolated import WorkerEngine
@@ -271,3 +272,33 @@ def test_overlapping_terms_keep_the_longer_ones_translation_alone(engine: LocalE
     )
     out = _stream(engine, 500, "A man reads the New York Times in the park.", mt)
     assert "NYT" in out and "Neuyork" not in out
+
+
+def test_a_large_glossary_matches_a_line_against_the_terms_it_could_hold() -> None:
+    """10,000 terms, more than the patterns kept compiled: each update compiled them all again
+    (5,000 terms: 290 ms a line, docs/BENCHMARKS.md "Glossary"); now only those whose longest
+    word the line holds are matched."""
+    terms = tuple((f"Term{i} Project{i}", f"T{i}") for i in range(10_000))
+    line = "the term4242 project4242 launch"
+    terms_mod._pattern.cache_clear()
+    assert present(line, terms) == (terms[4242],)
+    assert terms_mod._pattern.cache_info().currsize <= 20  # (Term4242… and Project4242…)
+
+
+@pytest.mark.parametrize(
+    ("source", "term", "found"),
+    [
+        ("we use kubernetes, mostly", "Kubernetes", True),
+        ("Acme's report", "Acme", True),
+        ("the C++ code", "C++", True),
+        ("the C code", "C++", False),
+        ("ported to .NET today", ".NET", True),
+        ("die STRASSE", "Straße", False),  # (not the same word to re.IGNORECASE either)
+        ("Dev Ops team", "DevOps", False),
+        ("new   york", "New York", True),
+        ("++ and --", "++", True),
+        ("APIs", "API", False),  # (inflected forms are not matched: the README says so)
+    ],
+)
+def test_a_term_is_found_as_its_pattern_finds_it(source: str, term: str, found: bool) -> None:
+    assert present(source, ((term, "x"),)) == (((term, "x"),) if found else ())
