@@ -7,8 +7,9 @@ instruction, and a large one sometimes does not either. So the decoder itself bi
 fixed translation's first token gets ``TERM_BIAS`` added to its logit while the translation
 is still missing from the output and the output has as many words as come before the term
 in the source (so it wins where the model hesitates between it and its own word, near where
-the term belongs, not at the start), growing with each word past that place; once the output
-ends with the beginning of a fixed translation, its next token is forced, and the word ends
+the term belongs, not at the start; a character of Chinese or Japanese counts as a word),
+growing with each word past that place; once the output ends with the beginning of a fixed
+translation, its next token is forced, and the word ends
 there ("Mozilla", not "Mozillach"). This is
 vocabulary biasing (as Whisper's hotwords bias recognition), applied to every row the decoder
 reads — greedy steps and SSBD's verification alike — so a previous translation holding the
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from subtitler.display.masking import unspaced
 from subtitler.mt.lm import LanguageModel, Logits
 
 # Added to the logit of a pending fixed translation's first token once the output has reached
@@ -80,6 +82,17 @@ def words_before(source: str, term: str) -> int:
     """How many words of ``source`` come before ``term`` (its first occurrence)."""
     m = _pattern(term).search(source)
     return len(source[: m.start()].split()) if m else 0
+
+
+def output_words(text: str) -> int:
+    """How many words ``text`` has: runs between spaces, each character of a script written
+    without spaces (Chinese, Japanese, Thai) one (counted by spaces, a Chinese line had one
+    word however long: the term's place in it never came)."""
+    n = 0
+    for run in text.split():
+        own = sum(1 for ch in run if unspaced(ch))
+        n += own + (own < len(run))  # (the run's other letters: one word)
+    return n
 
 
 @dataclass(frozen=True)
@@ -180,7 +193,7 @@ class TermBiasedLM:
                     if tuple(out[-m:]) == v[:m]:
                         row[v[m]] = top + _FORCE
                         return
-        words = len(text.split())
+        words = output_words(text)
         firsts = []
         best = int(np.argmax(row))
         for t in pending:
