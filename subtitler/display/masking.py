@@ -140,11 +140,17 @@ def display_text(pieces: Sequence[bytes], k: int, final: bool) -> str:
 
 
 def shown_by_k(
-    pieces: Sequence[bytes], final: bool, ks: Sequence[int] = range(MAX_K + 1)
+    pieces: Sequence[bytes],
+    final: bool,
+    ks: Sequence[int] = range(MAX_K + 1),
+    whole: Sequence[str] = (),
 ) -> tuple[str, ...]:
-    """:func:`display_text` for each k in ``ks`` (the whole text decoded once)."""
+    """:func:`display_text` for each k in ``ks`` (the whole text decoded once). ``whole``:
+    texts shown whole or not at all (the glossary's fixed translations of the line's terms:
+    "Neu Sankt" of "Neu Sankt Petersburg", "库伯" of "库伯内特斯" would say another name)."""
     # Final or not, a character the output stopped in the middle of (a length limit) is left out.
     full = complete_text(b"".join(pieces))
+    spans = [span for w in dict.fromkeys(w.strip() for w in whole) for span in _spans(full, w)]
     out = []
     for k in ks:
         if final or k <= 0:
@@ -152,6 +158,26 @@ def shown_by_k(
             continue
         # The pieces join and UTF-8 decoding only ever adds to what it gave: the text of the
         # kept pieces is a start of the full text.
-        cut = complete_text(b"".join(pieces[: max(0, len(pieces) - k)]))
-        out.append(word_safe(full, len(cut)).strip())
+        cut = len(complete_text(b"".join(pieces[: max(0, len(pieces) - k)])))
+        text = word_safe(full, cut)
+        while inside := [a for a, b in spans if a < len(text) < b]:  # cut inside a term's
+            text = word_safe(full, min(inside))
+        out.append(text.strip())
     return tuple(out)
+
+
+def _spans(text: str, word: str) -> list[tuple[int, int]]:
+    """Where ``word`` is in ``text``, and where ``text`` ends with its beginning at the start
+    of a word (a decode still writing it): a cut inside these shows part of it."""
+    if len(word) < 2:
+        return []
+    out, i = [], text.find(word)
+    while i >= 0:
+        out.append((i, i + len(word)))
+        i = text.find(word, i + 1)
+    for m in range(len(word) - 1, 0, -1):
+        start = len(text) - m
+        if text.endswith(word[:m]) and not inside_word(text, start):
+            out.append((start, len(text) + 1))
+            break
+    return out

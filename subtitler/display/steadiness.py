@@ -61,12 +61,14 @@ class OpenLines:
         final: bool,
         *,
         cut: bool = False,
+        whole: Sequence[str] = (),
     ) -> tuple[str, ...]:
         """What each k shows of a translation (``text``, as its token ``pieces``) of line
         ``segment_id``: an open one masked and steady; a final one in full, which ends the
         line's history (``cut``: its translation stopped at the length limit, so it ends in
-        "…" rather than mid-phrase)."""
-        shown = shown_by_k(pieces, final)
+        "…" rather than mid-phrase; ``whole``: the line's fixed translations, shown whole or
+        not at all)."""
+        shown = shown_by_k(pieces, final, whole=whole)
         if final:
             self._open.pop(lang, None)
             return tuple(f"{x}{ELLIPSIS}" for x in shown) if cut else shown
@@ -77,7 +79,12 @@ class OpenLines:
         return out
 
     def show_prefix(
-        self, lang: str, segment_id: int, text: str, pieces: Sequence[bytes]
+        self,
+        lang: str,
+        segment_id: int,
+        text: str,
+        pieces: Sequence[bytes],
+        whole: Sequence[str] = (),
     ) -> tuple[str, ...] | None:
         """What each k shows of a decode's prefix so far (a slow one as it goes, or one given
         up for a newer update), as the open line; None where it would show nothing new
@@ -85,7 +92,7 @@ class OpenLines:
         prev = self._open.get(lang)
         if not text or (prev is not None and prev[0] == segment_id and prev[1] == text):
             return None
-        return self.show(lang, segment_id, text, pieces, final=False)
+        return self.show(lang, segment_id, text, pieces, final=False, whole=whole)
 
     def segment(self, lang: str) -> int | None:
         """The line (segment) open on screen in ``lang``, if any."""

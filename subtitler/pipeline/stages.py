@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from subtitler.asr.engine import Recognizer
 from subtitler.audio.source import AudioSource
@@ -18,6 +18,7 @@ from subtitler.mt.engine import Engine, EngineResult, EngineUnavailable
 from subtitler.mt.glossary import Glossary
 from subtitler.mt.languages import LANGUAGES
 from subtitler.mt.output_rules import ANOTHER_LANGUAGE
+from subtitler.mt.terms import present
 from subtitler.pipeline.echo import EchoGate
 from subtitler.pipeline.events import (
     MAX_K,
@@ -579,10 +580,13 @@ class TranslationStage(threading.Thread):
             self.metrics.on_translation(ev)
         self.emit(ev)
 
-    def _show_partial(self, u: AsrUpdate, lang: str, target: int, r: EngineResult) -> None:
+    def _show_partial(
+        self, u: AsrUpdate, lang: str, target: int, r: EngineResult, whole: Sequence[str] = ()
+    ) -> None:
         """A decode's prefix so far (a slow one as it goes, or one given up for a newer
         update): on screen as the open line, where it shows more than the line does now."""
-        shown = self._on_screen.show_prefix(_row(u.side, lang), u.segment_id, r.text, r.pieces)
+        row = _row(u.side, lang)
+        shown = self._on_screen.show_prefix(row, u.segment_id, r.text, r.pieces, whole)
         if shown is None:
             return
         u = dataclasses.replace(u, final=False)  # (a final update's prefix is still open)
@@ -768,6 +772,9 @@ class TranslationStage(threading.Thread):
             return self._untranslated(u, lang, target, u.text)
 
         started = time.monotonic()
+        # The fixed translations of the line's terms: an open line shows each whole or not at
+        # all (mask-k showed "库伯" of 库伯内特斯).
+        whole = [x for _, x in present(u.text, self._glossary.translations(src, lang))]
 
         def abort() -> bool:
             # A late line gives way to newer work (it is put back and translated later), as
@@ -778,7 +785,7 @@ class TranslationStage(threading.Thread):
             )
 
         def progress(r: EngineResult) -> None:
-            self._show_partial(u, lang, target, r)
+            self._show_partial(u, lang, target, r, whole)
 
         t = engine.translate(
             u.segment_id,
@@ -804,7 +811,7 @@ class TranslationStage(threading.Thread):
             if u.final:  # stopped mid-decode: what was said still reaches the transcript
                 return self._untranslated(u, lang, target)
             if mt.partial_every_s > 0:  # the prefix decoded so far is shown, not lost
-                self._show_partial(u, lang, target, t)
+                self._show_partial(u, lang, target, t, whole)
             return None
         if u.final and target == 0:
             self._count_nothing(engine, u, t, mt)
@@ -818,7 +825,13 @@ class TranslationStage(threading.Thread):
             return self._keep_last_good(u, lang, target) if u.final else None
         self._turns.served(lang)
         shown = self._on_screen.show(
-            _row(u.side, lang), u.segment_id, t.text, t.pieces, u.final, cut=t.stats.hit_cap
+            _row(u.side, lang),
+            u.segment_id,
+            t.text,
+            t.pieces,
+            u.final,
+            cut=t.stats.hit_cap,
+            whole=whole,
         )
         self._show(self._subtitle(u, lang, target, t.text, shown, t.stats))
         if t.text and not u.final:

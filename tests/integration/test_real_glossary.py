@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from subtitler.config import MtConfig
-from subtitler.mt.engine import LocalEngine
+from subtitler.display.masking import shown_by_k
+from subtitler.mt.engine import LocalEngine, token_pieces
 from subtitler.mt.glossary import Glossary
+from subtitler.mt.llama_backend import LlamaLM, LlamaSettings
 from subtitler.mt.loading import load_translator
 
 LINE = "We moved the billing service to Kubernetes last week."
@@ -44,3 +46,32 @@ def test_a_terms_translation_is_kept_in_a_language_without_spaces(
     for n in range(1, len(words) + 1):
         out = engine.translate(7, " ".join(words[:n]), n == len(words), tgt, "en").text
     assert GIVEN[tgt] in out
+
+
+@pytest.mark.parametrize(
+    ("text", "given"),
+    [
+        ("我们搬运了账单服务到库伯内特斯了。", "库伯内特斯"),
+        ("支払いサービスを クバネティス に移動しました。", "クバネティス"),
+        (" Wir haben die Rechnung nach Neu Sankt Petersburg verlagert.", "Neu Sankt Petersburg"),
+    ],
+)
+def test_mask_k_shows_a_terms_translation_whole_or_not_at_all(
+    gemma: Path, text: str, given: str
+) -> None:
+    """An open line masked at any k after any token of Gemma's: the term's fixed translation
+    (the decoder forces it token by token) never shows in part ('…账单服务到库伯' of 库伯内特斯,
+    'Neu Sankt' of 'Neu Sankt Petersburg'), nor while a decode is still writing it."""
+    lm = LlamaLM(LlamaSettings(str(gemma), n_ctx=256, n_threads=1))
+    try:
+        tokens = lm.tokenize(text, special=False)
+        halves = [given[:m] for m in range(1, len(given))]
+        for n in range(len(tokens) + 1):
+            pieces = token_pieces(lm.detokenize, tokens[:n])
+            for shown in shown_by_k(pieces, False, whole=(given,))[1:]:  # (k = 0: all of it)
+                if not shown.endswith(given):
+                    assert not any(shown.endswith(h) for h in halves), (n, shown)
+            # (without the term: cut as before)
+            assert shown_by_k(pieces, False, whole=("nowhere",)) == shown_by_k(pieces, False)
+    finally:
+        lm.close()

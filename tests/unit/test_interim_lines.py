@@ -162,3 +162,40 @@ def test_a_pipeline_with_a_translator_slower_than_the_speech_shows_lines_as_it_g
     final_at = next(e.emitted_at for e in subs if e.final)
     before_final = [e for e in subs if not e.final and e.emitted_at < final_at and e.shown(0)]
     assert len(before_final) >= 3
+
+
+def test_an_open_line_shows_a_terms_fixed_translation_whole_or_not_at_all() -> None:
+    """The stage tells mask-k the line's fixed translations: 'Ich fahre nach Neu Sankt' of
+    'Neu Sankt Petersburg' (another city) was shown at k = 1 and 2."""
+    pieces = [b"Ich", b" fahre", b" nach", b" Neu", b" Sankt", b" Peters", b"burg", b" heute"]
+
+    class Fixed:
+        notice, name = "", "fixed"
+
+        def translate(self, *args: object, **kw: object) -> EngineResult:
+            return EngineResult(b"".join(pieces).decode(), (1,) * 8, tuple(pieces), UpdateStats())
+
+        def set_glossary(self, glossary: Glossary) -> None:
+            pass
+
+        def configure(self, mt: object) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    mt = MtConfig(model_path="fake.gguf", src_lang="en", tgt_lang="de")
+    ev = Events()
+    stage = TranslationStage(Mailbox(), ev, lambda: 0.0, LiveMetrics(), threading.Event(), mt, None)
+    stage.set_model(Fixed())
+    stage.set_glossary(
+        Glossary().with_pair("en", "de", [("New Saint Petersburg", "Neu Sankt Petersburg")])
+    )
+    stage.translate(AsrUpdate(0, "I go to New Saint Petersburg today", "", False, 0.0, 1.0, 1.0))
+    (sub,) = ev.of(SubtitleEvent)
+    assert [sub.shown(k) for k in range(4)] == [
+        "Ich fahre nach Neu Sankt Petersburg heute",
+        "Ich fahre nach Neu Sankt Petersburg",
+        "Ich fahre nach",
+        "Ich fahre nach",
+    ]
