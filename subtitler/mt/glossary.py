@@ -17,13 +17,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from subtitler import paths, user_files
-from subtitler.mt.languages import UnknownLanguageError, normalize_code
+from subtitler.mt.languages import LANGUAGES, NATIVE_NAMES, UnknownLanguageError, normalize_code
 
 log = logging.getLogger(__name__)
 FILENAME = "glossary.csv"
 HEADER = ("src_lang", "tgt_lang", "term", "translation")
-# First cells that mark an imported file's first line as a header, not a term.
-_HEADER_WORDS = {"term", "terms", "source", "word", "words", "src", "glossary", "name"}
+# First cells that mark an imported file's first line as a header, not a term (in the
+# languages whose spreadsheets write `;` between fields too: a German Excel's "Begriff").
+_HEADER_WORDS = {
+    *("term", "terms", "source", "word", "words", "src", "glossary", "name"),
+    *("begriff", "begriffe", "fachbegriff", "wort", "ausdruck", "quelle", "glossar"),
+    *("terme", "termes", "mot", "mots", "glossaire"),
+    *("término", "termino", "términos", "palabra", "origen", "glosario"),
+    *("termine", "termini", "parola", "glossario", "termo", "termos", "palavra"),
+    *("woord", "bron", "woordenlijst", "termin", "terminy", "słowo", "термин", "слово"),
+}
 MAX_TERM_CHARS = 200
 MAX_BYTES = 4 * user_files.MB  # a glossary of 50,000 terms is about 2 MB
 # Recognition is given the terms up to this many characters: Whisper's prompt takes the first
@@ -328,6 +336,22 @@ def _delimiter(lines: list[str]) -> str:
     return best if counts[best] else ","
 
 
+def _header(cells: list[str]) -> bool:
+    """Whether an imported file's first line names its columns: a word such as "Term" or
+    "Begriff" first, or two languages' names ("English;German", "English,Deutsch": one
+    language's two names, "German,Deutsch", are a term and its translation)."""
+    if cells[0].casefold() in _HEADER_WORDS:
+        return True
+    names = [_LANGUAGE_NAMES.get(c.casefold()) for c in cells]
+    return len(names) == 2 and None not in names and names[0] != names[1]
+
+
+_LANGUAGE_NAMES = {
+    **{name.casefold(): code for code, name in LANGUAGES.items()},
+    **{name.casefold(): code for code, name in NATIVE_NAMES.items()},
+}
+
+
 def read_import(path: Path) -> list[tuple[str, str]]:
     """(term, translation) rows of a CSV to import: one column (terms) or two (term,
     translation), with or without a header line, UTF-8 or UTF-16 (with or without BOM), `;`,
@@ -349,7 +373,7 @@ def read_import(path: Path) -> list[tuple[str, str]]:
                 f"{path.name} line {n} has {len(cells)} fields: a line is a term and, "
                 "optionally, its translation"
             )
-        if first and cells[0].lower() in _HEADER_WORDS:
+        if first and _header(cells):
             first = False
             continue
         first = False

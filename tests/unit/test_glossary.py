@@ -299,3 +299,27 @@ def test_import_of_a_file_that_is_no_csv_says_so_in_one_line(
     with pytest.raises(GlossaryError) as e:
         read_import(_write(tmp_path / "in.csv", data))
     assert str(e.value).startswith(why) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "Begriff;Übersetzung\r\nKubernetes;Kubernetes\r\nroad map;Fahrplan\r\n",  # German Excel
+        "Terme;Traduction\nKubernetes;Kubernetes\nroad map;Fahrplan\n",
+        "Término;Traducción\nKubernetes;Kubernetes\nroad map;Fahrplan\n",
+        "English,German\nKubernetes,Kubernetes\nroad map,Fahrplan\n",  # the languages' names
+        "English;Deutsch\nKubernetes;Kubernetes\nroad map;Fahrplan\n",
+    ],
+)
+def test_import_skips_a_header_in_the_users_language_or_naming_the_languages(
+    tmp_path: Path, data: str
+) -> None:
+    assert read_import(_write(tmp_path / "in.csv", data)) == [
+        ("Kubernetes", "Kubernetes"),
+        ("road map", "Fahrplan"),
+    ]
+
+
+def test_import_keeps_a_first_term_that_is_a_language_and_its_own_name(tmp_path: Path) -> None:
+    data = "German,Deutsch\nKubernetes,Kubernetes\n"  # a term, not a header: one language
+    assert read_import(_write(tmp_path / "in.csv", data))[0] == ("German", "Deutsch")
