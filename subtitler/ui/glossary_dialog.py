@@ -210,16 +210,44 @@ class GlossaryDialog(QDialog):
         except GlossaryError as e:
             self.status.setText(f"Not imported: {e}")
             return 0
+        before = {t.casefold(): x for t, x in self.rows() if t.strip()}
         known = {t.casefold(): r for r, (t, _) in enumerate(self.rows()) if t.strip()}
+        given: dict[str, list[str]] = {}  # per term of the file: its translations, in order
+        last: dict[str, str] = {}  # (its spelling last given)
         for term, translation in rows:
-            r = known.get(term.casefold())
+            key = term.casefold()
+            given.setdefault(key, []).append(translation)
+            last[key] = term
+            r = known.get(key)
             if r is None:
-                known[term.casefold()] = self._append(term, translation)
+                known[key] = self._append(term, translation)
             elif translation:
                 self.table.setItem(r, 1, QTableWidgetItem(translation))
-        terms = "1 term" if len(rows) == 1 else f"{len(rows)} terms"
-        self.status.setText(f"{terms} imported from {path.name}; Save to use them.")
-        return len(rows)
+        n = len(given)
+        said = [f"{'1 term' if n == 1 else f'{n} terms'} imported from {path.name}"]
+        # A term given again with another translation: the last one counts, said.
+        twice = [k for k, xs in given.items() if len({x for x in xs if x}) > 1]
+        if twice:
+            k = twice[0]
+            said.append(
+                f"{last[k]!r} was given {len(given[k])} times, its last translation kept "
+                f"({[x for x in given[k] if x][-1]!r})"
+                + (f", and {len(twice) - 1} more such terms" if len(twice) > 1 else "")
+            )
+        replaced = [
+            (k, before[k], xs[-1])
+            for k, xs in ((k, [x for x in xs if x]) for k, xs in given.items())
+            if before.get(k) and xs and xs[-1] != before[k]
+        ]
+        if replaced:
+            k, old, new = replaced[0]
+            m = len(replaced)
+            said.append(
+                f"{'1 translation' if m == 1 else f'{m} translations'} replaced "
+                f"({last[k]!r}: {old!r} → {new!r}{', …' if m > 1 else ''})"
+            )
+        self.status.setText("; ".join(said) + "; Save to use them.")
+        return n
 
     def save(self) -> None:
         if not self._collect():

@@ -250,3 +250,23 @@ def test_the_keyboard_alone_adds_a_term_and_saves(qtbot) -> None:  # type: ignor
     assert dlg.focusWidget() is save
     qtbot.keyClick(save, Qt.Key.Key_Space)
     assert [e.term for e in saved[-1].pair("en", "de")] == ["OKR", "Subiaco"]
+
+
+def test_import_says_terms_given_twice_and_translations_it_replaced(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    """A company list with a term given twice with other translations imported its last one
+    silently, counting it three times ("4 terms imported" for 2)."""
+    d = _dialog(qtbot, Glossary().with_pair("en", "de", [("road map", "Roadmap")]))
+    dups = tmp_path / "dups.csv"
+    dups.write_text(
+        "API,Schnittstelle\nAPI,API\napi,Programmierschnittstelle\nroad map,Fahrplan\n",
+        encoding="utf-8",
+    )
+    assert d.import_file(dups) == 2
+    assert d.rows() == [("road map", "Fahrplan"), ("API", "Programmierschnittstelle")]
+    assert d.status.text() == (
+        "2 terms imported from dups.csv; 'api' was given 3 times, its last translation "
+        "kept ('Programmierschnittstelle'); 1 translation replaced ('road map': 'Roadmap' → "
+        "'Fahrplan'); Save to use them."
+    )
