@@ -41,17 +41,30 @@ _FORCE = 100.0  # above any other logit: the next token of a started fixed trans
 _GROWTH = 2.0
 
 
+# Where a word of a term written in camel case ("DevOps", "GitHub") may be split.
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def _parts(term: str) -> list[list[str]]:
+    """The term's words, each as its camel-case parts."""
+    return [_CAMEL.split(w) for w in term.split()]
+
+
 @functools.lru_cache(maxsize=4096)
 def _pattern(term: str) -> re.Pattern[str]:
-    words = r"\s+".join(re.escape(w) for w in term.split())
+    """Whole words, any case, split or joined as speech recognition writes them: between two
+    words of the term spaces, a hyphen or nothing ("road map", "road-map", "roadmap"), between
+    two camel-case parts nothing or a space ("DevOps", "Dev Ops")."""
+    words = r"(?:\s+|[-‐]|)".join(r"\s?".join(map(re.escape, w)) for w in _parts(term))
     return re.compile(rf"(?<!\w){words}(?!\w)", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=65536)  # (a glossary file holds at most about 50,000 terms)
 def _key(term: str) -> str:
-    """The longest run of letters and digits of ``term``, case-folded: a source that holds
-    the term holds it (a term without one: "")."""
-    return max(re.findall(r"\w+", term), key=len, default="").casefold()
+    """The longest run of letters and digits of ``term`` (of a camel-case part), case-folded:
+    a source that holds the term holds it (a term without one: "")."""
+    runs = [p for w in _parts(term) for part in w for p in re.findall(r"\w+", part)]
+    return max(runs, key=len, default="").casefold()
 
 
 def present(source: str, terms: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
