@@ -377,6 +377,10 @@ def read_import(path: Path) -> list[tuple[str, str]]:
             first = False
             continue
         first = False
+        if not cells[0]:
+            raise GlossaryError(
+                f"{path.name} line {n} has a translation ({cells[1]!r}) but no term before it"
+            )
         out.append((cells[0], cells[1] if len(cells) == 2 else ""))
     if not any(t for t, _ in out):
         raise GlossaryError(f"{path.name} holds no terms")

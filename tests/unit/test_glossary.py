@@ -199,6 +199,8 @@ def test_import_reads_one_or_two_columns_any_separator_with_or_without_header(
         (b"a,b,c\n", "in.csv line 1 has 3 fields: a line is a term and, optionally, its"),
         (b"ok,fine\n\nx;y,z,w\n", "in.csv line 3 has 3 fields"),
         (b"caf\xe9,x\n", "in.csv is not UTF-8 text (byte 3)"),
+        # (a translation without its term was imported as a row of no term, then dropped)
+        (b"API,Schnittstelle\n,Fahrplan\n", "in.csv line 2 has a translation ('Fahrplan') but"),
         (b"a,b\n" + b"x" * 200_000 + b",y\n", "in.csv line 2: field larger than field limit"),
         (b"a,b\n" * 2_000_000, "in.csv is larger than 4 MB"),
     ],
