@@ -303,6 +303,12 @@ def test_a_large_glossary_matches_a_line_against_the_terms_it_could_hold() -> No
         ("New Yorkshire", "New York", False),
         ("new   york", "New York", True),
         ("++ and --", "++", True),
+        # Speech in a language written without spaces: a term is among other characters.
+        ("私は東京都に住んでいます。", "東京都", True),
+        ("我们把计费服务迁移到了库伯内特斯上。", "库伯内特斯", True),
+        ("我们迁移到了Kubernetes上。", "Kubernetes", True),
+        ("เราย้ายไปที่กรุงเทพแล้ว", "กรุงเทพ", True),
+        ("我们迁移到了Kubernetesx上。", "Kubernetes", False),
         ("APIs", "API", False),  # (inflected forms are not matched: the README says so)
     ],
 )

@@ -25,10 +25,6 @@ GIVEN = {"ja": "クバネティス", "zh": "库伯内特斯"}
 def engine(gemma: Path) -> Iterator[LocalEngine]:
     mt = MtConfig(model_path=str(gemma), threads=2, src_lang="en")
     e = LocalEngine(load_translator(mt), mt, gemma.name)
-    glossary = Glossary()
-    for tgt, given in GIVEN.items():
-        glossary = glossary.with_pair("en", tgt, [("Kubernetes", given)])
-    e.set_glossary(glossary)
     yield e
     e.close()
 
@@ -40,6 +36,10 @@ def test_a_terms_translation_is_kept_in_a_language_without_spaces(
     """The bias waits until the output has as many words as come before the term in the
     source: counted by spaces, a Chinese or Japanese output never had them, and the term was
     never favoured (Gemma wrote "Kubernetes" in Latin letters)."""
+    glossary = Glossary()
+    for to, given in GIVEN.items():
+        glossary = glossary.with_pair("en", to, [("Kubernetes", given)])
+    engine.set_glossary(glossary)
     engine.configure(MtConfig(model_path=engine.mt.model_path, threads=2, src_lang="en",
                               tgt_lang=tgt))  # fmt: skip
     words = LINE.split()
@@ -75,3 +75,17 @@ def test_mask_k_shows_a_terms_translation_whole_or_not_at_all(
             assert shown_by_k(pieces, False, whole=("nowhere",)) == shown_by_k(pieces, False)
     finally:
         lm.close()
+
+
+def test_a_term_said_in_chinese_keeps_its_translation(engine: LocalEngine, gemma: Path) -> None:
+    """A term among other Chinese characters (no spaces around it) was never found: whole
+    words were those with no letter beside them, and every Chinese character is one."""
+    g = Glossary().with_pair("zh", "en", [("库伯内特斯", "Kubrix")])
+    engine.set_glossary(g)
+    mt = MtConfig(model_path=str(gemma), threads=2, src_lang="zh", tgt_lang="en")
+    engine.configure(mt)
+    line = "我们上周把计费服务迁移到了库伯内特斯上。"
+    out = ""
+    for n in range(2, len(line) + 1, 2):  # (as recognition writes it: a few characters more)
+        out = engine.translate(9, line[:n], n >= len(line) - 1, "en", "zh").text
+    assert "Kubrix" in out
