@@ -220,11 +220,18 @@ def problem(
     src_lang: str,
     tgt_lang: str,
     hit_cap: bool = False,
+    kept: Sequence[tuple[str, str]] = (),
 ) -> str:
     """Why an output is not a translation to show ("" when it is one); ``hit_cap``: the
-    length limit stopped it (one that goes round a phrase until then is a loop)."""
+    length limit stopped it (one that goes round a phrase until then is a loop). ``kept``:
+    the glossary's (term, fixed translation) pairs of the source: a fixed translation as
+    given is no copy of the source nor another language ("Visual Studio Code" kept as it is,
+    said alone, was refused as both)."""
     if loops(tokens) or (hit_cap and goes_round(tokens)):
         return LOOP
+    for term, given in kept:
+        source = re.sub(re.escape(term), " ", source, flags=re.IGNORECASE)
+        text = re.sub(re.escape(given), " ", text, flags=re.IGNORECASE)
     if src_lang != tgt_lang and echoes(source, text):
         return ECHO
     if other_script(text, tgt_lang):

@@ -72,6 +72,7 @@ from subtitler.mt.output_rules import problem, text_cut
 from subtitler.mt.prompts import BUILTIN, PromptBuilder, for_server
 from subtitler.mt.ssbd import DecodeOptions, Method, accepted_by_logprobs
 from subtitler.mt.streaming import Decoded, LengthCap, Retranslator
+from subtitler.mt.terms import present
 from subtitler.mt.translator import apply_settings
 from subtitler.types import UpdateStats
 
@@ -396,7 +397,9 @@ class RemoteTranslator(Retranslator[str]):
             if st.aborted:
                 return Decoded(pieces, st)
             p = self.prompts
-            why = problem(source, "".join(pieces), pieces, p.src_lang, p.tgt_lang, st.hit_cap)
+            kept = present(source, p.terms) if p.terms else ()
+            text = "".join(pieces)
+            why = problem(source, text, pieces, p.src_lang, p.tgt_lang, st.hit_cap, kept)
             return Decoded(pieces, st, why)
 
         got = self._next(segment_id, source, final, decode)

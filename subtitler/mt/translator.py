@@ -196,7 +196,8 @@ class StreamTranslator(Retranslator[int]):
         """Why ``tokens`` are no translation of ``source`` ("" when they are one)."""
         text = complete_text(self.lm.detokenize(tokens)).strip()
         p = self.prompts
-        return problem(source, text, tokens, p.src_lang, p.tgt_lang, hit_cap)
+        kept = present(source, p.terms) if p.terms else ()
+        return problem(source, text, tokens, p.src_lang, p.tgt_lang, hit_cap, kept)
 
     def _finished(self, out: Sequence[int]) -> None:
         self.ngrams.add(out)

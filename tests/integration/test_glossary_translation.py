@@ -21,6 +21,7 @@ from subtitler.mt.glossary import Glossary
 from subtitler.mt.isolated import WorkerEngine
 from subtitler.mt.lm import common_prefix_len
 from subtitler.mt.loading import load_translator
+from subtitler.mt.output_rules import ANOTHER_LANGUAGE, ECHO, problem
 from subtitler.mt.prompts import PromptBuilder
 from subtitler.mt.terms import TermBiasedLM, glued_tokens, present, words_before
 from subtitler.pipeline.events import SubtitleEvent
@@ -314,3 +315,17 @@ def test_a_large_glossary_matches_a_line_against_the_terms_it_could_hold() -> No
 )
 def test_a_term_is_found_as_its_pattern_finds_it(source: str, term: str, found: bool) -> None:
     assert present(source, ((term, "x"),)) == (((term, "x"),) if found else ())
+
+
+def test_a_fixed_translation_kept_as_given_is_no_copy_nor_another_language() -> None:
+    kept = (("Visual Studio Code", "Visual Studio Code"),)
+    line = "Open Visual Studio Code."
+    for tgt, out in (("de", "Visual Studio Code."), ("ja", "Visual Studio Code を開く。")):
+        assert problem(line, out, [1, 2, 3], "en", tgt, kept=kept) == ""
+    assert problem("Visual Studio Code.", "Visual Studio Code.", [1], "en", "de") == ECHO
+    assert problem("GitHub Copilot?", "GitHub Copilot?", [1], "en", "ja").startswith(
+        ANOTHER_LANGUAGE
+    )
+    # The rest of a line is judged as before: the source copied around a kept term.
+    line = "We all open Visual Studio Code every single morning"
+    assert problem(line, line, [1], "en", "de", kept=kept) == ECHO

@@ -89,3 +89,19 @@ def test_a_term_said_in_chinese_keeps_its_translation(engine: LocalEngine, gemma
     for n in range(2, len(line) + 1, 2):  # (as recognition writes it: a few characters more)
         out = engine.translate(9, line[:n], n >= len(line) - 1, "en", "zh").text
     assert "Kubrix" in out
+
+
+@pytest.mark.parametrize("tgt", ["ja", "ru", "de"])
+def test_a_line_of_a_term_kept_as_it_is_is_a_translation(
+    engine: LocalEngine, gemma: Path, tgt: str
+) -> None:
+    """A term the glossary keeps as written ("Visual Studio Code" = "Visual Studio Code"),
+    said alone, came out as given and was refused: 'the model wrote the source again', or
+    into Japanese or Russian 'the model wrote another language' (the line left untranslated,
+    the reader told the model cannot do the pair)."""
+    kept = [("Visual Studio Code", "Visual Studio Code"), ("GitHub Copilot", "GitHub Copilot")]
+    engine.set_glossary(Glossary().with_pair("en", tgt, kept))
+    engine.configure(MtConfig(model_path=str(gemma), threads=2, src_lang="en", tgt_lang=tgt))
+    for i, line in enumerate(["Visual Studio Code.", "GitHub Copilot?"]):
+        r = engine.translate(300 + i, line, True, tgt, "en")
+        assert r.problem == "" and kept[i][1] in r.text, (line, r.text, r.problem)
