@@ -54,9 +54,11 @@ def _parts(term: str) -> list[list[str]]:
 def _pattern(term: str) -> re.Pattern[str]:
     """Whole words, any case, split or joined as speech recognition writes them: between two
     words of the term spaces, a hyphen or nothing ("road map", "road-map", "roadmap"), between
-    two camel-case parts nothing or a space ("DevOps", "Dev Ops")."""
+    two camel-case parts nothing or a space ("DevOps", "Dev Ops"). A term written in capitals
+    (an acronym: "IT", "US", "AWS") matches in capitals only: "it" and "us" are common words,
+    and recognition writes acronyms in capitals."""
     words = r"(?:\s+|[-‐]|)".join(r"\s?".join(map(re.escape, w)) for w in _parts(term))
-    return re.compile(words, re.IGNORECASE)
+    return re.compile(words, 0 if term.isupper() else re.IGNORECASE)
 
 
 def _matches(term: str, source: str) -> Iterator[re.Match[str]]:
@@ -88,9 +90,10 @@ def _key(term: str) -> str:
 
 
 def present(source: str, terms: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    """The (term, translation) pairs whose term the source holds (whole words, any case), in
-    ``terms``' order. A term said only inside a longer term said ("New York" of "New York
-    Times") is not said on its own: its translation would be kept beside the longer one's."""
+    """The (term, translation) pairs whose term the source holds (whole words, any case but an
+    acronym's), in ``terms``' order. A term said only inside a longer term said ("New York" of
+    "New York Times") is not said on its own: its translation would be kept beside the longer
+    one's."""
     # Only terms whose longest word the source holds are matched: with more terms than the
     # patterns cached, each update compiled every pattern again (5,000 terms: 290 ms a line).
     folded = source.casefold()

@@ -310,7 +310,13 @@ def test_a_large_glossary_matches_a_line_against_the_terms_it_could_hold() -> No
         ("我们迁移到了Kubernetes上。", "Kubernetes", True),
         ("เราย้ายไปที่กรุงเทพแล้ว", "กรุงเทพ", True),
         ("我们迁移到了Kubernetesx上。", "Kubernetes", False),
-        ("APIs", "API", False),  # (inflected forms are not matched: the README says so)
+        ("APIs", "API", False),
+        # An acronym is written in capitals: "it" or "us" is no IT or US.
+        ("Our IT team", "IT", True),
+        ("Can it wait?", "IT", False),
+        ("Let us go to the US", "US", True),
+        ("let us go", "US", False),
+        ("Das AT&T-Netz", "AT&T", True),  # (inflected forms are not matched: the README says so)
     ],
 )
 def test_a_term_is_found_as_its_pattern_finds_it(source: str, term: str, found: bool) -> None:
@@ -329,3 +335,12 @@ def test_a_fixed_translation_kept_as_given_is_no_copy_nor_another_language() -> 
     # The rest of a line is judged as before: the source copied around a kept term.
     line = "We all open Visual Studio Code every single morning"
     assert problem(line, line, [1], "en", "de", kept=kept) == ECHO
+
+
+def test_an_acronym_in_the_glossary_is_not_a_common_word_said(engine: LocalEngine) -> None:
+    """'IT' = 'Informatik' made every 'it' a term: 'A dog runs and it jumps.' took
+    'Informatik'."""
+    mt = _mt()
+    engine.set_glossary(Glossary().with_pair("en", "de", [("IT", "Informatik")]))
+    assert "Informatik" not in _stream(engine, 600, "A dog runs and it jumps.", mt)
+    assert "Informatik" in _stream(engine, 601, "A man works in IT.", mt)
