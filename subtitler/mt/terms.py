@@ -121,12 +121,13 @@ def words_before(source: str, term: str) -> int:
 
 
 def output_words(text: str) -> int:
-    """How many words ``text`` has: runs between spaces, each character of a script written
-    without spaces (Chinese, Japanese, Thai) one (counted by spaces, a Chinese line had one
-    word however long: the term's place in it never came)."""
+    """How many words ``text`` has: runs between spaces, each Chinese or Japanese character
+    one (counted by spaces, a Chinese line had one word however long: the term's place in it
+    never came). Thai, Lao, Khmer and Myanmar put spaces between phrases, and their words
+    are several letters: counted by spaces."""
     n = 0
     for run in text.split():
-        own = sum(1 for ch in run if unspaced(ch))
+        own = sum(1 for ch in run if ord(ch) >= 0x2E80 and unspaced(ch))
         n += own + (own < len(run))  # (the run's other letters: one word)
     return n
 
