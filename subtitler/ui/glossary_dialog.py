@@ -250,13 +250,25 @@ class GlossaryDialog(QDialog):
         return n
 
     def save(self) -> None:
+        typed = [(" ".join(t.split()), " ".join(x.split())) for t, x in self.rows() if t.strip()]
         if not self._collect():
             return
         self._fill()  # as saved: empty rows gone, duplicates merged
         self.applied.emit(self.glossary)
         n = len(self.glossary.pair(*self._pair))
         terms = "1 term" if n == 1 else f"{n} terms"
-        self.status.setText(f"Saved: {terms} for this language pair, in use from now on.")
+        said = f"Saved: {terms} for this language pair, in use from now on."
+        # A term in two rows (any case) is one: the last row's translation counts, said.
+        rows: dict[str, list[tuple[str, str]]] = {}
+        for t, x in typed:
+            rows.setdefault(t.casefold(), []).append((t, x))
+        twice = [r for r in rows.values() if len({x for _, x in r}) > 1]
+        if twice:
+            t, x = twice[0][-1]
+            times = "twice" if len(twice[0]) == 2 else f"{len(twice[0])} times"
+            more = f" (and {len(twice) - 1} more such terms)" if len(twice) > 1 else ""
+            said += f" {t!r} was in the table {times}: its last translation ({x!r}) is kept{more}."
+        self.status.setText(said)
         if n == 0:
             self._say_empty()
 

@@ -270,3 +270,21 @@ def test_import_says_terms_given_twice_and_translations_it_replaced(  # type: ig
         "kept ('Programmierschnittstelle'); 1 translation replaced ('road map': 'Roadmap' → "
         "'Fahrplan'); Save to use them."
     )
+
+
+def test_save_says_a_term_typed_twice_and_which_translation_it_kept(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Two rows of one term (any case) became one at Save, the first row's translation gone
+    unsaid."""
+    d = _dialog(qtbot, Glossary())
+    for term, translation in (("API", "Schnittstelle"), ("road map", "Fahrplan"), ("api", "API")):
+        r = d.table.rowCount()
+        d.add_row()
+        d.table.setItem(r, 0, QTableWidgetItem(term))
+        d.table.setItem(r, 1, QTableWidgetItem(translation))
+    with qtbot.waitSignal(d.applied) as sig:
+        d.save()
+    assert sig.args[0].translations("en", "de") == (("road map", "Fahrplan"), ("api", "API"))
+    assert d.status.text() == (
+        "Saved: 2 terms for this language pair, in use from now on. 'api' was in the table "
+        "twice: its last translation ('API') is kept."
+    )
