@@ -95,11 +95,8 @@ def test_fit_inside() -> None:
     assert fit_inside(QRect(1300, 0, 3000, 900), area) == area  # larger than the screen
 
 
-def test_overlay_left_off_every_screen_is_placed_again(qtbot) -> None:  # type: ignore[no-untyped-def]
-    # What Qt leaves behind when the monitor the overlay was on is unplugged while running: a
-    # window at coordinates no screen covers. The overlay reacts to the screen-removed signal.
-    from PySide6.QtGui import QGuiApplication
-
+def _placed_overlay(qtbot):  # type: ignore[no-untyped-def]
+    """An overlay with the default look, where it goes the first time, shown."""
     from subtitler.config import DisplayConfig
     from subtitler.ui.overlay import SubtitleOverlay
 
@@ -107,6 +104,15 @@ def test_overlay_left_off_every_screen_is_placed_again(qtbot) -> None:  # type: 
     qtbot.addWidget(o)
     o.place()
     o.show()
+    return o
+
+
+def test_overlay_left_off_every_screen_is_placed_again(qtbot) -> None:  # type: ignore[no-untyped-def]
+    # What Qt leaves behind when the monitor the overlay was on is unplugged while running: a
+    # window at coordinates no screen covers. The overlay reacts to the screen-removed signal.
+    from PySide6.QtGui import QGuiApplication
+
+    o = _placed_overlay(qtbot)
     home = o.geometry()
     o.setGeometry(QRect(9000, 9000, 700, 120))
     gui = QGuiApplication.instance()
@@ -133,13 +139,7 @@ def test_screen_made_smaller_keeps_the_overlay_wholly_on_it(qtbot) -> None:  # t
     # the screen smaller under the overlay: left where it was, its bottom rows (the newest
     # subtitles) were off the screen, or all of it. Qt says so with the screen's geometryChanged;
     # the offscreen screen cannot shrink, so the overlay is put where the old size left it.
-    from subtitler.config import DisplayConfig
-    from subtitler.ui.overlay import SubtitleOverlay
-
-    o = SubtitleOverlay(DisplayConfig())
-    qtbot.addWidget(o)
-    o.place()
-    o.show()
+    o = _placed_overlay(qtbot)
     scr = _gui().primaryScreen()
     area = scr.availableGeometry()
     # 40 px of it still on the screen: "on some screen", but its newest row is not.
@@ -162,13 +162,7 @@ def test_screen_made_smaller_keeps_the_overlay_wholly_on_it(qtbot) -> None:  # t
 def test_screen_made_smaller_while_moved_aside_keeps_its_place_on_screen(qtbot) -> None:  # type: ignore[no-untyped-def]
     # Moved aside for a window of the app, its own place (where it comes back to) is kept on
     # the smaller screen too, and it stays clear of that window.
-    from subtitler.config import DisplayConfig
-    from subtitler.ui.overlay import SubtitleOverlay
-
-    o = SubtitleOverlay(DisplayConfig())
-    qtbot.addWidget(o)
-    o.place()
-    o.show()
+    o = _placed_overlay(qtbot)
     scr = _gui().primaryScreen()
     area = scr.availableGeometry()
     home = QRect(area.x() + 50, area.bottom() - 20, 500, 100)  # as the larger screen left it

@@ -108,13 +108,26 @@ def test_a_slow_decode_shows_its_prefix_as_it_goes() -> None:
     assert len(stage.metrics.all_latency) == 1
 
 
+class _FixedEngine:
+    """An engine whose answers a test writes (its translate); the rest does nothing."""
+
+    notice, name = "", "fixed"
+
+    def set_glossary(self, glossary: Glossary) -> None:
+        pass
+
+    def configure(self, mt: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def test_a_line_with_stable_words_is_never_blank() -> None:
     """A short open line that mask-3 would empty shows the words its last two translations
     agree on (before: blank until it was 4 tokens long)."""
 
-    class Fixed:
-        notice, name = "", "fixed"
-
+    class Fixed(_FixedEngine):
         def __init__(self) -> None:
             self.texts = ["Guten Morgen", "Guten Morgen zusammen", "Guten Morgen zusammen!"]
 
@@ -122,15 +135,6 @@ def test_a_line_with_stable_words_is_never_blank() -> None:
             t = self.texts.pop(0)
             # One token: mask-k (k >= 1) hides all of it.
             return EngineResult(t, (1,), (t.encode(),), UpdateStats())
-
-        def set_glossary(self, glossary: Glossary) -> None:
-            pass
-
-        def configure(self, mt: object) -> None:
-            pass
-
-        def close(self) -> None:
-            pass
 
     ev = Events()
     stage = TranslationStage(Mailbox(), ev, lambda: 0.0, LiveMetrics(), threading.Event(), MT, None)
@@ -169,20 +173,9 @@ def test_an_open_line_shows_a_terms_fixed_translation_whole_or_not_at_all() -> N
     'Neu Sankt Petersburg' (another city) was shown at k = 1 and 2."""
     pieces = [b"Ich", b" fahre", b" nach", b" Neu", b" Sankt", b" Peters", b"burg", b" heute"]
 
-    class Fixed:
-        notice, name = "", "fixed"
-
+    class Fixed(_FixedEngine):
         def translate(self, *args: object, **kw: object) -> EngineResult:
             return EngineResult(b"".join(pieces).decode(), (1,) * 8, tuple(pieces), UpdateStats())
-
-        def set_glossary(self, glossary: Glossary) -> None:
-            pass
-
-        def configure(self, mt: object) -> None:
-            pass
-
-        def close(self) -> None:
-            pass
 
     mt = MtConfig(model_path="fake.gguf", src_lang="en", tgt_lang="de")
     ev = Events()
