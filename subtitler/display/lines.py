@@ -19,7 +19,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
-from subtitler.display.masking import joined, unspaced
+from subtitler.display.masking import joined
+from subtitler.mt.scripts import unspaced
 from subtitler.types import OTHERS, YOU
 
 KEEP = 12  # finished lines remembered (the overlay keeps as many)

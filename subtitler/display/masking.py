@@ -21,36 +21,16 @@ import unicodedata
 from collections.abc import Sequence
 
 from subtitler.mt.masking import complete_text
+from subtitler.mt.scripts import unspaced
 
 MAX_K = 10  # display-only mask-k is chosen in 0..MAX_K
 
-# Scripts written without spaces between words: a cut between two of their characters is a
-# word boundary (Han, kana, CJK punctuation and full-width forms, Thai, Lao, Khmer, Myanmar).
-_UNSPACED = (
-    (0x0E00, 0x0EFF),
-    (0x1000, 0x109F),
-    (0x1780, 0x17FF),
-    (0x2E80, 0x2FDF),
-    (0x3000, 0x30FF),
-    (0x31F0, 0x31FF),
-    (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF),
-    (0xF900, 0xFAFF),
-    (0xFF00, 0xFFEF),
-    (0x20000, 0x3FFFF),
-)
 _IN_WORD = "'’-‐_"  # inside a word between letters: don't, E-Mail
 # Thai and Lao vowels written before the consonant they follow, and those written after it as
 # letters (not marks): neither is ever cut off its consonant ("เ" alone, "ประช" of "ประชากร").
 _LEADING_VOWELS = "\u0e40\u0e41\u0e42\u0e43\u0e44\u0ec0\u0ec1\u0ec2\u0ec3\u0ec4"
 _ZWJ = "\u200d"
 _FOLLOWING_VOWELS = "\u0e30\u0e32\u0e33\u0e45\u0eb0\u0eb2\u0eb3"
-
-
-def unspaced(ch: str) -> bool:
-    """Whether ``ch`` belongs to a script written without spaces between words."""
-    o = ord(ch)
-    return o >= 0x0E00 and any(lo <= o <= hi for lo, hi in _UNSPACED)
 
 
 def _mark(ch: str) -> bool:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from subtitler.display.masking import unspaced
 from subtitler.mt.lm import LanguageModel, Logits
+from subtitler.mt.scripts import unspaced
 
 # Added to the logit of a pending fixed translation's first token once the output has reached
 # the term's place (natural-log units: it wins against a token up to e^8 ~ 3000 times more

@@ -12,10 +12,10 @@ from subtitler.display.masking import (
     display_text,
     inside_word,
     shown_by_k,
-    unspaced,
     word_safe,
 )
 from subtitler.display.steadiness import ELLIPSIS, OpenLines, steady
+from subtitler.mt.scripts import unspaced
 from subtitler_research.mt.metrics import normalized_erasure
 
 
