@@ -248,8 +248,15 @@ class SubtitleOverlay(QWidget):
     def keep_on_screen(self) -> None:
         """Place the overlay again if no screen shows it any more; one partly off the screens
         (or wider than the one it is on) is moved, and shrunk if need be, onto the screen
-        that shows most of it. Moved aside, its own place is what is kept on screen."""
+        that shows most of it. One moved or shrunk so (not saved) goes back to its saved place
+        as far as the screen has room again. Moved aside, its own place is what is kept on
+        screen."""
         home = self.home_geometry()
+        back = self._saved_place(home)
+        if back is not None and back != home:
+            log.info("overlay's screen has room again; back to its saved place")
+            self._set_home(back)
+            return
         if shown_whole(home) and shown_whole(self.geometry()):
             return
         screens = QGuiApplication.screens()
@@ -260,12 +267,29 @@ class SubtitleOverlay(QWidget):
             if self._avoiding is not None:
                 self.avoid(self._avoiding)
             return
-        inside = fit_inside(home, best.availableGeometry())
         log.info("overlay is partly off the screens; moved onto %s", best.name())
+        self._set_home(fit_inside(home, best.availableGeometry()))
+
+    def _saved_place(self, home: QRect) -> QRect | None:
+        """The saved place of the overlay (display.geometry of display.screen), fitted inside
+        that screen, when ``home`` is not that place and is on that screen more than on any
+        other; else None (none saved, at its place, a drag under way, or on another screen:
+        a monitor unplugged)."""
+        saved = self.display.geometry.get(self.display.screen)
+        if self._drag is not None or not saved or len(saved) != 4 or QRect(*saved) == home:
+            return None
+        screens = QGuiApplication.screens()
+        best = max(screens, key=lambda s: overlap(home, s.geometry()), default=None)
+        if best is None or best.name() != self.display.screen or not overlap(home, best.geometry()):
+            return None
+        return fit_inside(QRect(*saved), best.availableGeometry())
+
+    def _set_home(self, rect: QRect) -> None:
+        """The overlay's own place is ``rect`` (not saved); moved aside, it stays aside."""
         if self._home is not None:
-            self._home = inside
+            self._home = rect
         else:
-            self.setGeometry(inside)
+            self.setGeometry(rect)
         if self._avoiding is not None:  # (its new place may cover the window in use)
             self.avoid(self._avoiding)
 

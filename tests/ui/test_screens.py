@@ -331,3 +331,56 @@ def test_an_open_window_on_a_screen_unplugged_comes_onto_a_screen(qtbot, tmp_pat
         return area.contains(frame.topLeft()) and (seen.width(), seen.height()) == room
 
     qtbot.waitUntil(on_screen, timeout=2000)
+
+
+def test_screen_grown_back_gives_the_overlay_its_saved_width_again(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # A resolution or scale change made the screen narrower: the overlay was narrowed to stay
+    # on it (not saved: the settings keep the width the user gave it). When the screen grows
+    # back, it had stayed narrow for good. The offscreen screen cannot change size: the overlay
+    # is put where the smaller screen left it, and the screen says its geometry changed.
+    from PySide6.QtCore import QPoint, Qt
+
+    from subtitler import settings_store
+    from tests.ui.test_app_state import make_app
+
+    app = make_app(tmp_path)
+    o = app.overlay
+    qtbot.addWidget(o)
+    area = _gui().primaryScreen().availableGeometry()
+    saved = QRect(area.x() + 40, area.bottom() - 200, 700, 120)
+    name = _gui().primaryScreen().name()
+
+    def screen_changed() -> None:  # (the screen asked for again: a test's wrapper goes stale)
+        scr = _gui().primaryScreen()
+        scr.geometryChanged.emit(scr.geometry())
+
+    app.remember_geometry(name, saved)
+    o.place()
+    o.show()
+    assert o.geometry() == saved
+    narrowed = QRect(area.x(), area.bottom() - 200, 500, 120)  # as a 500 px screen left it
+    o.setGeometry(narrowed)
+    screen_changed()
+    qtbot.waitUntil(lambda: o.geometry() == saved, timeout=2000)
+    kept = settings_store.load(tmp_path / "config.toml").config.display.geometry[name]
+    assert kept == [saved.x(), saved.y(), 700, 120]  # (the narrow width was never saved)
+    # Moved aside for a window of the app in use when the screen grows: its own place is
+    # given the width back, and it stays clear of that window.
+    o.setGeometry(narrowed)
+    window = QRect(area.x(), area.bottom() - 250, 760, 250)
+    o.avoid(window)
+    assert o.home_geometry() == narrowed and o.geometry() != narrowed
+    _gui().primaryScreen().availableGeometryChanged.emit(area)
+    qtbot.waitUntil(lambda: o.home_geometry() == saved, timeout=2000)
+    assert not o.geometry().intersects(window)
+    o.avoid(None)
+    assert o.geometry() == saved
+    # Made narrower by the user (dragging its right edge): that width is theirs, kept.
+    edge = QPoint(o.width() - 3, o.height() // 2)
+    qtbot.mousePress(o, Qt.MouseButton.LeftButton, pos=edge)
+    qtbot.mouseMove(o, edge - QPoint(200, 0))
+    qtbot.mouseRelease(o, Qt.MouseButton.LeftButton, pos=edge - QPoint(200, 0))
+    assert o.width() == 500
+    screen_changed()
+    qtbot.wait(50)
+    assert o.width() == 500
