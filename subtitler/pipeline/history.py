@@ -19,6 +19,8 @@ from subtitler.pipeline.transcript import SegmentRecord, read_transcript
 
 log = logging.getLogger(__name__)
 STAMP = "%Y%m%d-%H%M%S"  # the transcript file name the app gives each run
+QUARTER_S = 900  # every time zone's offset from UTC is a whole number of quarter hours
+WIDEST_OFFSET_S = 14 * 3600  # UTC+14 (and -12): an offset beyond is no time zone's
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,8 @@ class Meeting:
     """One run of the app: one transcript file."""
 
     path: Path
-    started: dt.datetime  # local time
+    started: dt.datetime  # local time (the clock of the place and season it was held in)
+    began: float  # when it started in epoch seconds (UTC): the order meetings happened in
     duration_s: float  # from the start of the run to the end of its last line
     languages: tuple[str, ...]  # "en → de" pairs, in order of first use
     records: tuple[SegmentRecord, ...]
@@ -75,6 +78,23 @@ def _started(path: Path, records: tuple[SegmentRecord, ...]) -> dt.datetime:
     return dt.datetime.fromtimestamp(path.stat().st_mtime)
 
 
+def _began(started: dt.datetime, utc: float | None) -> float:
+    """When a meeting that ``started`` by the local clock began, in epoch seconds (UTC).
+    ``utc`` is that moment told by its files' own times, a few seconds to minutes late (a
+    line is written once translated): the offset the clock was read with is the difference,
+    to the nearest quarter hour. Without them (or a difference no time zone has: a clock
+    set wrong) the time zone this computer is in now."""
+    clock = started.replace(tzinfo=dt.UTC).timestamp()  # (the reading, as if UTC)
+    if utc is not None:
+        offset = round((clock - utc) / QUARTER_S) * QUARTER_S
+        if abs(offset) <= WIDEST_OFFSET_S:
+            return clock - offset
+    try:
+        return started.timestamp()
+    except (OverflowError, OSError, ValueError):  # (before 1970 on Windows)
+        return clock
+
+
 def _pairs(records: tuple[SegmentRecord, ...]) -> tuple[str, ...]:
     pairs: dict[str, None] = {}
     for r in records:
@@ -116,9 +136,13 @@ def load_meeting(path: Path) -> Meeting:
 
 def _load(path: Path) -> Meeting:
     records = tuple(read_transcript(path))
+    started = _started(path, records)
+    # (each line's end in UTC less its time into the meeting; the soonest written is the best)
+    utc = min((r.wall_time - r.end for r in records), default=None)
     return Meeting(
         path=path,
-        started=_started(path, records),
+        started=started,
+        began=_began(started, utc),
         duration_s=max((r.end for r in records), default=0.0),
         languages=_pairs(records),
         records=records,
@@ -154,7 +178,12 @@ def _audio_only(folder: Path, paths: list[Path]) -> list[Meeting]:
         except ValueError:  # renamed: the audio's own clock
             started = dt.datetime.fromtimestamp(min(w.stat().st_mtime for w in kept[path]))
         duration = max(seconds for _, seconds in unheard)
-        out.append(Meeting(path, started, duration, (), (), unheard))
+        # (kept at the stop, its first line never finished: it began as long before as the
+        # audio is)
+        utc = None
+        with contextlib.suppress(OSError):
+            utc = min(w.stat().st_mtime for w in kept[path]) - duration
+        out.append(Meeting(path, started, _began(started, utc), duration, (), (), unheard))
     return out
 
 
@@ -190,7 +219,7 @@ def _list_meetings(folder: Path, stopped: Callable[[], bool]) -> tuple[list[Meet
             meetings.append(meeting)
     for gone in [p for p in _read if p.parent == folder and p not in paths]:
         del _read[gone]  # (removed from the folder: not kept in memory either)
-    meetings.sort(key=lambda m: (m.started, _nth(m.path)), reverse=True)
+    meetings.sort(key=lambda m: (m.began, _nth(m.path)), reverse=True)
     return meetings, problems
 
 

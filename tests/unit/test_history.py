@@ -78,6 +78,39 @@ def test_two_meetings_started_in_one_second_are_two_meetings(tmp_path: Path) -> 
     assert [len(m.records) for m in meetings] == [len(TUESDAY), len(MONDAY)]
 
 
+def test_meetings_are_in_the_order_they_happened_across_time_zones_and_dst(tmp_path: Path) -> None:
+    """A transcript is named for the local clock when it started: sorted by that name, the
+    meeting after the autumn's clock change (02:10 CET) was listed below the one before it
+    (02:30 CEST, 40 minutes earlier), and a meeting held after flying from Berlin to New York
+    (06:00 EST) below the morning's in Berlin (10:00 CET, two hours earlier). The lines' times
+    are UTC: the order is what happened."""
+
+    def held(stamp: str, utc: dt.datetime, first: float = 95.0, lag: float = 1.5) -> None:
+        t0 = utc.replace(tzinfo=dt.UTC).timestamp()
+        write(
+            tmp_path,
+            stamp,
+            [  # (a translator behind the speech writes a line late: the first one here)
+                SegmentRecord(0, 1.0, 3.0, "Hello.", "Hallo.", "en", "de", t0 + 3.0 + first),
+                SegmentRecord(1, 4.0, 6.0, "Again.", "Nochmal.", "en", "de", t0 + 6.0 + lag),
+            ],
+        )
+
+    held("20261025-023000", dt.datetime(2026, 10, 25, 0, 30))  # Berlin, summer time still
+    held("20261025-021000", dt.datetime(2026, 10, 25, 1, 10))  # 40 minutes on: winter time
+    held("20261120-100000", dt.datetime(2026, 11, 20, 9, 0))  # Berlin, 10:00 CET
+    held("20261120-060000", dt.datetime(2026, 11, 20, 11, 0))  # New York, 06:00 EST
+    held("20261120-170000", dt.datetime(2026, 11, 20, 22, 0), 400.0, 420.0)  # every line late
+    meetings, _ = list_meetings(tmp_path)
+    assert [m.title for m in meetings] == [  # newest first, each with the clock it was held by
+        "2026-11-20 17:00",
+        "2026-11-20 06:00",
+        "2026-11-20 10:00",
+        "2026-10-25 02:10",
+        "2026-10-25 02:30",
+    ]
+
+
 def test_a_torn_last_line_and_a_renamed_file_still_list(tmp_path: Path) -> None:
     path = write(tmp_path, "20261116-093000", MONDAY)
     with path.open("ab") as f:
