@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import html
+import itertools
 import logging
 import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QHideEvent
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -52,6 +54,11 @@ SIDE_COLORS = {YOU: "#2e7d32", OTHERS: "#1f5fa8"}
 # lines in one table took 6.4 s to show (and again at each key of a search), in tables of
 # this many rows 1.0 s.
 ROWS_PER_TABLE = 100
+# Laid out at once, 30,000 lines held the window 1.1-1.6 s (parsing the tables, mostly): a
+# meeting of more tables shows its first FIRST_TABLES at once (a screenful and more), and
+# the whole is built aside, STEP_TABLES at each turn of the event loop, then shown instead.
+FIRST_TABLES = 5
+STEP_TABLES = 2
 # A line is shown up to this many characters (a file's line of a megabyte, one word, held
 # the window for a minute); the export has all of it.
 SHOWN_CHARS = 2000
@@ -92,32 +99,40 @@ def render(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> str
     """A meeting's lines as HTML: time, who spoke (with two inputs), original, each
     translation below it in grey (with its language when there are several); the lines that
     match the search on a light yellow band."""
+    return "".join(tables(records, hits))
+
+
+def tables(records: tuple[SegmentRecord, ...], hits: list[SegmentRecord]) -> Iterator[str]:
+    """``render``'s HTML as its tables of ROWS_PER_TABLE lines, in order, each made when it
+    is asked for."""
     picked = {id(r) for r in hits}
     first = id(hits[0]) if hits else None
-    rows = []
-    for r in records:
-        text = _who(r.side) + _shown(r.source)
-        several = len(r.targets) > 1  # each translation says its language
-        for lang in r.targets:
-            translation = r.translation_in(lang)
-            if not translation or translation == r.source or r.src_lang == lang:
-                continue
-            tag = f"<span style='color:#999'>{html.escape(lang)}</span> " if several else ""
-            text += f"<br>{tag}<span style='color:#555'>{_shown(translation)}</span>"
-        band = " style='background:#fff3b0'" if id(r) in picked else ""
-        anchor = "<a name='hit'></a>" if id(r) == first else ""
-        rows.append(
-            f"<tr{band}><td style='color:#777;padding-right:10px;white-space:nowrap' "
-            "valign='top'>"
-            f"{anchor}{_clock(r.start)}</td><td width='100%'>{text}</td></tr>"
-        )
-    tables = []
-    for i in range(0, len(rows), ROWS_PER_TABLE):
+    for i in range(0, len(records), ROWS_PER_TABLE):
+        some = records[i : i + ROWS_PER_TABLE]
+        rows = "".join(_row(r, id(r) in picked, id(r) == first) for r in some)
         # (end to end: one cell spacing between two tables, as between two rows)
         joined = " style='margin-top:-4px'" if i else ""
-        body = "".join(rows[i : i + ROWS_PER_TABLE])
-        tables.append(f"<table cellspacing='4' width='100%'{joined}>{body}</table>")
-    return "".join(tables)
+        yield f"<table cellspacing='4' width='100%'{joined}>{rows}</table>"
+
+
+def _row(r: SegmentRecord, picked: bool, first: bool) -> str:
+    """One line of a meeting, a table's row (``picked``: it matches the search, ``first``:
+    the first that does)."""
+    text = _who(r.side) + _shown(r.source)
+    several = len(r.targets) > 1  # each translation says its language
+    for lang in r.targets:
+        translation = r.translation_in(lang)
+        if not translation or translation == r.source or r.src_lang == lang:
+            continue
+        tag = f"<span style='color:#999'>{html.escape(lang)}</span> " if several else ""
+        text += f"<br>{tag}<span style='color:#555'>{_shown(translation)}</span>"
+    band = " style='background:#fff3b0'" if picked else ""
+    anchor = "<a name='hit'></a>" if first else ""
+    return (
+        f"<tr{band}><td style='color:#777;padding-right:10px;white-space:nowrap' "
+        "valign='top'>"
+        f"{anchor}{_clock(r.start)}</td><td width='100%'>{text}</td></tr>"
+    )
 
 
 def unheard_note(meeting: Meeting) -> str:
@@ -195,6 +210,7 @@ class HistoryDialog(QDialog):
 
     problem = Signal(str)  # one line for the app to show (an export that failed)
     read = Signal()  # the meetings read are listed
+    whole = Signal()  # the meeting chosen is in the text, every line (a long one in pieces)
 
     def __init__(self, folder: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -206,6 +222,12 @@ class HistoryDialog(QDialog):
         self._rendered: tuple[object, ...] = ()  # what the text shows (rendered once)
         self._reading: _Reading | None = None
         self._again = False  # a reload asked for while a read was under way
+        # A long meeting being built aside: its document, the tables still to add, and
+        # whether to go to the first line found once it is shown.
+        self._aside: tuple[QTextDocument, Iterator[str], bool] | None = None
+        self._step = QTimer(self)
+        self._step.setInterval(0)  # (each turn of the event loop, after what waits)
+        self._step.timeout.connect(self._build_aside)
 
         self.query = QLineEdit()
         self.query.setPlaceholderText("Search all meetings (original and translation)")
@@ -322,7 +344,7 @@ class HistoryDialog(QDialog):
             self.list.setCurrentItem(first)
         else:
             self._rendered = ()
-            self.text.setHtml(f"<p style='color:#777'>{html.escape(self._none_shown())}</p>")
+            self._show([f"<p style='color:#777'>{html.escape(self._none_shown())}</p>"], False)
         self.export_button.setEnabled(bool(self.shown))
         self._show_current()
 
@@ -365,9 +387,66 @@ class HistoryDialog(QDialog):
             a is not b for a, b in zip(key, self._rendered, strict=False)
         ):
             self._rendered = key
-            self.text.setHtml(render(meeting.records, hits) + unheard_note(meeting))
-            if hits:
-                self.text.scrollToAnchor("hit")  # the first line that matches
+            parts = itertools.chain(tables(meeting.records, hits), [unheard_note(meeting)])
+            self._show(parts, bool(hits))
+
+    def _show(self, parts: Iterable[str], hit: bool) -> None:
+        """``parts`` of HTML in the text, at once when they are few, else the first
+        FIRST_TABLES at once and the whole once built aside (a meeting chosen meanwhile
+        replaces it); ``hit``: then at the first line found (the anchor "hit")."""
+        self._aside = None
+        self._step.stop()
+        rest = (part for part in parts if part)  # (no note: nothing to add)
+        head = list(itertools.islice(rest, FIRST_TABLES + 1))
+        more = head[FIRST_TABLES:]
+        self.text.setHtml("".join(head[:FIRST_TABLES]))
+        shown = hit and any("<a name='hit'>" in part for part in head[:FIRST_TABLES])
+        if shown:
+            self.text.scrollToAnchor("hit")  # the first line that matches
+        if not more:
+            self.whole.emit()
+            return
+        # (a copy of what is shown, its font and style too: the rest is added to it)
+        aside = self.text.document().clone(self.text)
+        self._aside = (aside, itertools.chain(more, rest), hit and not shown)
+        self._step.start()
+
+    @property
+    def shown_whole(self) -> bool:
+        """The meeting chosen is in the text, every line (not still built aside)."""
+        return self._aside is None
+
+    def _build_aside(self) -> None:
+        """The next STEP_TABLES of the meeting built aside; the last shown instead of the
+        first tables, with the caret, the selection and the view where they were."""
+        if self._aside is None:
+            self._step.stop()
+            return
+        doc, rest, hit = self._aside
+        cursor = QTextCursor(doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        added = 0
+        for part in itertools.islice(rest, STEP_TABLES):
+            cursor.insertHtml(part)
+            added += 1
+        if added == STEP_TABLES:
+            return  # (the next turn; the last one may find none left)
+        self._aside = None
+        self._step.stop()
+        old = self.text.textCursor()
+        anchor, position = old.anchor(), old.position()
+        bars = (self.text.verticalScrollBar(), self.text.horizontalScrollBar())
+        at = [b.value() for b in bars]
+        self.text.setDocument(doc)  # (the one shown so far is the text's child: freed)
+        caret = QTextCursor(doc)
+        caret.setPosition(anchor)
+        caret.setPosition(position, QTextCursor.MoveMode.KeepAnchor)
+        self.text.setTextCursor(caret)
+        for bar, value in zip(bars, at, strict=True):
+            bar.setValue(value)
+        if hit:
+            self.text.scrollToAnchor("hit")
+        self.whole.emit()
 
     def _export_clicked(self) -> None:
         meeting = self.current()

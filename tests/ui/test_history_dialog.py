@@ -264,6 +264,59 @@ def test_a_long_meeting_is_laid_out_in_small_tables_and_shown_once_per_search(  
     assert dlg.text.toPlainText().count("line ") == 250
 
 
+def test_a_long_meeting_is_shown_at_once_and_whole_in_pieces(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Laid out at once, a meeting of 30,000 lines held the window 1.1-1.6 s when shown, and
+    at each key of a search that found lines in it (docs/BENCHMARKS.md): its first lines are
+    shown at once and the rest comes in pieces, the window answering between them; the
+    caret, a selection and the view stay where the reader put them meanwhile."""
+
+    recs = [
+        SegmentRecord(i, 3.0 * i, 3.0 * i + 2.5, f"line {i} said.", "", "en", "en", 0.0)
+        for i in range(1200)
+    ]
+    write(tmp_path, "20261120-090000", recs)
+    write(tmp_path, "20261121-090000", STANDUP)
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    with qtbot.waitSignal(dlg.read):
+        pass
+    dlg.list.setCurrentItem(dlg.list.topLevelItem(1))  # the long one
+    text = dlg.text
+
+    def lines() -> list[str]:
+        return [ln for ln in text.toPlainText().splitlines() if ln.startswith("line ")]
+
+    first = lines()
+    assert first and first == [r.source for r in recs[: len(first)]] and len(first) < 1200
+    turned: list[bool] = []
+    QTimer.singleShot(0, lambda: turned.append(text.toPlainText().count("line ") < 1200))
+    caret = text.document().find("line 300 said.")
+    text.setTextCursor(caret)  # the reader selected a line and scrolled a little
+    text.verticalScrollBar().setValue(text.verticalScrollBar().value() + 7)
+    at = text.verticalScrollBar().value()
+    with qtbot.waitSignal(dlg.whole, timeout=10_000):
+        pass
+    assert turned == [True]  # (the window answered before the meeting was whole)
+    assert lines() == [r.source for r in recs]
+    assert text.textCursor().selectedText() == "line 300 said."
+    assert text.verticalScrollBar().value() == at
+    # A search: its first line found beyond the first lines shown is in view once whole.
+    dlg.query.setText("1100")
+    assert len(lines()) < 1200  # (the meeting's lines, that one on a yellow band)
+    with qtbot.waitSignal(dlg.whole, timeout=10_000):
+        pass
+    found = text.cursorRect(text.document().find("line 1100 said."))
+    assert text.viewport().rect().contains(found)
+    # Another meeting chosen while one is built: the first one's rest never comes.
+    dlg.query.setText("")
+    assert len(lines()) < 1200
+    with qtbot.waitSignal(dlg.whole, timeout=10_000):
+        dlg.list.setCurrentItem(dlg.list.topLevelItem(0))
+    qtbot.wait(50)
+    assert "Hola a todos." in text.toPlainText() and lines() == []
+
+
 def test_a_line_of_a_megabyte_is_shown_cut_and_exported_whole(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A transcript's line of one enormous word (a damaged or hand-made file) held the window
     for a minute: it is shown up to SHOWN_CHARS, with how much more there is."""
