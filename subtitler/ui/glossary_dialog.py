@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -75,6 +76,12 @@ class GlossaryDialog(QDialog):
         # Tab goes on to the buttons (it went round the cells, never out of the table); the
         # arrows move between cells, and Tab while a cell is edited to the next one.
         self.table.setTabKeyNavigation(False)
+        # Delete (and Backspace, the Mac's delete key) removes the selected rows, as Remove
+        # does; in a cell being edited they are the editor's (the table has no focus then).
+        for key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace):
+            shortcut = QShortcut(QKeySequence(key), self.table)
+            shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+            shortcut.activated.connect(self.remove_rows)
         self.add_button = QPushButton("Add term")
         self.remove_button = QPushButton("Remove")
         self.import_button = QPushButton("Import CSV…")

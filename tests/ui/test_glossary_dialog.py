@@ -213,6 +213,50 @@ def test_an_empty_pair_says_how_to_begin_and_edits_say_they_are_not_saved(qtbot)
     assert d.status.text() == "Not saved yet: click Save to use these terms."
 
 
+def test_delete_or_backspace_removes_the_selected_terms(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Delete (and Backspace, the Mac's delete key) on the selected rows removes them as Remove
+    does, not saved until Save (they did nothing: only the button removed a term); in a cell
+    being edited they still delete characters."""
+    from PySide6.QtCore import QItemSelectionModel, Qt
+
+    terms = [("OKR", "OKR"), ("Subiaco", ""), ("Pannartz", "Pannartz"), ("Sweynheym", "")]
+    dlg = GlossaryDialog(Glossary().with_pair("en", "de", terms), "en", "de")
+    qtbot.addWidget(dlg)
+    with qtbot.waitActive(dlg):  # (keys typed go to the window in use)
+        dlg.show()
+        dlg.activateWindow()
+    table = dlg.table
+    table.setFocus()
+    table.selectRow(0)
+    rows = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+    table.selectionModel().select(table.model().index(2, 0), rows)
+    qtbot.keyClick(table, Qt.Key.Key_Delete)
+    assert dlg.rows() == [("Subiaco", ""), ("Sweynheym", "")]
+    assert dlg.status.text() == "Not saved yet: click Save to use these terms."
+    dlg.save()
+    table.setFocus()
+    table.selectRow(1)
+    qtbot.keyClick(table, Qt.Key.Key_Backspace)
+    assert dlg.rows() == [("Subiaco", "")]
+    assert dlg.status.text() == "Not saved yet: click Save to use these terms."
+    assert [e.term for e in dlg.glossary.pair("en", "de")] == ["Subiaco", "Sweynheym"]  # (saved)
+    # Nothing selected: nothing removed.
+    table.clearSelection()
+    qtbot.keyClick(table, Qt.Key.Key_Delete)
+    assert dlg.rows() == [("Subiaco", "")]
+    # A cell being edited: the keys are the editor's.
+    dlg.add_row()
+    editor = dlg.focusWidget()
+    assert editor is not None and table.isAncestorOf(editor)
+    qtbot.keyClicks(editor, "APIs")
+    qtbot.keyClick(editor, Qt.Key.Key_Backspace)
+    qtbot.keyClick(editor, Qt.Key.Key_Home)
+    qtbot.keyClick(editor, Qt.Key.Key_Delete)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: table.state() != table.State.EditingState, timeout=1000)
+    assert dlg.rows() == [("Subiaco", ""), ("PI", "")]
+
+
 def test_the_keyboard_alone_adds_a_term_and_saves(qtbot) -> None:  # type: ignore[no-untyped-def]
     """Tab leaves the table for the buttons and Shift+Tab comes back (Tab went round its
     cells for ever: Add term, Remove, Import and Save could not be reached from it); arrows
