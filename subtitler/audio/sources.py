@@ -132,7 +132,8 @@ class AudioStream:
     the file that many times with ``gap_s`` of silence between, decoding it afresh each time
     rather than holding copies. A file that is missing or cannot be decoded at all fails here,
     at open; one that breaks off later, or is cut short while it plays, ends there, and
-    ``broke_off`` says why (a decoder cannot tell a file cut short from its end).
+    ``broke_off`` says why (a decoder cannot tell a file cut short from its end), as it does
+    for a WAV file cut short before it played (its header promises more than it holds).
     """
 
     def __init__(self, path: str | Path, block: int, *, loop: int = 1, gap_s: float = 0.0):
@@ -162,9 +163,11 @@ class AudioStream:
             yield from self._pass(opening=i == 0)
 
     def _pass(self, opening: bool) -> Iterator[Samples]:
-        """The file played once; ``broke_off`` said if it broke off or shrank meanwhile."""
+        """The file played once; ``broke_off`` said if it broke off, shrank meanwhile or was
+        cut short before."""
         why: list[str] = []
         before = _size(self.path)
+        short = _wav_cut_short(self.path)
         played = 0
         for chunk in self._decoded(opening, why.append):
             played += len(chunk)
@@ -174,6 +177,8 @@ class AudioStream:
             # (the decoders read a cut file's end as the recording's end, without a word)
             cut = f"{_kb(before)}, then {_kb(after)}"
             why.insert(0, f"the file was cut short while it played ({cut})")
+        elif short:
+            why.insert(0, f"the file was cut short before it played ({short})")
         if why and not self.broke_off:
             self.broke_off = (
                 f"the replay of {self.path.name} ended at {played / RATE:.1f} s: {why[0]}"
@@ -195,6 +200,46 @@ def _size(path: Path) -> int | None:
 
 def _kb(size: int) -> str:
     return f"{max(1, round(size / 1024))} KB"
+
+
+UNKNOWN_SIZE = 0xFFFFFFFF  # a data size a WAV writer that could not seek back leaves
+
+
+def _wav_cut_short(path: Path) -> str:
+    """For a WAV file whose header promises more audio than the file holds (a copy broken
+    off, a recording whose writer was killed): how much each, in a few words; else "" (not
+    a WAV file, whole, or of a size its writer left unknown). The decoders play what there
+    is and end as if the recording had."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(12)
+            if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+                return ""
+            byte_rate = 0
+            while chunk := f.read(8):
+                if len(chunk) < 8:
+                    return ""
+                kind, size = chunk[:4], int.from_bytes(chunk[4:], "little")
+                if kind == b"data":
+                    held = _size(path)
+                    if held is None or size in (0, UNKNOWN_SIZE):
+                        return ""
+                    held -= f.tell()
+                    if held >= size:
+                        return ""
+                    if not byte_rate:
+                        return f"its header promises {_kb(size)}, it holds {_kb(held)}"
+                    return (
+                        f"its header promises {size / byte_rate:.1f} s, "
+                        f"it holds {held / byte_rate:.1f} s"
+                    )
+                body = f.read(min(size, 64)) if kind == b"fmt " else b""
+                if len(body) >= 12:
+                    byte_rate = int.from_bytes(body[8:12], "little")
+                f.seek(size + (size & 1) - len(body), 1)  # (chunks are padded to even sizes)
+    except OSError:
+        pass
+    return ""
 
 
 def _pyav_blocks(

@@ -328,8 +328,8 @@ class AsrStage(threading.Thread):
         return {YOU: "your microphone: ", OTHERS: "the meeting's audio: "}.get(self.side, "")
 
     def _say_broke_off(self) -> None:
-        """A replay whose file was cut short while it played: said (it ended as if the
-        recording had); the lines heard so far are finished as at any end."""
+        """A replay whose file was cut short (before or while it played): said (it ended
+        as if the recording had); the lines heard so far are finished as at any end."""
         # (only a file source has it: not part of the AudioSource protocol)
         if why := getattr(self.source, "broke_off", ""):
             self.emit(ErrorEvent("audio", self._which() + why))

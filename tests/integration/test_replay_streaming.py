@@ -111,6 +111,42 @@ def test_a_file_cut_short_plays_what_it_has(tmp_path: Path) -> None:
     assert 0 < len(samples) <= 3 * 16000
 
 
+@pytest.mark.parametrize("decoder", ["pyav", "soundfile"])
+def test_a_file_cut_short_before_it_plays_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decoder: str
+) -> None:
+    """A WAV file cut short before the replay (a copy broken off, a recording whose writer
+    was killed after its header was written) played what it holds and ended as if the
+    recording had, without a word: its header promises more than it holds."""
+    if decoder == "soundfile":
+        monkeypatch.setattr(sources, "pyav_available", lambda: False)
+    cut = tmp_path / "cut.wav"
+    write_wav(cut, 4)
+    data = cut.read_bytes()
+    cut.write_bytes(data[: 44 + 2 * 16000 * 3 // 2])  # its header promises 4 s; 1.5 s left
+    src = open_audio(file_cfg(cut), StreamClock(base=lambda: 0.0))
+    src.start()
+    while src.read(0.0) is not None:
+        pass
+    assert src.exhausted and src.broke_off == (
+        "the replay of cut.wav ended at 1.5 s: the file was cut short before it played "
+        "(its header promises 4.0 s, it holds 1.5 s)"
+    )
+    # Its header mended (what a player's "repair" does): nothing to say.
+    with wave.open(str(cut), "rb") as r:
+        frames = r.readframes(r.getnframes())
+    with wave.open(str(cut), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(frames)
+    src = open_audio(file_cfg(cut), StreamClock(base=lambda: 0.0))
+    src.start()
+    while src.read(0.0) is not None:
+        pass
+    assert src.exhausted and src.broke_off == ""
+
+
 def test_a_played_files_level_is_its_last_blocks_dbfs() -> None:
     """The level goes in dBFS from the input to the meters, a file's as a device's."""
     tone = 0.5 * np.sin(np.arange(1600) * 2 * np.pi * 440 / 16000).astype(np.float32)
