@@ -81,8 +81,7 @@ class FinishedLines:
             with self._lock:
                 if self._sealed or (u := self.mailbox.get(timeout=0)) is None:
                     return
-                if u.final:
-                    self._write(u, {})
+                self._write_as_said(u)
 
     def seal(self) -> None:
         """At stop, from the stopping thread: write every finished line not written yet (the
@@ -95,10 +94,15 @@ class FinishedLines:
             while (u := self.mailbox.get(timeout=0)) is not None:
                 pending.append(u)
             for u in sorted(pending, key=lambda u: u.segment_id):
-                if u.final:
-                    self._write(u, {})
+                self._write_as_said(u)
             self._inflight = None
             self._sealed = True
+
+    def _write_as_said(self, u: AsrUpdate) -> None:
+        """At stop: a finished line not translated goes to the transcript as said, unless it
+        was written so ahead already (it was written twice, the same record)."""
+        if u.final and (u.side, u.segment_id) not in self._ahead:
+            self._write(u, {})
 
     def _write(
         self, u: AsrUpdate, translations: dict[str, str], targets: tuple[str, ...] = ()

@@ -3,6 +3,7 @@ finished lines catch up later for the transcript, and the reader is told plainly
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -16,9 +17,11 @@ from subtitler.mt.engine import EngineResult, EngineUnavailable
 from subtitler.mt.output_rules import wrote_another_language
 from subtitler.pipeline import stages
 from subtitler.pipeline.events import ErrorEvent, SubtitleEvent
+from subtitler.pipeline.mailbox import Mailbox
+from subtitler.pipeline.sealing import FinishedLines
 from subtitler.pipeline.stages import BEHIND
-from subtitler.pipeline.transcript import read_transcript
-from subtitler.types import UpdateStats
+from subtitler.pipeline.transcript import TranscriptWriter, read_transcript
+from subtitler.types import AsrUpdate, UpdateStats
 from tests.helpers.fake_pipeline import FakeSource, Step
 from tests.unit.test_pipeline import make
 
@@ -354,3 +357,33 @@ def test_a_pair_the_model_cannot_do_is_said_once(tmp_path: Path) -> None:
     assert said == [f"a line was not translated: {wrote_another_language('he')}"]
     recs = read_transcript(tmp_path / "transcript.jsonl")
     assert [r.source for r in recs] == [f"line{i} done." for i in range(4)]  # none lost
+
+
+def finished(i: int) -> AsrUpdate:
+    return AsrUpdate(i, f"line{i} done.", "", True, float(i), i + 0.9, i + 1.0)
+
+
+@pytest.mark.parametrize("how", ["seal", "keep_queued"])
+def test_a_line_written_ahead_is_written_once_at_a_stop(tmp_path: Path, how: str) -> None:
+    """A finished line written ahead as said (waiting behind a newer one) was written as said
+    once more at the stop: the same record twice in the transcript file."""
+    path = tmp_path / "transcript.jsonl"
+    writer = TranscriptWriter(path)
+    mailbox = Mailbox()
+    for i in range(3):
+        mailbox.put(finished(i))
+    lines = FinishedLines(writer, mailbox, lambda ev: None, lambda side: MtConfig())
+    taken = lines.next_update(timeout=0)  # the newest first; 0 and 1 written ahead
+    assert taken is not None and taken.segment_id == 2
+    if how == "keep_queued":  # the translation thread's own end: line 2 translated first
+        lines.finish(taken, {"de": "ZEILE2"}, ("de",))
+        lines.keep_queued()
+    lines.seal()
+    writer.close()
+    written = [json.loads(raw)["segment_id"] for raw in path.read_bytes().splitlines()]
+    assert sorted(written) == [0, 1, 2], written
+    assert [(r.segment_id, r.translation) for r in read_transcript(path)] == [
+        (0, ""),
+        (1, ""),
+        (2, "ZEILE2" if how == "keep_queued" else ""),
+    ]
