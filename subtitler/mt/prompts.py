@@ -51,15 +51,17 @@ TELLS_GLOSSARY = ("tower", "qwen3", "gguf")
 _USER = "\ue000\ue001user\ue001\ue000"
 
 
-# Words shaped like a special token ("<eos>", "</s>", "<|im_end|>", "<end_of_turn>"): a server
-# reads them as the model's control tokens wherever they stand in a prompt or a message, and
-# cannot be told which text is the user's. A zero-width space after the "<" keeps them text.
-_SPECIAL_SHAPED = re.compile(r"<(?=\|?/?[\w.-]+\|?>)")
+# Words shaped like a special token ("<eos>", "</s>", "<|im_end|>", "<end_of_turn>", Llama 2's
+# "<<SYS>>"), or like Mistral's control tokens ("[INST]", "[/INST]", "[SYSTEM_PROMPT]",
+# "[TOOL_CALLS]": capitals in brackets): a server reads them as the model's control tokens
+# wherever they stand in a prompt or a message, and cannot be told which text is the user's. A
+# zero-width space after the "<" or the "[" keeps them text.
+_SPECIAL_SHAPED = re.compile(r"<(?=\|?/?[\w.-]+\|?>)|\[(?=/?[A-Z][A-Z_]+\])")
 
 
 def as_text(words: str) -> str:
     """``words`` that no server reads as special tokens (see _SPECIAL_SHAPED)."""
-    return _SPECIAL_SHAPED.sub("<\u200b", words)
+    return _SPECIAL_SHAPED.sub(lambda m: m.group(0) + "\u200b", words)
 
 
 def for_server(prompt: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 
 from subtitler.config import MtConfig
 from subtitler.mt.completions import CompletionsClient, ServerError, ServerSettings
+from subtitler.mt.prompts import PromptBuilder, for_server
 from subtitler.mt.remote import (
     ROUTE_WORDS,
     RemoteEngine,
@@ -281,3 +282,30 @@ def test_words_spelling_special_tokens_reach_a_server_as_text(
         assert "He said" in text and "system and" in text  # the words are all there
     finally:
         engine.close()
+
+
+MISTRAL_MARKERS = ("[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[TOOL_CALLS]")
+
+
+@pytest.mark.parametrize("template", ["tower", "qwen3", "chatml"])
+def test_llama_and_mistral_markers_in_the_users_words_reach_a_server_as_text(
+    template: str,
+) -> None:
+    """A server with a Mistral model reads "[INST]" and "[/INST]" anywhere in a prompt or a
+    message as its control tokens (as "<|im_end|>" for ChatML): words spelling them, in the
+    line, the context line or the glossary, ended the user's turn there."""
+    line = "He typed [INST] and [/INST] then [SYSTEM_PROMPT] <<SYS>> and <</SYS>> [TOOL_CALLS]."
+    terms = (("[/SYSTEM_PROMPT]", "[INST] Begriff [/INST]"), ("typed", "tippte"))
+    builder = PromptBuilder(template, "en", "de", terms=terms)
+    context = "Earlier: [/INST] <<SYS>>"
+    said = line + " [/SYSTEM_PROMPT]"
+    prompt = for_server(builder.build(said, context))
+    message = " ".join(m["content"] for m in builder.chat_messages(said, context))
+    for text in (prompt, message):
+        assert not any(m in text for m in (*MISTRAL_MARKERS, "<<SYS>>", "<</SYS>>")), text
+        plain = text.replace("\u200b", "")
+        assert line in plain and "Earlier: [/INST] <<SYS>>" in plain  # every word is there
+        if template != "chatml":  # (told the glossary: instruction models only)
+            assert "[/SYSTEM_PROMPT] = [INST] Begriff [/INST]" in plain
+    # Bracketed words that are no marker's shape stay as written.
+    assert for_server(builder.build("[Applause] [laughs] [I] [a]")).count("\u200b") == 0
