@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import sys
 import tempfile
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,9 @@ from subtitler.web.access import new_token
 from subtitler.web.server import WebServerError, WebSubtitles
 
 log = logging.getLogger(__name__)
+# The problems said that the app keeps, the newest: every one of the app's life was kept (a
+# string per problem, growing for as long as the app ran, weeks in a tray).
+ERRORS_KEPT = 200
 
 
 def app_icon() -> QIcon:
@@ -134,7 +138,7 @@ class SubtitlerApp(QObject):
         self.models: ModelsDialog | None = None
         self.glossary_dialog: GlossaryDialog | None = None
         self.transcript_path: Path | None = None
-        self.errors: list[str] = []
+        self.errors: deque[str] = deque(maxlen=ERRORS_KEPT)  # the newest problems said
         # What the app is doing, in one line: on the overlay and in the tray until it changes.
         self.state = AppState()
         self._ended = False  # shut_down() ran

@@ -338,3 +338,19 @@ def test_quit_hides_every_window_before_it_waits_for_the_stop(qtbot, tmp_path: P
     app.quit()
     assert seen == [(False, False)]
     assert app.pipeline is None or app.pipeline.finished.is_set()  # and the stop was made
+
+
+def test_the_apps_errors_are_kept_bounded(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every problem said in the app's life was kept, a string each: the list only grew for
+    as long as the app ran. The newest are kept; the overlay says the newest as before."""
+    from subtitler.pipeline.events import ErrorEvent
+
+    app = make_app(tmp_path)
+    qtbot.addWidget(app.overlay)
+    said = [f"translation failed: outage {i}" for i in range(3000)]
+    for message in said:
+        app.on_event(ErrorEvent("mt", message))
+    kept = list(app.errors)
+    assert 0 < len(kept) <= 1000
+    assert kept == said[-len(kept) :]  # the newest, in order
+    assert app.overlay.alert == said[-1]
