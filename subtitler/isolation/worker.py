@@ -29,6 +29,7 @@ import os
 import re
 import select
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -52,6 +53,9 @@ ABORT_GRACE_S = 1.0  # an aborted call that does not answer by then is left behi
 # stops at its next step, and one step of a long prompt on a slow machine may take seconds.
 HUNG_S = 60.0
 _MARK, _SEP, _NL = "\x1e", "\x1f", "\x1d"  # a forwarded log record: MARK level SEP name SEP text
+# A worker's log in the temporary folder: named after the app's process (remove_dead_logs).
+LOG_PREFIX = "subtitler-engine-"
+_LOG_NAME = re.compile(re.escape(LOG_PREFIX) + r"([0-9]+)-[A-Za-z0-9_]+\.log")
 
 
 class WorkerCrashed(EngineGone):
@@ -159,6 +163,43 @@ class _LogTail(threading.Thread):
             os.unlink(self.path)
 
 
+def remove_dead_logs(folder: str | None = None) -> list[str]:
+    """Remove the engine logs of apps that are gone from the temporary folder; returns them.
+
+    A worker's log is named after the app that started it (``subtitler-engine-PID-….log``):
+    the app removes it when it closes the engine, the engine on its way out, but an engine
+    killed with its app (a kill of the process group, the OOM killer) does neither, and each
+    such pair left a log for good. Only this user's plain files of that name whose app no
+    longer runs go: a running app's logs stay (its engines may write them), as does anything
+    else (a link, another user's file, a name of older versions, which says no process)."""
+    import psutil  # (light, but only needed here)
+
+    folder = folder or tempfile.gettempdir()
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _LOG_NAME.fullmatch(entry.name)
+        if m is None:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
+                continue
+            if psutil.pid_exists(int(m.group(1))):
+                continue  # (a pid used again by another process keeps the log: harmless)
+            os.unlink(entry.path)
+        except OSError:  # gone meanwhile, or not ours to remove
+            continue
+        removed.append(entry.path)
+    if removed:
+        log.info("removed %d engine log(s) of apps that are gone", len(removed))
+    return removed
+
+
 class _Readable:
     """Waits until the pipe has data (or its end), cheaply: Connection.poll builds a new
     selector at every call, which at a few hundred waits a second costs the parent several
@@ -222,7 +263,8 @@ class WorkerProcess:
 
     def start(self, *init_args: Any) -> Any:
         """Start the child and call the service's ``init`` (loading the model)."""
-        fd, path = tempfile.mkstemp(prefix="subtitler-engine-", suffix=".log")
+        remove_dead_logs()
+        fd, path = tempfile.mkstemp(prefix=f"{LOG_PREFIX}{os.getpid()}-", suffix=".log")
         os.close(fd)
         here, there = SPAWN.Pipe()
         level = logging.getLogger().getEffectiveLevel()

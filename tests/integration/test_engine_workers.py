@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from subtitler.asr.faster_whisper import WhisperSettings
 from subtitler.asr.isolated import WorkerWhisper
 from subtitler.config import AppConfig, AsrConfig, MtConfig
 from subtitler.display.masking import shown_by_k
+from subtitler.isolation.worker import WorkerProcess
 from subtitler.models.smoke_test import ModelCrashed
 from subtitler.mt.engine import EngineResult
 from subtitler.mt.isolated import Reloaded, WorkerEngine
@@ -689,3 +691,58 @@ def test_an_engine_log_goes_with_the_engine_when_the_app_was_killed(tmp_path: Pa
         time.sleep(0.1)
     assert not _alive(child), "the engine outlived the app"
     assert list(tmp_path.glob("subtitler-engine-*.log")) == []
+
+
+def test_the_logs_of_engines_killed_with_their_app_are_removed_at_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An engine killed with its app (a kill of the whole process group, the OOM killer) removes
+    # its log neither way: each such pair left an empty subtitler-engine-*.log in the
+    # temporary folder, for good. The next engine started removes those of processes gone,
+    # and only those: a running app's, another file and a link stay.
+    killed_both = (
+        "import os, signal\n"
+        "from subtitler.isolation.worker import WorkerProcess\n"
+        "w = WorkerProcess('tests.helpers.idle_service:IdleService')\n"
+        "print(w.start(), flush=True)\n"
+        "os.kill(w.pid, signal.SIGKILL)\n"
+        "os._exit(9)  # no finalizer, no atexit: as a killed process ends\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path), "TEMP": str(tmp_path), "TMP": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", killed_both],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 9, out.stderr[-2000:]
+    child = int(out.stdout.split()[-1])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.1)
+    left = list(tmp_path.glob("subtitler-engine-*.log"))
+    assert len(left) == 1 and left[0].stat().st_size == 0, left  # what the pair left
+    running = tmp_path / f"subtitler-engine-{os.getppid()}-abcd1234.log"  # a running app's
+    running.touch()
+    other = tmp_path / "subtitler-engine-notes.log"
+    other.touch()
+    target = tmp_path / "kept.txt"
+    target.write_text("kept")
+    link = tmp_path / f"subtitler-engine-{child}-link.log"
+    link.symlink_to(target)
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    w = WorkerProcess("tests.helpers.idle_service:IdleService")
+    try:
+        assert w.start() == w.pid
+        assert w.call("ping") == "pong"
+        assert not left[0].exists()
+        mine = [p for p in tmp_path.glob("subtitler-engine-*.log") if str(os.getpid()) in p.name]
+        assert len(mine) == 1  # this worker's own log, while it runs
+        assert running.exists() and other.exists() and link.is_symlink()
+        assert target.read_text() == "kept"
+    finally:
+        w.close()
