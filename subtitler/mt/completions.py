@@ -63,7 +63,8 @@ class ServerError(RuntimeError):
     """The server could not be used for this call; the message is one line for the user.
 
     ``transient``: the server is down, unreachable, overloaded or stalled, and may well answer
-    the next call; otherwise it answered something this client cannot use.
+    the next call; otherwise it answered something this client cannot use. ``answered``: a
+    status line came back (False: the request reached no server, or none that answered).
     """
 
     def __init__(
@@ -74,9 +75,11 @@ class ServerError(RuntimeError):
         status: int | None = None,
         no_route: bool = False,
         retry_after: float | None = None,
+        answered: bool = True,
     ) -> None:
         super().__init__(message)
         self.transient = transient
+        self.answered = answered
         self.status = status  # the HTTP status, when the server answered one
         self.no_route = no_route  # the server has no such route (404, or LM Studio's 200)
         self.retry_after = retry_after  # seconds the server asked to wait (HTTP 429)
@@ -101,8 +104,8 @@ class ServerTimeout(ServerError):
     """The server did not finish an answer by the deadline (it is up: it took the
     connection, and may have sent part of the answer)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, transient=True)
+    def __init__(self, message: str, answered: bool = True) -> None:
+        super().__init__(message, transient=True, answered=answered)
 
 
 class Aborted(Exception):
@@ -501,11 +504,13 @@ class CompletionsClient:
                 raise call.error
             why = _os_error_text(call.error)
             if call.answered or attempt == attempts - 1:
-                raise ServerError(f"{self.where}: {why}", transient=True) from None
+                raise ServerError(
+                    f"{self.where}: {why}", transient=True, answered=call.answered
+                ) from None
             log.info("server %s: %s; trying again", self.where, why)
             pause = RETRY_BACKOFF_S[min(attempt, len(RETRY_BACKOFF_S) - 1)]
             if time.monotonic() + pause >= deadline:
-                raise ServerError(f"{self.where}: {why}", transient=True) from None
+                raise ServerError(f"{self.where}: {why}", transient=True, answered=False) from None
             if _sleep_unless(pause, should_abort):
                 raise Aborted
         raise AssertionError("unreachable")
@@ -582,7 +587,9 @@ class CompletionsClient:
                 timeout = self.settings.timeout_s
                 if call.progress:
                     raise ServerTimeout(f"{self.where} did not finish within {timeout:g} s")
-                raise ServerTimeout(f"{self.where} did not answer within {timeout:g} s")
+                raise ServerTimeout(
+                    f"{self.where} did not answer within {timeout:g} s", answered=call.answered
+                )
 
     def _connection(self) -> http.client.HTTPConnection:
         with self._lock:

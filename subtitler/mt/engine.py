@@ -32,11 +32,23 @@ class EngineUnavailable(RuntimeError):
     """The engine could not answer this time (a translation server is down, unreachable or
     stalled); the next update asks again, so it is never a reason to set the engine aside.
     The message is one line; ``announced``: the user was told of this outage already (the
-    engine's load notice said the server was down)."""
+    engine's load notice said the server was down); ``retry_in``: the seconds before the
+    engine asks the server again (its pause after a failure; 0: at the next call);
+    ``unreachable``: no server answered at all (down, unreachable, still loading), rather than
+    one that failed on this update (which another may not)."""
 
-    def __init__(self, message: str, *, announced: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        announced: bool = False,
+        retry_in: float = 0.0,
+        unreachable: bool = False,
+    ) -> None:
         super().__init__(message)
         self.announced = announced
+        self.retry_in = retry_in
+        self.unreachable = unreachable
 
 
 @dataclasses.dataclass

@@ -554,6 +554,7 @@ def _of_server(e: ServerError) -> ServerError:
         transient=e.transient,
         status=e.status,
         retry_after=e.retry_after,
+        answered=e.answered,
     )
 
 
@@ -580,6 +581,7 @@ class RemoteEngine:
         self._failures = 0
         self._timeouts = 0  # updates in a row the server did not answer in time
         self._retry_at = 0.0
+        self._unreachable = False  # the last failure reached no server (EngineUnavailable)
         self.abilities: ServerAbilities | None = None  # what the server can do (once known)
         self._connected = False
         try:
@@ -597,6 +599,7 @@ class RemoteEngine:
                 raise
             self.notice = f"{e}; translating once it answers"
             self._backoff(e.retry_after)
+            self._unavailable(e)  # (whether it answered at all, for the refusals meanwhile)
             log.info("%s", self.notice)
         except BaseException:
             self.client.close()
@@ -666,6 +669,18 @@ class RemoteEngine:
         pause = max(BACKOFF_S[min(self._failures, len(BACKOFF_S)) - 1], asked or 0.0)
         self._retry_at = time.monotonic() + pause
 
+    def _unavailable(self, e: ServerError, announced: bool = False) -> EngineUnavailable:
+        """What the stage is told of a server that could not translate this time: when it is
+        asked again, and whether it answered at all (down, unreachable or loading; or busy:
+        HTTP 429) or failed on this update (HTTP 500, an answer cut off, one not JSON)."""
+        self._unreachable = not e.answered or e.status in (429, 503)
+        return EngineUnavailable(
+            str(e),
+            announced=announced,
+            retry_in=max(0.0, self._retry_at - time.monotonic()),
+            unreachable=self._unreachable,
+        )
+
     def set_glossary(self, glossary: Glossary) -> None:
         """Fixed translations from the next update on. On a server they reach the model only
         through the prompt (instruction templates say them there); the decoder's bias that
@@ -718,6 +733,8 @@ class RemoteEngine:
                 f"translation server {self.client.where} did not answer; "
                 f"trying again in {wait:.0f} s",
                 announced=not self._connected,
+                retry_in=wait,
+                unreachable=self._unreachable,
             )
         if not self._connected:
             try:
@@ -726,7 +743,7 @@ class RemoteEngine:
                 if not e.transient:
                     raise
                 self._backoff(e.retry_after)
-                raise EngineUnavailable(str(e), announced=True) from None
+                raise self._unavailable(e, announced=True) from None
             self._failures = 0
         tr = self._configure(src_lang, mt)
         # One deadline for the whole update (a verify, a continuation, an RT fall-back).
@@ -761,12 +778,12 @@ class RemoteEngine:
             self._timeouts += 1
             if self._timeouts >= 2:
                 self._backoff()
-            raise EngineUnavailable(str(e)) from None
+            raise self._unavailable(e) from None
         except ServerError as e:
             if not e.transient:
                 raise
             self._backoff(e.retry_after)
-            raise EngineUnavailable(str(e)) from None
+            raise self._unavailable(e) from None
         self._failures = 0
         if t.stats.aborted:
             return EngineResult("", (), (), t.stats)

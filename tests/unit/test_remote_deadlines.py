@@ -236,3 +236,31 @@ def test_a_start_waits_for_a_hanging_server_a_short_while_only(server: ScriptedS
         assert engine.client.settings.timeout_s == 30.0  # an update has its whole timeout
     finally:
         engine.close()
+
+
+def test_a_server_gone_is_told_apart_from_one_that_failed_an_update(
+    server: ScriptedServer,
+) -> None:
+    """The translation stage asks a server that is away again while the meeting is quiet,
+    for the lines it missed; not one that answered and failed on a line (asked over and over,
+    each failure lengthened its pause, and the next line said found it refused). The engine
+    says which, in its pauses too."""
+    mt = mt_for(server, method="RT")
+    engine = RemoteEngine(mt)
+    try:
+        server.script.every_s, server.script.output = 0.3, "x" * 100  # it drips
+        with pytest.raises(EngineUnavailable) as e:
+            run_bounded(lambda: engine.translate(0, "Hello world.", True, mt.tgt_lang, "en"))
+        assert "did not finish within 1 s" in str(e.value) and not e.value.unreachable
+        server.close()  # gone
+        while time.monotonic() < engine._retry_at:
+            time.sleep(0.05)
+        with pytest.raises(EngineUnavailable) as e:
+            run_bounded(lambda: engine.translate(1, "Good morning.", True, mt.tgt_lang, "en"))
+        assert "connection refused" in str(e.value) and e.value.unreachable
+        assert e.value.retry_in > 0  # (when it asks again)
+        with pytest.raises(EngineUnavailable) as e:  # in the pause: said at once
+            engine.translate(1, "Good morning.", True, mt.tgt_lang, "en")
+        assert "trying again in" in str(e.value) and e.value.unreachable
+    finally:
+        engine.close()
