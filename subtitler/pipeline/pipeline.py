@@ -405,6 +405,7 @@ class Pipeline:
         under its call, and what it had not heard yet is lost."""
         deadline = time.monotonic() + timeout
         self._stop.set()
+        self._mt.end_by(deadline)  # (lines a translation server missed: a last try by then)
         # A command: waits for inputs that are being opened right now.
         asrs = self._command(lambda: list(self._asrs))
         with self._queue_lock:

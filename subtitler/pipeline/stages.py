@@ -66,6 +66,18 @@ STUCK_S = 30.0
 LOST_WHAT = "put it back (or choose another speech model in Settings) and press Start"
 BEHIND = "translation is slower than the speech"
 BEHIND_WHAT = "the newest lines are translated first, finished ones later for the transcript"
+# Finished lines a translation server that is away could not translate, kept to translate once
+# it answers: the newest this many (a day's outage must not grow memory without end; each is
+# in the transcript as said already).
+MISSED_KEPT = 200
+# While such lines wait for a server that answers nothing (down, unreachable) and nothing else
+# is to be translated (a meeting gone quiet), the oldest is asked again after these pauses
+# (growing; or when the engine says it asks the server again): they waited for another line's
+# translation, for good in a meeting gone silent.
+MISSED_RETRY_S = (1.0, 2.0, 4.0, 8.0, 15.0)
+# At a stop they are asked once more, until this long before the stop's deadline: the stop
+# waits for nothing more (a server that stalls then is given up; they stay as said).
+LAST_TRY_MARGIN_S = 0.2
 
 
 def what_to_do(mt: MtConfig) -> str:
@@ -479,8 +491,17 @@ class TranslationStage(threading.Thread):
         self._last_good: dict[str, dict[int, tuple[str, str]]] = {}
         self._finals_done: dict[str, int] = {}  # per side: the newest line translated final
         # Finished lines a server that was away could not translate, keyed (side, segment):
-        # written as said at once, translated once it answers again and written again.
-        self._missed: OrderedDict[tuple[str, int], AsrUpdate] = OrderedDict()
+        # written as said at once, translated once it answers again and written again. With
+        # each, ``_answers`` when it last failed: a failure after the server answered other
+        # lines since is the line's own (it is not asked again).
+        self._missed: OrderedDict[tuple[str, int], tuple[AsrUpdate, int]] = OrderedDict()
+        self._answers = 0  # translations the engine answered (counted, never reset)
+        self._missed_dropped = 0  # the oldest of them given up for newer ones (MISSED_KEPT)
+        self._retry_at = 0.0  # (monotonic) when they are asked again while the server is away
+        self._unreachable = False  # the last failure reached no server (EngineUnavailable)
+        self._retries = 0  # retries in a row that found it away (MISSED_RETRY_S)
+        self._last_try = False  # they had their last try at a replay's end
+        self._end_by = 0.0  # (monotonic) the stop's deadline, once it stops (end_by)
         self._behind_said = False  # the reader was told the translator is behind
         self._on_screen = OpenLines()  # per target: what its open line shows
         self._turns = TargetTurns()
@@ -736,9 +757,9 @@ class TranslationStage(threading.Thread):
             self._gone(e)
         except EngineUnavailable as e:  # a server down or stalled: asked again later
             log.info("translation unavailable: %s", e)
-            self._unavailable = True
+            self._away(e)
             if u.final:
-                self._missed[(u.side, u.segment_id)] = u
+                self._keep_missed(u)
             if not (self._unavailable_said or e.announced):  # once per outage
                 self._unavailable_said = True
                 self.emit(ErrorEvent("mt", f"translation failed: {e}"))
@@ -760,6 +781,7 @@ class TranslationStage(threading.Thread):
         mt: MtConfig,
         late: bool = False,
         prefixes: bool = True,
+        until: float | None = None,
     ) -> str | None:
         engine, _ = self._engine()
         # Whisper writes "...", "-" or "?" for noise: nothing to translate (a model would
@@ -777,6 +799,8 @@ class TranslationStage(threading.Thread):
         whole = [x for _, x in present(u.text, self._glossary.translations(src, lang))]
 
         def abort() -> bool:
+            if until is not None:  # (a last try at a stop: the stop has begun)
+                return time.monotonic() >= until
             # A late line gives way to newer work (it is put back and translated later), as
             # does a finished line stuck in its decode.
             gives_way = late or (u.final and time.monotonic() - started > STUCK_S)
@@ -800,14 +824,17 @@ class TranslationStage(threading.Thread):
         # twice when one fell between).
         self._failures.succeeded()
         self._unavailable_said = self._unavailable = False
+        self._retries = 0
+        self._answers += 1
+        self._say_dropped()
         if engine.notice != self._notice:  # e.g. a server stopped returning log-probabilities
             self._notice = engine.notice
             if self._notice:
                 self.emit(ErrorEvent("mt", self._notice))
         if t.stats.aborted:
             self.metrics.on_abandoned(u.segment_id)
-            if u.final and not self._stop_ev.is_set():
-                return None  # given way to newer work: put back by translate()
+            if u.final and (until is not None or not self._stop_ev.is_set()):
+                return None  # given way to newer work (put back by translate()), or too late
             if u.final:  # stopped mid-decode: what was said still reaches the transcript
                 return self._untranslated(u, lang, target)
             if mt.partial_every_s > 0:  # the prefix decoded so far is shown, not lost
@@ -877,14 +904,15 @@ class TranslationStage(threading.Thread):
     def run(self) -> None:
         while not self._stop_ev.is_set():
             u = self.lines.next_update(timeout=0.05)
-            if u is None and self._missed and not self._unavailable and self._model is not None:
+            ended = bool(self.asr_done) and all(e.is_set() for e in self.asr_done)
+            if u is None and self._missed_due(ended):
                 self.idle.clear()  # (nothing newer waits: the server's time is theirs now)
                 self._translate_missed()
                 continue
             if u is None:
                 self.idle.set()
-                ended = bool(self.asr_done) and all(e.is_set() for e in self.asr_done)
                 if ended and not len(self.mailbox):
+                    self._say_dropped()
                     self.emit(StatusEvent("finished", "replay finished"))
                     return
                 continue
@@ -893,37 +921,117 @@ class TranslationStage(threading.Thread):
                 self.translate(u)
             finally:
                 self.lines.done()
+        self._say_dropped()
         self.lines.keep_queued()
+        self._last_chance()
+
+    def end_by(self, deadline: float) -> None:
+        """The pipeline stops by ``deadline`` (monotonic): lines the server missed get a last
+        try after the halt, until shortly before it (``_last_chance``)."""
+        self._end_by = deadline
+
+    def _last_chance(self) -> None:
+        """At a stop, lines finished while the server was away are asked once more, oldest
+        first, before the transcript is sealed: a server back during its pause (or in a
+        meeting too short for it to be asked again) left them as said. Until LAST_TRY_MARGIN_S
+        before the stop's deadline, and no further than a line it is away for again."""
+        until = self._end_by - LAST_TRY_MARGIN_S
+        while self._missed and self._model is not None and time.monotonic() < until:
+            if not self._translate_missed(until):
+                return
+
+    def _missed_due(self, ended: bool) -> bool:
+        """Is a line finished while the server was away to be asked again now (nothing else
+        waits)? At once when the server answers again; while it is away, after a pause
+        (MISSED_RETRY_S, or as long as the engine pauses); at a replay's end (``ended``) once
+        more at once, whatever the pause."""
+        if not self._missed or self._model is None:
+            return False
+        if ended and not self._last_try:
+            self._last_try = True
+            return True
+        if not self._unavailable:
+            return True
+        # A server that answered with a failure may fail on that line alone: asked again as
+        # before, once it translates another (asked over and over while the meeting was quiet,
+        # each failure lengthened its pause, and the next line said found it refused).
+        return self._unreachable and time.monotonic() >= self._retry_at
+
+    def _away(self, e: EngineUnavailable) -> None:
+        """The server did not answer: lines it misses are asked again after a pause."""
+        self._unavailable = True
+        self._unreachable = e.unreachable
+        self._retries += 1
+        pause = MISSED_RETRY_S[min(self._retries, len(MISSED_RETRY_S)) - 1]
+        self._retry_at = time.monotonic() + (e.retry_in or pause)
+
+    def _keep_missed(self, u: AsrUpdate) -> None:
+        """A finished line the server could not translate, to translate once it answers: the
+        newest MISSED_KEPT are kept (the oldest stay as said in the transcript)."""
+        self._missed[(u.side, u.segment_id)] = (u, self._answers)
+        while len(self._missed) > MISSED_KEPT:
+            del self._missed[min(self._missed, key=lambda key: key[1])]
+            self._missed_dropped += 1
+
+    def _say_dropped(self) -> None:
+        """Say once how many lines of an outage stay untranslated (MISSED_KEPT)."""
+        if not self._missed_dropped:
+            return
+        n, self._missed_dropped = self._missed_dropped, 0
+        self.emit(
+            ErrorEvent(
+                "mt",
+                f"{n} line(s) finished while the translation server was away stay untranslated "
+                f"in the transcript: only the last {MISSED_KEPT} are translated once it answers",
+            )
+        )
 
     def _gone(self, e: EngineGone) -> None:
         log.warning("translation engine gone: %s", e)
         self._drop_model(f"{e}; showing the transcript only ({self._what_to_do()})")
 
-    def _translate_missed(self) -> None:
+    def _translate_missed(self, until: float | None = None) -> bool:
         """The oldest line finished while the server was away, translated now that it answers:
-        shown, and written to the transcript again (its later record is the one read). Asked
-        once: a failure leaves it as written, unsaid (a server failing on that very line would
-        fail it at every turn); one that gives way to newer work waits for its turn."""
-        key, u = self._missed.popitem(last=False)
+        shown, and written to the transcript again (its later record is the one read). A
+        failure of the line (or one after the server answered other lines since it was missed)
+        leaves it as written, unsaid: a server failing on that very line would fail it at
+        every turn. One the server is still away for waits behind the others (a line it can
+        never take, too long for its context, holds none of them back); one that gives way
+        to newer work waits for its turn. ``until`` (monotonic; at a stop): the
+        decode is given up then, and nothing else makes it give way. False: the line waits
+        (the server is away, or newer work came first)."""
+        key, (u, answers) = self._missed.popitem(last=False)
+        answered_since = answers != self._answers
         mt = self._side_settings(u.side)
         texts: dict[str, str] = {}
         for i, lang in enumerate(mt.targets):
             try:
                 # (No prefixes: a line finished long ago is shown again only translated.)
-                done = self._translate_one(u, lang, i, mt.for_target(lang), True, False)
+                done = self._translate_one(
+                    u, lang, i, mt.for_target(lang), True, False, until=until
+                )
             except EngineGone as e:
                 self._gone(e)
-                return
-            except Exception as e:  # away again, or failing on this line
-                self._unavailable = isinstance(e, EngineUnavailable)
+                return False
+            except EngineUnavailable as e:
+                self._away(e)
+                if answered_since or not e.unreachable:  # (it may fail on this line alone)
+                    log.info("line %d not translated again: %s", u.segment_id, e)
+                    return False
+                log.debug("line %d not translated again: %s", u.segment_id, e)
+                self._missed[key] = (u, answers)  # still away: asked again after a pause
+                return False
+            except Exception as e:  # failing on this line
+                self._unavailable = False
                 log.info("line %d not translated again: %s", u.segment_id, e)
-                return
-            if done is None:  # newer work came first
-                self._missed[key] = u
+                return True
+            if done is None:  # newer work came first (or the stop's time ran out)
+                self._missed[key] = (u, answers)
                 self._missed.move_to_end(key, last=False)
-                return
+                return False
             texts[lang] = done
         self.lines.finish(u, texts, mt.targets)
+        return True
 
     def _failed(self, u: AsrUpdate, e: Exception) -> None:
         """One failed translation costs this update (of this target); a model failing every

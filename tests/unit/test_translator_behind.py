@@ -387,3 +387,149 @@ def test_a_line_written_ahead_is_written_once_at_a_stop(tmp_path: Path, how: str
         (1, ""),
         (2, "ZEILE2" if how == "keep_queued" else ""),
     ]
+
+
+class ServerBack(SlowEngine):
+    """A translation server away until the test says it is back (``back``); then it
+    translates every line (upper case); ``stall``: once back, it answers nothing until asked
+    to stop."""
+
+    def __init__(self, stall: bool = False) -> None:
+        super().__init__(0.0)
+        self.back = threading.Event()
+        self.stall = stall
+
+    def translate(self, segment_id: int, *a: object, **kw: object) -> EngineResult:
+        if not self.back.is_set():
+            raise EngineUnavailable(
+                "translation server http://x: connection refused", unreachable=True
+            )
+        if self.stall:
+            should_abort = kw.get("should_abort")
+            while not (callable(should_abort) and should_abort()):
+                time.sleep(0.005)
+            return EngineResult("", (), (), UpdateStats(aborted=True))
+        return super().translate(segment_id, *a, **kw)  # type: ignore[arg-type]
+
+
+def silent_meeting(tmp_path: Path, engine: ServerBack, lines: int = 3):  # type: ignore[no-untyped-def]
+    """A meeting whose ``lines`` lines are said while the server is away, then silence (a
+    live input: it goes on until stopped); returns the pipeline and its events once every
+    line is in the transcript, as said."""
+    script = [Step(0.1 * (i + 1), i, [f"line{i}", "done."], True) for i in range(lines)]
+    p, ev, _, _ = make(
+        tmp_path, script=script, source=FakeSource(60.0, speed=1.0), loader=lambda m: engine
+    )
+    p.start()
+    path = tmp_path / "transcript.jsonl"
+    wait_until(lambda: path.exists() and len(read_transcript(path)) == lines)
+    return p, ev
+
+
+def translations(tmp_path: Path) -> list[tuple[str, str]]:
+    return [(r.source, r.translation) for r in read_transcript(tmp_path / "transcript.jsonl")]
+
+
+def test_lines_missed_are_translated_when_the_server_is_back_in_a_silent_meeting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They were asked again only after another line was translated: in a meeting gone
+    silent they waited for ever, and stayed untranslated in the transcript."""
+    monkeypatch.setattr(stages, "MISSED_RETRY_S", (0.05,))
+    engine = ServerBack()
+    p, ev = silent_meeting(tmp_path, engine)
+    try:
+        assert translations(tmp_path) == [(f"line{i} done.", "") for i in range(3)]
+        engine.back.set()  # no word said since
+        done = [(f"line{i} done.", f"LINE{i} DONE.") for i in range(3)]
+        wait_until(lambda: translations(tmp_path) == done)
+    finally:
+        assert p.stop()
+    assert translations(tmp_path) == done
+    said = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    assert len(said) == 1 and "connection refused" in said[0], said  # the outage, once
+
+
+def test_lines_missed_have_a_last_try_at_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server back during the pause before it is asked again: the lines it missed were
+    sealed in the transcript as said."""
+    monkeypatch.setattr(stages, "MISSED_RETRY_S", (3600.0,))  # (not asked again before)
+    engine = ServerBack()
+    p, _ = silent_meeting(tmp_path, engine)
+    engine.back.set()
+    assert p.stop()
+    assert translations(tmp_path) == [(f"line{i} done.", f"LINE{i} DONE.") for i in range(3)]
+
+
+def test_a_stalled_server_does_not_hold_the_stop_in_its_last_try(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stages, "MISSED_RETRY_S", (3600.0,))
+    engine = ServerBack(stall=True)
+    p, _ = silent_meeting(tmp_path, engine)
+    engine.back.set()
+    assert p.stop()  # every thread ended within the stop's time
+    assert translations(tmp_path) == [(f"line{i} done.", "") for i in range(3)]
+
+
+def test_lines_missed_in_a_long_outage_are_the_newest_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every line of an outage was kept to translate later: a day's outage grew memory
+    without end. The newest are kept, and the reader told once how many stay as said."""
+    monkeypatch.setattr(stages, "MISSED_RETRY_S", (0.05,))
+    monkeypatch.setattr(stages, "MISSED_KEPT", 3)
+    engine = ServerBack()
+    p, ev = silent_meeting(tmp_path, engine, lines=6)
+    try:
+        engine.back.set()
+        done = [(f"line{i} done.", "" if i < 3 else f"LINE{i} DONE.") for i in range(6)]
+        wait_until(lambda: translations(tmp_path) == done)
+    finally:
+        assert p.stop()
+    said = [e.message for e in ev.of(ErrorEvent) if e.where == "mt"]
+    assert said[1:] == [
+        "3 line(s) finished while the translation server was away stay untranslated in the "
+        "transcript: only the last 3 are translated once it answers"
+    ], said
+    assert sorted(src for src, _ in engine.calls) == [f"line{i} done." for i in range(3, 6)]
+
+
+class FailsOnALine(SlowEngine):
+    """A server that answers every line but one: that line's updates fail (HTTP 500 for
+    what it says, say): not a server away."""
+
+    def translate(self, segment_id: int, source: str, *a: object, **kw: object) -> EngineResult:  # type: ignore[override]
+        if "football" in source:
+            with self.lock:
+                self.calls.append((source, True))
+            raise EngineUnavailable("translation server http://x answered HTTP 500")
+        return super().translate(segment_id, source, *a, **kw)  # type: ignore[arg-type]
+
+
+def test_a_line_a_server_fails_on_is_not_asked_again_and_again_in_a_quiet_meeting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a server that answered nothing is asked again while the meeting is quiet: a real
+    server's pause grows with each failure, and the line said next found it refused."""
+    monkeypatch.setattr(stages, "MISSED_RETRY_S", (0.05,))
+    engine = FailsOnALine(0.0)
+    script = [
+        Step(0.2, 0, ["they", "play", "football."], True),
+        Step(2.0, 1, ["a", "girl", "runs."], True),  # after a quiet while
+    ]
+    p, _, _, _ = make(
+        tmp_path, script=script, source=FakeSource(2.5, speed=1.0), loader=lambda m: engine
+    )
+    p.start()
+    assert p.finished.wait(20)
+    assert p.stop()
+    # Its own update, then once more after the next line was translated; never in between.
+    assert [src for src, _ in engine.calls] == [
+        "they play football.",
+        "a girl runs.",
+        "they play football.",
+    ]
+    assert translations(tmp_path) == [("they play football.", ""), ("a girl runs.", "A GIRL RUNS.")]
