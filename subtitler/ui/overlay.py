@@ -235,6 +235,9 @@ class SubtitleOverlay(QWidget):
             # A screen made smaller (its resolution or scale changed, a taskbar moved): the
             # overlay may now lie partly off it, its newest rows, at the bottom, unseen.
             gui.screenAdded.connect(self._watch_screen)
+            # A monitor plugged in (again): the overlay put elsewhere when it was unplugged goes
+            # back to its place there.
+            gui.screenAdded.connect(self._screens_changed)
             for scr in gui.screens():
                 self._watch_screen(scr)
 
@@ -249,12 +252,12 @@ class SubtitleOverlay(QWidget):
         """Place the overlay again if no screen shows it any more; one partly off the screens
         (or wider than the one it is on) is moved, and shrunk if need be, onto the screen
         that shows most of it. One moved or shrunk so (not saved) goes back to its saved place
-        as far as the screen has room again. Moved aside, its own place is what is kept on
-        screen."""
+        as far as the screen has room again, or once its screen is plugged in again. Moved
+        aside, its own place is what is kept on screen."""
         home = self.home_geometry()
         back = self._saved_place(home)
         if back is not None and back != home:
-            log.info("overlay's screen has room again; back to its saved place")
+            log.info("overlay's screen is there with room again; back to its saved place")
             self._set_home(back)
             return
         if shown_whole(home) and shown_whole(self.geometry()):
@@ -272,16 +275,20 @@ class SubtitleOverlay(QWidget):
 
     def _saved_place(self, home: QRect) -> QRect | None:
         """The saved place of the overlay (display.geometry of display.screen), fitted inside
-        that screen, when ``home`` is not that place and is on that screen more than on any
-        other; else None (none saved, at its place, a drag under way, or on another screen:
-        a monitor unplugged)."""
+        that screen, when ``home`` is not that place and that screen is connected; else None
+        (none saved, at its place, a drag under way, or that screen unplugged). ``home`` on
+        another screen was put there when that screen was unplugged: a drag, a new look or
+        *Bring subtitles here* saves the place under the screen it leaves the overlay on."""
         saved = self.display.geometry.get(self.display.screen)
         if self._drag is not None or not saved or len(saved) != 4 or QRect(*saved) == home:
             return None
         screens = QGuiApplication.screens()
         best = max(screens, key=lambda s: overlap(home, s.geometry()), default=None)
         if best is None or best.name() != self.display.screen or not overlap(home, best.geometry()):
-            return None
+            named = [s for s in screens if s.name() == self.display.screen]
+            if len(named) != 1:  # (unplugged; or names not told apart: "" on some platforms)
+                return None
+            best = named[0]
         return fit_inside(QRect(*saved), best.availableGeometry())
 
     def _set_home(self, rect: QRect) -> None:

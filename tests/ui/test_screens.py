@@ -384,3 +384,73 @@ def test_screen_grown_back_gives_the_overlay_its_saved_width_again(qtbot, tmp_pa
     screen_changed()
     qtbot.wait(50)
     assert o.width() == 500
+
+
+# The app on two screens, the overlay saved on the monitor; the monitor unplugged (the overlay
+# put where that left it: on the laptop), then plugged in again. The offscreen platform cannot
+# unplug a screen: the overlay is put on the laptop as keep_on_screen put it there, and Qt's
+# screenAdded says the monitor is back.
+PROBE_REPLUG = """
+import json, sys
+from pathlib import Path
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from subtitler import settings_store
+from tests.ui.test_app_state import make_app
+
+gui = QApplication([])
+app = make_app(Path(sys.argv[1]))
+o = app.overlay
+monitor = next(s for s in gui.screens() if s.name() == "Monitor")
+app.remember_geometry("Monitor", QRect(1600, 900, 1000, 140))
+o.place()
+o.show()
+
+
+def settle():
+    QTimer.singleShot(0, gui.quit)  # (after the overlay's own check, queued before it)
+    gui.exec()
+
+
+def where():
+    return [o.x(), o.y(), o.width(), o.height()]
+
+
+out = {"placed": where()}
+o.setGeometry(QRect(100, 600, 1000, 140))  # unplugged: onto the laptop
+settle()
+gui.screenAdded.emit(monitor)
+settle()
+out["plugged_in"] = where()
+out["saved"] = settings_store.load(Path(sys.argv[1]) / "config.toml").config.display.screen
+o.setGeometry(QRect(100, 600, 1000, 140))  # unplugged again; the user drags it on the laptop
+settle()
+QTest.mousePress(o, Qt.MouseButton.LeftButton, pos=QPoint(50, 50))
+QTest.mouseMove(o, QPoint(90, 20))
+QTest.mouseRelease(o, Qt.MouseButton.LeftButton, pos=QPoint(90, 20))
+out["dragged"] = where()
+gui.screenAdded.emit(monitor)
+settle()
+out["plugged_in_after_drag"] = where()
+app.shut_down()
+print(json.dumps(out))
+"""
+
+
+def test_monitor_plugged_in_again_takes_the_overlay_back_to_its_place_there(tmp_path: Path) -> None:
+    # Unplugged, the monitor the overlay was on left it on the laptop (not saved: the settings
+    # keep its place on the monitor). Plugged in again, the overlay stayed on the laptop for
+    # good. Moved by the user meanwhile, where they put it is their choice, and stays.
+    layout = tmp_path / "screens.json"
+    screens = [LAPTOP, MONITOR]
+    layout.write_text(
+        json.dumps({"screens": [dict(s, logicalDpi=96, logicalBaseDpi=96, dpr=1) for s in screens]})
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={layout}")
+    got = run_json(["-c", PROBE_REPLUG, str(tmp_path)], env, timeout=60)
+    assert got["placed"] == [1600, 900, 1000, 140]
+    assert got["plugged_in"] == [1600, 900, 1000, 140]
+    assert got["saved"] == "Monitor"
+    assert got["dragged"] == [140, 570, 1000, 140]
+    assert got["plugged_in_after_drag"] == [140, 570, 1000, 140]
