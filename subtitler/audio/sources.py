@@ -44,19 +44,30 @@ def pyav_available() -> bool:
     return not getattr(av, "SUBTITLER_STAND_IN", False)
 
 
-def load_audio(path: str | Path) -> Samples:
+def load_audio(path: str | Path, broke: Broke | None = None) -> Samples:
     """Decode a whole audio file to 16 kHz mono float32: as faster-whisper's ``decode_audio``
     does (PyAV) where PyAV is installed, else with soundfile. Unlike a file played as a
-    stream, one that breaks off part way fails."""
+    stream, one that breaks off part way fails. A WAV file cut short before (its header
+    promises more than it holds) gives the audio it holds, and says so in one line, as a
+    replay of it does: in the log, and to ``broke``."""
     p = Path(path)
     if not p.is_file():
         raise AudioFileError(f"audio file not found: {p}")
+    short = _wav_cut_short(p)
     if pyav_available():
         got = list(_pyav_blocks(p, opening=True, whole=True))
     else:
         got = list(_soundfile_blocks(p, opening=True))
-    if not got or not sum(len(b) for b in got):
+    n = sum(len(b) for b in got)
+    if not n:
         raise AudioFileError(f"cannot decode audio file {p}: no audio samples")
+    if short:
+        # (the decoders read a cut file's end as the recording's end, without a word)
+        cut = f"the file was cut short before it was read ({short})"
+        why = f"audio file {p} ends at {n / RATE:.1f} s: {cut}"
+        log.warning("%s", why)
+        if broke is not None:
+            broke(why)
     return np.concatenate(got)
 
 
@@ -300,10 +311,14 @@ class FileSource:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     started_at: float = field(default=0.0, init=False)  # clock() when iteration began
+    # Why the recording is shorter than its file says, in one line (load_audio's); "" if not.
+    broke_off: str = ""
 
     @classmethod
     def open(cls, path: str | Path, realtime: bool = True, block_ms: int = 100) -> FileSource:
-        return cls(load_audio(path), realtime=realtime, block_ms=block_ms)
+        why: list[str] = []
+        audio = load_audio(path, broke=why.append)
+        return cls(audio, realtime=realtime, block_ms=block_ms, broke_off="".join(why))
 
     @property
     def duration(self) -> float:

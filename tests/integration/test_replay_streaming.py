@@ -147,6 +147,40 @@ def test_a_file_cut_short_before_it_plays_is_said(
     assert src.exhausted and src.broke_off == ""
 
 
+@pytest.mark.parametrize("decoder", ["pyav", "soundfile"])
+def test_a_file_cut_short_decoded_whole_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, decoder: str
+) -> None:
+    """The same WAV file cut short, decoded whole (load_audio, FileSource.open): its audio
+    came back without a word that the recording was longer. It keeps the audio it has and
+    says so in one line, as the replay does: to the caller, in the log and in the source."""
+    if decoder == "soundfile":
+        monkeypatch.setattr(sources, "pyav_available", lambda: False)
+    cut = tmp_path / "cut.wav"
+    write_wav(cut, 4)
+    data = cut.read_bytes()
+    cut.write_bytes(data[: 44 + 2 * 16000 * 3 // 2])  # its header promises 4 s; 1.5 s left
+    why = (
+        f"audio file {cut} ends at 1.5 s: the file was cut short before it was read "
+        "(its header promises 4.0 s, it holds 1.5 s)"
+    )
+    with caplog.at_level("WARNING", logger=sources.__name__):
+        audio = load_audio(cut)
+    assert len(audio) == 16000 * 3 // 2
+    assert [r.getMessage() for r in caplog.records] == [why]
+    said: list[str] = []
+    load_audio(cut, broke=said.append)
+    assert said == [why]
+    src = sources.FileSource.open(cut, realtime=False)
+    assert src.broke_off == why and src.duration == 1.5
+    # Whole: nothing to say.
+    whole = tmp_path / "whole.wav"
+    write_wav(whole, 2)
+    said.clear()
+    assert len(load_audio(whole, broke=said.append)) == 2 * 16000 and said == []
+    assert sources.FileSource.open(whole).broke_off == ""
+
+
 def test_a_played_files_level_is_its_last_blocks_dbfs() -> None:
     """The level goes in dBFS from the input to the meters, a file's as a device's."""
     tone = 0.5 * np.sin(np.arange(1600) * 2 * np.pi * 440 / 16000).astype(np.float32)
