@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QHideEvent, QTextCursor, QTextDocument
+from PySide6.QtGui import QHideEvent, QShowEvent, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -317,12 +317,25 @@ class HistoryDialog(QDialog):
 
     def hideEvent(self, event: QHideEvent) -> None:
         """Closed (Close, Esc, the title bar) or hidden by the app's Quit: the read stops at
-        its next file (a window minimised, hidden by the window system, reads on)."""
+        its next file, and a long meeting is built aside no further (shown again, it is
+        built again: read again, as the app opens the window, its meetings are new); a
+        window minimised, hidden by the window system, reads and builds on."""
         if not event.spontaneous():
             if self._reading is not None:
                 self._reading.stop.set()
             self._again = False
+            if self._aside is not None:
+                self._aside = None
+                self._step.stop()
+                self._rendered = ()  # (what the text shows is not the whole meeting)
         super().hideEvent(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Shown again after a close that left a meeting half built: built again, unless a
+        read under way brings the meetings anew (the app reads them again at each open)."""
+        super().showEvent(event)
+        if not event.spontaneous() and not self._rendered and self._reading is None:
+            self._show_current()
 
     def _filter(self) -> None:
         keep = self.current()

@@ -317,6 +317,47 @@ def test_a_long_meeting_is_shown_at_once_and_whole_in_pieces(qtbot, tmp_path: Pa
     assert "Hola a todos." in text.toPlainText() and lines() == []
 
 
+def test_a_long_meeting_is_not_built_on_once_its_window_is_closed(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Closed while a long meeting was built aside, the window built it on to the end (a
+    meeting of 30,000 lines: about 2 s of the processor for a window no one sees). Shown
+    again, the meeting is built again, whole; opened as the app opens it (read again, then
+    shown), too."""
+    recs = [
+        SegmentRecord(i, 3.0 * i, 3.0 * i + 2.5, f"line {i} said.", "", "en", "en", 0.0)
+        for i in range(1200)
+    ]
+    write(tmp_path, "20261120-090000", recs)
+    write(tmp_path, "20261121-090000", STANDUP)
+    dlg = HistoryDialog(tmp_path)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    with qtbot.waitSignal(dlg.read):
+        pass
+    text = dlg.text
+
+    def lines() -> list[str]:
+        return [ln for ln in text.toPlainText().splitlines() if ln.startswith("line ")]
+
+    wholes: list[int] = []
+    dlg.whole.connect(lambda: wholes.append(len(lines())))
+    dlg.list.setCurrentItem(dlg.list.topLevelItem(1))  # the long one
+    assert 0 < len(lines()) < 1200 and wholes == []
+    dlg.close()
+    for _ in range(50):  # (turns of the event loop: the rest took 4)
+        QApplication.processEvents()
+    assert wholes == [] and len(lines()) < 1200
+    with qtbot.waitSignal(dlg.whole, timeout=10_000):
+        dlg.show()
+    assert lines() == [r.source for r in recs]
+    dlg.list.setCurrentItem(dlg.list.topLevelItem(0))
+    dlg.list.setCurrentItem(dlg.list.topLevelItem(1))  # chosen again: built aside again
+    assert len(lines()) < 1200
+    dlg.close()
+    dlg.reload()  # opened again as App.open_history opens it
+    dlg.show()
+    qtbot.waitUntil(lambda: lines() == [r.source for r in recs], timeout=10_000)
+
+
 def test_a_line_of_a_megabyte_is_shown_cut_and_exported_whole(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A transcript's line of one enormous word (a damaged or hand-made file) held the window
     for a minute: it is shown up to SHOWN_CHARS, with how much more there is."""
