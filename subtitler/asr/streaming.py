@@ -128,6 +128,15 @@ class StreamingOptions:
     # in any case after max_words.
     clause_words: int = 24
     max_words: int = 40
+    # A line none of whose words were committed before its end (a short line: its words
+    # wait for its language; or one whose passes never agreed) is heard at its end once, in
+    # a window over up to hear_before_s of the committed speech before it and without a
+    # prefix, as offline decoding hears a line among those around it; the words on its own
+    # audio are committed. Whisper base heard the development set's Dutch lines 10-11
+    # points better with ten seconds before them than alone (asr.md, session AB); in the
+    # stream the words before as a prefix carried their errors, and the two passes that must
+    # agree heard the line alone (sessions X, AA). Measured: asr.md, session AC.
+    hear_before_s: float = 10.0
 
     @classmethod
     def from_config(cls, cfg: AsrConfig) -> StreamingOptions:
@@ -201,8 +210,11 @@ class StreamingRecognizer:
         self.backend = backend
         self.notice = notice  # what loading it found for the user (see asr.engine)
         self.opt = options or StreamingOptions()
-        if self.opt.language is None and not getattr(backend, "multilingual", True):
-            self.opt = replace(self.opt, language="en")  # an English-only model (tiny.en)
+        if not getattr(backend, "multilingual", True):  # an English-only model (tiny.en)
+            # Its lines are not heard over the speech before them: with tiny.en that gained
+            # nothing on the development set and lost words in its disfluent English
+            # (deletions 7 / 8 / 9 -> 12 / 13 / 9 on three clocks; asr.md, session AC).
+            self.opt = replace(self.opt, language=self.opt.language or "en", hear_before_s=0.0)
         if self.opt.vad and vad is None:
             raise ValueError("options.vad is set: pass a speech-probability source")
         self._cost_clock = cost_clock
@@ -444,7 +456,11 @@ class StreamingRecognizer:
             # a window over them, with only the committed words as its prefix, has Whisper
             # write them again as this utterance's first words.
             return None
-        floor = max(self._buf_t0, start - self.opt.lookback_s)
+        return self._pause_in_history(max(self._buf_t0, start - self.opt.lookback_s))
+
+    def _pause_in_history(self, floor: float) -> float | None:
+        """A tenth of a second before the first committed word said after ``floor`` that
+        follows a pause of that much (or the end of the word before); None if none."""
         prev_end = -1.0
         for w in self._history:
             if w.start - 0.1 >= floor and w.start - 0.1 >= prev_end - 1e-6:
@@ -459,12 +475,61 @@ class StreamingRecognizer:
         after = max(self._win_t0, self._last_commit_end)
         heard = not short and self._speech(after, end) > 0
         if self._seg.words or self._tail or heard:
-            out = self._run(end, now, final=True)
+            words = None if self._seg.words else self._heard_with_before(end)
+            if words is not None:
+                self._tail = []
+                out = self._commit(words, now, end)
+            else:
+                out = self._run(end, now, final=True)
             self._check_set_language(self._speech(self._utt_t0, end))
         out += self._close_segment(now, end)
         following = self._pending[0][0] if self._pending else self._open
         self._begin(following if following is not None else end)
         return out
+
+    def _heard_with_before(self, end: float) -> list[Word] | None:
+        """The words of the utterance ending at ``end`` (none of them committed), heard in
+        a window over the committed speech said up to hear_before_s before it, without a
+        prefix: those on its own audio, as its last pass. None where there is no such
+        speech in its language, or nothing was heard on it (its own passes then decide)."""
+        if self.opt.hear_before_s <= 0 or not self._history:
+            return None
+        language = self.opt.language or self._language
+        if language is None:
+            told = self._tell_first(self._utt_t0, end, self._speech(self._utt_t0, end))
+            if told is None:
+                return None  # (a backend that cannot rank: told by its own last pass)
+            language = self._settle(*told)
+        if language is None or language != self._history_language:
+            return None  # the words before are in another language: no help
+        if self._history[-1].end > self._utt_t0 or not self._recent:
+            return None
+        recent_t0 = self._t_end - self._recent_n / SAMPLE_RATE
+        t0 = self._pause_in_history(max(recent_t0, self._utt_t0 - self.opt.hear_before_s))
+        if t0 is None:
+            return None
+        recent = np.concatenate(self._recent)
+        i0, i1 = (max(0, round((t - recent_t0) * SAMPLE_RATE)) for t in (t0, end))
+        if i1 - i0 < MIN_WINDOW_S * SAMPLE_RATE:
+            return None
+        check = self._set_check is not None and self._utt_ranked is None
+        hyp = self._call(recent[i0:i1], t0, end, True, language, "", rank=check)
+        if hyp is None:
+            return []  # a failed final pass still closes its segment
+        if check:
+            self._utt_ranked = hyp.language_probs
+        # Only the words on this utterance's audio: the aligner may end the words before
+        # early (a repeated "word, word, word" committed over half of its audio), and they
+        # would be heard again after the last committed one.
+        own = max(self._history[-1].end, self._utt_t0)
+        kept, self._last_commit_end = self._last_commit_end, self._history[-1].end
+        words = [w for w in self._words_of(hyp, t0, "") if (w.start + w.end) / 2 > own]
+        if not words:
+            # Whisper may end its text on the words before (after their full stop).
+            self._last_commit_end = kept
+            log.debug("nothing heard after the speech before: %.1f-%.1f s", t0, end)
+            return None
+        return words
 
     def _speech(self, t0: float, t1: float) -> float:
         if self._probs is None:

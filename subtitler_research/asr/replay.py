@@ -289,6 +289,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--bridge-doubt", type=float, default=d.bridge_doubt_s, help="doubted frames needed (s)"
     )
+    g.add_argument(
+        "--hear-before", type=float, default=d.hear_before_s, help="a line's last pass hears (s)"
+    )
     return ap
 
 
@@ -311,6 +314,7 @@ def streaming_options(a: argparse.Namespace, cfg: AsrConfig) -> StreamingOptions
         lookback_s=a.lookback,
         bridge_s=a.bridge,
         bridge_doubt_s=a.bridge_doubt,
+        hear_before_s=a.hear_before,
     )
 
 

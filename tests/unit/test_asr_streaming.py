@@ -104,6 +104,7 @@ CLASSIC = {
     "tail_guard_s": 0.0,
     "context_s": 0.0,
     "lookback_s": 0.0,
+    "hear_before_s": 0.0,
 }
 
 
@@ -1127,3 +1128,55 @@ def test_an_engine_gone_while_ranking_languages_is_not_taken_for_a_failed_rankin
         assert rec._rank(audio) == ()
         assert rec._failure is gone  # raised by process(), as a recognition's failure is
     assert caplog.text == ""
+
+
+def test_a_line_with_nothing_committed_is_heard_at_its_end_over_the_speech_before_it() -> None:
+    """hear_before_s: a line whose words all waited for its end (a short line) is heard at
+    its end once, in a window over the committed speech said up to hear_before_s before it
+    and without a prefix, as offline decoding hears a line; of what that pass writes, the
+    words on this line's own audio are committed (the words before heard again are not)."""
+    first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.5)]
+    hello = [("Hello", 4.0, 4.2), ("there.", 4.25, 4.5)]
+    whole = [("Good", 0.45, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.6), *hello]
+    be = ScriptedBackend([first] * 3 + [whole])
+    vad = speech_probs([(0.5, 2.5), (4.0, 4.5)])
+    rec = StreamingRecognizer(be, with_vad(hear_before_s=10.0, language="en"), vad)
+    ups = feed(rec, 0.0, 7.0)
+    # The line's one pass, at its end, from before "Good" (nothing committed before that).
+    assert [(c.t0, c.t1, c.prompt, c.prefix) for c in be.calls[3:]] == [(0.4, 4.712, "", "")]
+    assert [u.committed_text for u in ups if u.final] == ["Good morning all.", "Hello there."]
+    # Without it the line is heard alone; so it is with an English-only model (tiny.en).
+    be2 = ScriptedBackend([first] * 3 + [hello, hello])
+    rec2 = StreamingRecognizer(be2, with_vad(language="en"), speech_probs([(0.5, 2.5), (4.0, 4.5)]))
+    feed(rec2, 0.0, 7.0)
+    assert (be2.calls[3].t0, be2.calls[3].prompt) == (3.8, "Good morning all.")
+
+    @dataclass
+    class EnglishOnly(ScriptedBackend):
+        multilingual: bool = False
+
+    be3 = EnglishOnly([first] * 3 + [hello, hello])
+    rec3 = StreamingRecognizer(
+        be3, with_vad(hear_before_s=10.0), speech_probs([(0.5, 2.5), (4.0, 4.5)])
+    )
+    feed(rec3, 0.0, 7.0)
+    assert (be3.calls[3].t0, be3.calls[3].language) == (3.8, "en")
+
+
+def test_a_line_heard_over_the_speech_before_keeps_only_the_words_on_its_own_audio() -> None:
+    """The aligner may end the words before early (a repeated "word, word, word" committed
+    over half of its audio): the free pass hears them again after the last committed word,
+    and they are not this line's. Where that pass writes nothing on the line (Whisper ended
+    its text after the words before), the line is heard by its own passes."""
+    first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.0)]
+    hello = [("Hello", 4.0, 4.2), ("there.", 4.25, 4.5)]
+    late = [("Good", 0.45, 0.8), ("morning", 0.9, 1.6), ("all", 1.8, 2.1), ("all.", 2.1, 2.5)]
+    for heard, last in (([*late, *hello], 0.4), (late, 3.8)):
+        # The line's pass at 5.0 s (its own window), then its last: over the line before.
+        be = ScriptedBackend([first] * 3 + [hello[:1], heard, hello, hello])
+        vad = speech_probs([(0.5, 2.5), (4.0, 4.5)])
+        rec = StreamingRecognizer(be, with_vad(hear_before_s=10.0, language="en"), vad)
+        ups = feed(rec, 0.0, 7.0)
+        assert [c.t0 for c in be.calls[3:5]] == [3.8, 0.4]
+        assert be.calls[-1].t0 == last
+        assert [u.committed_text for u in ups if u.final] == ["Good morning all.", "Hello there."]
