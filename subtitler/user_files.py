@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import BinaryIO, Generic, TypeVar
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -121,6 +121,30 @@ def read_bytes(path: Path, limit: int) -> bytes:
         raise FileProblem(f"{path.name} cannot be read: {e.strerror or e}", set_aside=False) from e
     finally:
         os.close(fd)
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file, else FileProblem (FileMissing when
+    there is nothing there): for a file read in part (a WAV file's header), where a FIFO
+    would block the open and the read for ever."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _BINARY)
+    except FileNotFoundError:
+        raise FileMissing(f"{path.name} does not exist", set_aside=False) from None
+    except OSError as e:
+        why = e.strerror or str(e)
+        raise FileProblem(f"{path.name} cannot be opened: {why}", set_aside=False) from e
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder, not a file" if stat.S_ISDIR(mode) else "not a regular file"
+            raise FileProblem(f"{path.name} is {kind}", set_aside=False)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def decode_text(data: bytes, name: str) -> str:

@@ -155,7 +155,8 @@ def _unheard(path: Path) -> tuple[tuple[Path, float], ...]:
     out = []
     for wav in sorted(path.parent.glob(f"{glob.escape(path.stem)}.unheard*.wav")):
         try:
-            with wave.open(str(wav), "rb") as w:
+            # (a FIFO of that name would block History's listing for good)
+            with user_files.open_regular(wav) as f, wave.open(f, "rb") as w:
                 out.append((wav, w.getnframes() / w.getframerate()))
         except (OSError, EOFError, wave.Error, ZeroDivisionError):  # not ours, or damaged
             log.info("%s cannot be read as audio", wav, exc_info=True)

@@ -178,6 +178,22 @@ def test_a_transcript_that_is_no_file_is_named_and_the_others_listed(tmp_path: P
     ]
 
 
+def test_kept_audio_that_is_no_file_is_passed_over_and_the_meeting_listed(tmp_path: Path) -> None:
+    """A FIFO named as a meeting's kept audio (NAME.unheard.wav) blocked the Meeting history
+    window for good (its header was read with a plain open); a folder or a link to
+    /dev/zero of that name are no audio either."""
+    write(tmp_path, "20261116-093000", MONDAY)
+    os.mkfifo(tmp_path / "20261116-093000.unheard.wav")
+    (tmp_path / "20261116-093000.unheard-you.wav").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "20261117-140512.unheard.wav")  # a meeting of kept audio alone
+    (tmp_path / "20261118-080000.unheard.wav").mkdir()
+    meetings, problems = run_bounded(lambda: list_meetings(tmp_path))
+    assert problems == []
+    assert [(m.title, len(m.records), m.unheard) for m in meetings] == [
+        ("2026-11-16 09:30", len(MONDAY), ())
+    ]
+
+
 def test_search_is_case_and_accent_free_over_both_languages(tmp_path: Path) -> None:
     write(tmp_path, "20261116-093000", MONDAY)
     write(tmp_path, "20261117-140512", TUESDAY)
