@@ -30,6 +30,9 @@ class AudioFileError(RuntimeError):
     """A file that is missing or cannot be decoded; the message is meant for the user."""
 
 
+NO_SOUND = "it has no sound track (a video without sound, or a picture?)"
+
+
 SOUNDFILE_BLOCK = 1 << 16  # frames read at a time without PyAV
 
 
@@ -266,6 +269,8 @@ def _pyav_blocks(
     try:
         resampler = av.AudioResampler(format="s16", layout="mono", rate=RATE)
         with av.open(str(path), mode="r", metadata_errors="ignore") as container:
+            if not container.streams.audio:  # (PyAV's decode(audio=0): an IndexError)
+                raise ValueError(NO_SOUND)
             for frame in _valid_frames(container.decode(audio=0)):
                 frame.pts = None  # as faster-whisper: no timestamp check
                 for out in resampler.resample(frame):

@@ -69,3 +69,30 @@ def test_missing_and_undecodable_files(tmp_path: Path) -> None:
         match=r"^cannot decode audio file .*junk.wav: Invalid data found when processing input$",
     ):
         load_audio(junk)
+
+
+def test_a_video_without_sound_is_said_so(tmp_path: Path) -> None:
+    """A video with no sound track given to --replay: one line saying so (it was "cannot
+    decode audio file …: tuple index out of range", PyAV's IndexError for audio stream 0)."""
+    av = pytest.importorskip("av")
+    from subtitler.audio import sources
+    from subtitler.audio.inputs import open_audio
+    from subtitler.config import AudioConfig
+
+    if not sources.pyav_available():
+        pytest.skip("decoded by soundfile here, which reads no video container")
+    video = tmp_path / "screen.mp4"
+    with av.open(str(video), "w") as out:
+        stream = out.add_stream("mpeg4", rate=10)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for i in range(5):
+            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), 40 * i, np.uint8), "rgb24")
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    said = r"^cannot decode audio file .*screen\.mp4: it has no sound track \(a video without"
+    with pytest.raises(AudioFileError, match=said):
+        open_audio(AudioConfig(source="file", file_path=str(video)), lambda: 0.0)
+    with pytest.raises(AudioFileError, match=said):
+        load_audio(video)
