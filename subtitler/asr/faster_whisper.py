@@ -211,9 +211,11 @@ class FasterWhisperBackend:
         want = int(self._model.model.n_mels)
         have = int(self._model.feature_extractor.mel_filters.shape[0])
         if want != have:
+            given = Path(settings.model) / "preprocessor_config.json"
+            why = f"says {have}" if given.is_file() else "is missing"
             raise AsrError(
                 f"cannot load Whisper model {settings.model!r}: it expects {want} Mel bins but "
-                f"the features have {have} (its preprocessor_config.json is missing)"
+                f"the features have {have} (its preprocessor_config.json {why})"
             )
         self.multilingual = bool(self._model.model.is_multilingual)
         self._tokenizers: dict[str, Any] = {}

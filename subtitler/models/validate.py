@@ -325,6 +325,11 @@ WHISPER_CONFIG_LISTS = {
     "suppress_ids_begin": 1,
 }
 MAX_JSON_BYTES = 64 << 20  # tokenizer.json is 2-3 MB; config.json a few kB
+# preprocessor_config.json's keys that faster-whisper's feature extractor takes, as every
+# Whisper was trained with them (the recogniser's windows count 100 frames a second of 16 kHz
+# audio); feature_size, the Mel bins, is 80, or 128 from large-v3 on.
+WHISPER_FEATURES = {"sampling_rate": 16000, "hop_length": 160, "n_fft": 400}
+WHISPER_MELS = (80, 128)
 
 
 def ct2_spec_name(model_bin: Path) -> str:
@@ -372,6 +377,8 @@ def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
     if "whisper" not in spec.lower():
         raise InvalidModelError(f"{p.name}: a CTranslate2 {spec} model, not Whisper")
     _check_ct2_config(p, _json_file(p / "config.json"))
+    if (p / "preprocessor_config.json").is_file():  # (optional; faster-whisper reads it so)
+        _check_features(p, _json_file(p / "preprocessor_config.json"))
     if not isinstance(_json_file(p / "tokenizer.json"), dict):
         raise InvalidModelError(f"{p.name}: damaged tokenizer.json (not a JSON object)")
     return p
@@ -407,6 +414,26 @@ def _check_ct2_config(p: Path, config: Any) -> None:
             kind = "token ids" if depth == 1 else "pairs of numbers"
             raise InvalidModelError(
                 f"{p.name}: damaged config.json ({key!r} is not a list of {kind})"
+            )
+
+
+def _check_features(p: Path, config: Any) -> None:
+    """preprocessor_config.json as faster-whisper's feature extractor reads it: an object
+    whose values are Whisper's (else the load fails on a division by zero, an array of
+    terabytes or a list's missing ``items``, or recognition hears nothing)."""
+    if not isinstance(config, dict):
+        raise InvalidModelError(f"{p.name}: damaged preprocessor_config.json (not a JSON object)")
+    wanted: dict[str, tuple[int, ...]] = {k: (v,) for k, v in WHISPER_FEATURES.items()}
+    wanted["feature_size"] = WHISPER_MELS
+    for key, values in wanted.items():
+        value = config.get(key, values[0])
+        if type(value) is not int or value not in values:  # (not 16000.0: a float's shapes)
+            said = json.dumps(value)
+            said = said if len(said) <= 20 else said[:19] + "…"
+            whisper = " or ".join(map(str, values))
+            raise InvalidModelError(
+                f"{p.name}: damaged preprocessor_config.json ({key} is {said}; a Whisper's "
+                f"is {whisper})"
             )
 
 

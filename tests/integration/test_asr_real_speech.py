@@ -253,8 +253,38 @@ def test_a_128_mel_model_without_its_preprocessor_config_is_one_line(
     (model / "preprocessor_config.json").write_text(json.dumps({"feature_size": 128}))
     with pytest.raises(AsrError) as e:
         FasterWhisperBackend(WhisperSettings(str(model)))
-    assert "expects 80 Mel bins but the features have 128" in str(e.value)
+    # (it said "its preprocessor_config.json is missing", the file there)
+    assert str(e.value).endswith(
+        "expects 80 Mel bins but the features have 128 (its preprocessor_config.json says 128)"
+    )
     assert "\n" not in str(e.value)
+
+
+def test_models_verify_names_a_damaged_preprocessor_config(tiny_en: Path, tmp_path: Path) -> None:
+    """`subtitler models verify` on a speech model whose preprocessor_config.json is no
+    Whisper's: one line naming the file and the value (it was "'list' object has no
+    attribute 'items'" and "integer division or modulo by zero", from faster-whisper)."""
+    import subprocess
+    import sys
+
+    folders = []
+    for name, config in (("listed", [80]), ("hop-0", {"hop_length": 0})):
+        model = tmp_path / name
+        shutil.copytree(tiny_en, model)
+        (model / "preprocessor_config.json").write_text(json.dumps(config))
+        folders.append(str(model))
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, str(root / "main.py"), "models", "verify", *folders],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 1 and out.stderr == "", out.stderr
+    assert out.stdout.splitlines() == [
+        "FAIL listed: damaged preprocessor_config.json (not a JSON object)",
+        "FAIL hop-0: damaged preprocessor_config.json (hop_length is 0; a Whisper's is 160)",
+    ]
 
 
 def test_replay_cli_reports_display_latency_next_to_commit_delay(

@@ -233,6 +233,42 @@ def test_a_whisper_config_of_the_wrong_shape_is_damaged(
     assert one_line(e).startswith("w: damaged config.json (") and why in one_line(e)
 
 
+@pytest.mark.parametrize(
+    ("config", "why"),
+    [
+        ([1, 2], "not a JSON object"),
+        ({"hop_length": 0}, "hop_length is 0; a Whisper's is 160"),
+        ({"n_fft": 10**12}, "n_fft is 1000000000000; a Whisper's is 400"),
+        ({"sampling_rate": 16000.0}, "sampling_rate is 16000.0; a Whisper's is 16000"),
+        ({"feature_size": 0}, "feature_size is 0; a Whisper's is 80 or 128"),
+        (
+            {"feature_size": "x" * 100},
+            "feature_size is \"xxxxxxxxxxxxxxxxxx…; a Whisper's is 80 or 128",
+        ),
+    ],
+)
+def test_a_preprocessor_config_of_no_whisper_is_damaged(
+    tmp_path: Path, config: object, why: str
+) -> None:
+    """faster-whisper's feature extractor takes what the file says: a list failed the load
+    with "'list' object has no attribute 'items'", a hop of 0 with "integer division or
+    modulo by zero", a huge n_fft with "Unable to allocate 3.64 TiB"."""
+    import json
+
+    files = fake_whisper_files()
+    files["preprocessor_config.json"] = json.dumps(config).encode()
+    d = write_dir(tmp_path / "w", files)
+    with pytest.raises(InvalidModelError) as e:
+        check_whisper_dir(d)
+    assert one_line(e) == f"w: damaged preprocessor_config.json ({why})"
+    # Whisper's own (openai/whisper-large-v3's keys; those faster-whisper does not take too).
+    files["preprocessor_config.json"] = json.dumps(
+        {"feature_size": 128, "sampling_rate": 16000, "hop_length": 160, "n_fft": 400,
+         "chunk_length": 30, "padding_value": 0.0, "processor_class": "WhisperProcessor"}
+    ).encode()  # fmt: skip
+    assert check_whisper_dir(write_dir(tmp_path / "ok", files)) == tmp_path / "ok"
+
+
 def test_whisper_json_files_go_through_the_bounded_reader(tmp_path: Path) -> None:
     files = fake_whisper_files()
     del files["tokenizer.json"]
