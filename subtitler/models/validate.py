@@ -293,6 +293,13 @@ NOT_WRITERS = {
 }
 
 
+# Encoder-decoder architectures (llama.cpp's names): they write text, but only after
+# llama_encode has read the source, which a prompt continued by the decoder never calls:
+# chosen as the translator, each translation aborted llama.cpp ("llama_encode must be called
+# first"), said as a crash of a damaged file.
+ENCODER_DECODERS = {"t5": "as MADLAD-400 and Flan-T5 are"}
+
+
 def check_translator(path: str | os.PathLike[str], template: str = "auto") -> GgufInfo:
     """A GGUF that is complete, of a model that writes text, and has a usable prompt template
     (its own or a known one)."""
@@ -301,6 +308,11 @@ def check_translator(path: str | os.PathLike[str], template: str = "auto") -> Gg
         raise InvalidModelError(
             f"{info.path.name}: a {info.architecture} model ({what}), not a language model "
             "that writes text"
+        )
+    if (like := ENCODER_DECODERS.get(info.architecture or "")) is not None:
+        raise InvalidModelError(
+            f"{info.path.name}: a {info.architecture} model (an encoder-decoder, {like}); the "
+            "app translates with a decoder-only language model (Gemma, Qwen, Llama, …)"
         )
     str_meta = {k: v for k, v in info.metadata.items() if isinstance(v, str)}
     try:

@@ -329,3 +329,73 @@ def test_fuzzed_whisper_folders_are_refused_or_run_in_one_line_each(
             ]
             if out.returncode == 2:
                 assert len(about_it) == 1 and about_it[0].startswith("error: "), out.stderr
+
+
+def tiny_t5(out: Path) -> Path:
+    """A T5 of random weights with a SentencePiece-style vocabulary: what llama.cpp loads as
+    an encoder-decoder (MADLAD-400's architecture), small."""
+    import gguf
+    import numpy as np
+
+    n_embd, n_head, head_dim, n_ff, buckets = 32, 2, 16, 64, 32
+    tokens = ["<pad>", "</s>", "<unk>", *("\u2581" + w for w in "the a dog runs".split())]
+    tokens += list("abcdefghijklmnopqrstuvwxyz.,!?")
+    w = gguf.GGUFWriter(str(out), "t5")
+    w.add_context_length(8192)  # (the few-shot prompt in single letters)
+    w.add_embedding_length(n_embd)
+    w.add_feed_forward_length(n_ff)
+    w.add_block_count(1)
+    w.add_head_count(n_head)
+    w.add_key_length(head_dim)
+    w.add_value_length(head_dim)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_relative_attn_buckets_count(buckets)
+    w.add_decoder_start_token_id(0)
+    w.add_tokenizer_model("t5")
+    w.add_token_list(tokens)
+    w.add_token_scores([0.0, 0.0, 0.0] + [-float(i) for i in range(len(tokens) - 3)])
+    w.add_token_types([3, 3, 2] + [1] * (len(tokens) - 3))
+    w.add_eos_token_id(1)
+    w.add_unk_token_id(2)
+    w.add_pad_token_id(0)
+    rng = np.random.default_rng(SEED)
+
+    def mat(name: str, cols: int, rows: int) -> None:  # (GGUF's shape order: cols first)
+        w.add_tensor(name, (rng.standard_normal((rows, cols)) * 0.1).astype(np.float32))
+
+    def norm(name: str) -> None:
+        w.add_tensor(name, np.ones(n_embd, np.float32))
+
+    mat("token_embd.weight", n_embd, len(tokens))
+    mat("output.weight", n_embd, len(tokens))
+    for part in ("enc", "dec"):
+        blk = f"{part}.blk.0."
+        attns = ("attn", "cross_attn") if part == "dec" else ("attn",)
+        for attn in attns:
+            norm(f"{blk}{attn}_norm.weight")
+            for x in "qkv":
+                mat(f"{blk}{attn}_{x}.weight", n_embd, n_head * head_dim)
+            mat(f"{blk}{attn}_o.weight", n_head * head_dim, n_embd)
+        mat(f"{blk}attn_rel_b.weight", n_head, buckets)
+        norm(f"{blk}ffn_norm.weight")
+        mat(f"{blk}ffn_up.weight", n_embd, n_ff)
+        mat(f"{blk}ffn_gate.weight", n_embd, n_ff)
+        mat(f"{blk}ffn_down.weight", n_ff, n_embd)
+        norm(f"{part}.output_norm.weight")
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return out
+
+
+def test_an_encoder_decoder_translator_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A T5 GGUF (MADLAD-400, a translation model, is one) chosen as the translator: llama.cpp
+    loads it, and aborted at each translation ("llama_encode must be called first"), said as
+    'crashed translating', a damaged file to download again. Now refused as what it is."""
+    t5 = tiny_t5(tmp_path / "madlad-tiny.gguf")
+    (line,) = verify_all([t5])
+    assert line == (
+        "FAIL madlad-tiny.gguf: a t5 model (an encoder-decoder, as MADLAD-400 and Flan-T5 "
+        "are); the app translates with a decoder-only language model (Gemma, Qwen, Llama, …)"
+    )

@@ -325,3 +325,27 @@ def test_a_gguf_of_a_model_that_writes_no_text_is_said_to_be_one(
         assert str(e.value) == (
             f"{arch}-small.gguf: a {arch} model ({what}), not a language model that writes text"
         )
+
+
+def test_a_gguf_of_an_encoder_decoder_is_said_to_be_one(tmp_path: Path) -> None:
+    """A T5 (MADLAD-400, a translation model published as GGUF) passed the header check and
+    aborted llama.cpp at each translation ("llama_encode must be called first"), said as a
+    crash of a damaged file (tests/integration/test_fuzz_models.py runs a real one)."""
+    import gguf
+    import numpy as np
+
+    path = tmp_path / "madlad400-3b-mt.gguf"
+    w = gguf.GGUFWriter(str(path), "t5")
+    w.add_context_length(512)
+    w.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    for check in (check_translator, check_model_path):
+        with pytest.raises(InvalidModelError) as e:
+            check(path)
+        assert str(e.value) == (
+            "madlad400-3b-mt.gguf: a t5 model (an encoder-decoder, as MADLAD-400 and Flan-T5 "
+            "are); the app translates with a decoder-only language model (Gemma, Qwen, Llama, …)"
+        )
