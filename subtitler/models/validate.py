@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import re
 import stat
 import struct
 from dataclasses import dataclass, field
@@ -357,6 +358,41 @@ def ct2_spec_name(model_bin: Path) -> str:
     return head[6 : 6 + n].rstrip(b"\0").decode("ascii", errors="replace")
 
 
+MAX_CT2_VARIABLES = 1 << 16  # large-v3 has about 1,300
+_DECODER_LAYER = re.compile(r"decoder/layer_(\d+)/")
+
+
+def ct2_decoder_shape(model_bin: Path) -> tuple[int, int] | None:
+    """(decoder layers, attention heads) of a CTranslate2 Whisper model.bin, read from its
+    table of variables (names, shapes and sizes; the weights are skipped); None when the
+    table cannot be read so (an older binary version, a damaged file: the load says why)."""
+    try:
+        with model_bin.open("rb") as f:
+            version, n = struct.unpack("<IH", f.read(6))
+            if version < 4:  # (the layout below: binary version 4 and later)
+                return None
+            f.seek(n + 4, os.SEEK_CUR)  # the spec's name, its revision
+            (n_vars,) = struct.unpack("<I", f.read(4))
+            if n_vars > MAX_CT2_VARIABLES:
+                return None
+            layers, heads = -1, None
+            for _ in range(n_vars):
+                (n,) = struct.unpack("<H", f.read(2))
+                name = f.read(n).rstrip(b"\0").decode("ascii")
+                (rank,) = struct.unpack("<B", f.read(1))
+                f.seek(4 * rank, os.SEEK_CUR)
+                dtype, size = struct.unpack("<BI", f.read(5))
+                if (m := _DECODER_LAYER.match(name)) is not None:
+                    layers = max(layers, int(m.group(1)))
+                if name == "decoder/num_heads" and dtype in (1, 2, 3) and size in (1, 2, 4):
+                    heads = int.from_bytes(f.read(size), "little", signed=True)
+                else:
+                    f.seek(size, os.SEEK_CUR)
+    except (OSError, struct.error, ValueError, IndexError):
+        return None
+    return (layers + 1, heads) if layers >= 0 and heads is not None and heads > 0 else None
+
+
 def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
     """A CTranslate2 Whisper model directory as faster-whisper loads it offline."""
     p = user_path(path)
@@ -388,7 +424,7 @@ def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
     spec = ct2_spec_name(p / "model.bin")
     if "whisper" not in spec.lower():
         raise InvalidModelError(f"{p.name}: a CTranslate2 {spec} model, not Whisper")
-    _check_ct2_config(p, _json_file(p / "config.json"))
+    _check_ct2_config(p, _json_file(p / "config.json"), ct2_decoder_shape(p / "model.bin"))
     if (p / "preprocessor_config.json").is_file():  # (optional; faster-whisper reads it so)
         _check_features(p, _json_file(p / "preprocessor_config.json"))
     if not isinstance(_json_file(p / "tokenizer.json"), dict):
@@ -416,9 +452,12 @@ def _ints(value: Any, depth: int) -> bool:
     return all(_ints(x, depth - 1) for x in value)
 
 
-def _check_ct2_config(p: Path, config: Any) -> None:
+def _check_ct2_config(p: Path, config: Any, decoder: tuple[int, int] | None = None) -> None:
     """config.json as CTranslate2 and faster-whisper read it: an object whose token lists
-    are lists of token ids (else the first recognition fails, not the load)."""
+    are lists of token ids (else the first recognition fails, not the load), and whose
+    alignment heads are heads of the decoder (``decoder``: its layers and heads, where
+    model.bin tells them). A token id beyond 32 bits or a head past the decoder's layers
+    crashed CTranslate2 at the first recognition (SIGSEGV)."""
     if not isinstance(config, dict):
         raise InvalidModelError(f"{p.name}: damaged config.json (not a JSON object)")
     for key, depth in WHISPER_CONFIG_LISTS.items():
@@ -427,6 +466,27 @@ def _check_ct2_config(p: Path, config: Any) -> None:
             raise InvalidModelError(
                 f"{p.name}: damaged config.json ({key!r} is not a list of {kind})"
             )
+        values = config.get(key, [])
+        if depth == 1 and any(not -(2**31) <= x < 2**31 for x in values):
+            raise InvalidModelError(
+                f"{p.name}: damaged config.json ({key!r} holds a token id beyond 32 bits)"
+            )
+    heads = config.get("alignment_heads")
+    if heads is None:
+        return
+    layers, per_layer = decoder if decoder is not None else (2**31, 2**31)
+    for pair in heads:
+        if len(pair) != 2 or not (0 <= pair[0] < layers and 0 <= pair[1] < per_layer):
+            among = (
+                f"not among the decoder's {layers} layers of {per_layer} heads"
+                if decoder is not None
+                else "no [layer, head] of the decoder"
+            )
+            raise InvalidModelError(
+                f"{p.name}: damaged config.json (alignment head {pair} is {among})"
+            )
+    if not heads:
+        raise InvalidModelError(f"{p.name}: damaged config.json (no alignment head)")
 
 
 def _check_features(p: Path, config: Any) -> None:

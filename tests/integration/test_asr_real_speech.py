@@ -334,3 +334,40 @@ def test_corrupt_model_bin_is_a_clear_error(tiny_en: Path, tmp_path: Path) -> No
     with pytest.raises(AsrError, match="cannot load Whisper model") as e:
         FasterWhisperBackend(WhisperSettings(str(bad)))
     assert "\n" not in str(e.value)
+
+
+def test_models_verify_names_a_config_that_crashed_ctranslate2(
+    tiny_en: Path, tmp_path: Path
+) -> None:
+    """config.json's alignment heads past the decoder's layers, or a token id beyond 32
+    bits: CTranslate2 crashed at the first recognition (SIGSEGV; verify said "CTranslate2
+    crashed on a 1.9 s window", the app lost every window until it stopped recognising).
+    Now refused in one line naming the file and the value; the decoder's shape is read from
+    model.bin (tiny.en: 4 layers of 6 heads)."""
+    import subprocess
+    import sys
+
+    folders = []
+    for name, edit in (
+        ("head-past-the-layers", {"alignment_heads": [[4, 0]]}),
+        ("id-of-41-bits", {"suppress_ids_begin": [2**40]}),
+    ):
+        model = tmp_path / name
+        shutil.copytree(tiny_en, model)
+        config = json.loads((model / "config.json").read_text())
+        (model / "config.json").write_text(json.dumps({**config, **edit}))
+        folders.append(str(model))
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, str(root / "main.py"), "models", "verify", *folders],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 1 and out.stderr == "", out.stderr
+    assert out.stdout.splitlines() == [
+        "FAIL head-past-the-layers: damaged config.json (alignment head [4, 0] is not among "
+        "the decoder's 4 layers of 6 heads)",
+        "FAIL id-of-41-bits: damaged config.json ('suppress_ids_begin' holds a token id "
+        "beyond 32 bits)",
+    ]

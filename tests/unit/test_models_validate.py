@@ -217,6 +217,9 @@ def test_ct2_model_that_is_not_whisper(tmp_path: Path) -> None:
         ({"lang_ids": [1, "2"]}, "'lang_ids' is not a list of token ids"),
         ({"suppress_ids_begin": [[1]]}, "'suppress_ids_begin' is not a list of token ids"),
         ([1, 2], "damaged config.json (not a JSON object)"),
+        ({"alignment_heads": []}, "(no alignment head)"),  # (no time for any word)
+        ({"alignment_heads": [[-1, 0]]}, "alignment head [-1, 0] is no [layer, head] of"),
+        ({"lang_ids": [2**31]}, "'lang_ids' holds a token id beyond 32 bits"),
     ],
 )
 def test_a_whisper_config_of_the_wrong_shape_is_damaged(
