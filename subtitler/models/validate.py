@@ -427,9 +427,51 @@ def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
     _check_ct2_config(p, _json_file(p / "config.json"), ct2_decoder_shape(p / "model.bin"))
     if (p / "preprocessor_config.json").is_file():  # (optional; faster-whisper reads it so)
         _check_features(p, _json_file(p / "preprocessor_config.json"))
-    if not isinstance(_json_file(p / "tokenizer.json"), dict):
-        raise InvalidModelError(f"{p.name}: damaged tokenizer.json (not a JSON object)")
+    _check_tokenizer(p, _json_file(p / "tokenizer.json"))
+    _check_vocabulary(p)
     return p
+
+
+# The token every Whisper prompt starts with: a tokenizer or vocabulary without it is not
+# Whisper's (CTranslate2 and faster-whisper failed at the first recognition: "list index out
+# of range", "<|startoftranscript|> token was not found in the prompt").
+START = "<|startoftranscript|>"
+
+
+def _check_tokenizer(p: Path, tokenizer: Any) -> None:
+    """tokenizer.json as the tokenizers library reads a Whisper's: a BPE model's vocabulary,
+    with Whisper's special tokens among its added tokens."""
+    if not isinstance(tokenizer, dict):
+        raise InvalidModelError(f"{p.name}: damaged tokenizer.json (not a JSON object)")
+    model = tokenizer.get("model")
+    vocab = model.get("vocab") if isinstance(model, dict) else None
+    if not isinstance(vocab, dict) or not vocab:
+        raise InvalidModelError(f"{p.name}: damaged tokenizer.json (it holds no vocabulary)")
+    added = tokenizer.get("added_tokens")
+    added = added if isinstance(added, list) else []
+    if START not in vocab and not any(
+        isinstance(a, dict) and a.get("content") == START for a in added
+    ):
+        raise InvalidModelError(
+            f"{p.name}: damaged tokenizer.json (it has no {START} token: not a Whisper's)"
+        )
+
+
+def _check_vocabulary(p: Path) -> None:
+    """vocabulary.json (a list of tokens) or vocabulary.txt (a token a line), as CTranslate2
+    reads the first of them there, with Whisper's start token."""
+    name = next(n for n in WHISPER_VOCABULARY if (p / n).is_file())
+    if name.endswith(".json"):
+        tokens = _json_file(p / name)
+        if not isinstance(tokens, list):
+            raise InvalidModelError(f"{p.name}: damaged {name} (not a JSON list)")
+    else:
+        try:
+            tokens = user_files.read_text(p / name, MAX_JSON_BYTES).splitlines()
+        except user_files.FileProblem as e:
+            raise InvalidModelError(f"{p.name}: {e}") from None
+    if START not in tokens:
+        raise InvalidModelError(f"{p.name}: damaged {name} (it has no {START} token)")
 
 
 def _json_file(path: Path) -> Any:

@@ -169,8 +169,13 @@ def fake_whisper_files() -> dict[str, bytes]:
     return {
         "model.bin": model_bin,
         "config.json": json.dumps({"suppress_ids": [], "lang_ids": []}).encode(),
-        "tokenizer.json": json.dumps({"model": {"type": "BPE"}}).encode(),
-        "vocabulary.json": json.dumps(["<|endoftext|>", "a", "b"]).encode(),
+        "tokenizer.json": json.dumps(
+            {
+                "model": {"type": "BPE", "vocab": {"a": 0, "b": 1}},
+                "added_tokens": [{"id": 2, "content": "<|startoftranscript|>"}],
+            }
+        ).encode(),
+        "vocabulary.json": json.dumps(["a", "b", "<|startoftranscript|>"]).encode(),
     }
 
 

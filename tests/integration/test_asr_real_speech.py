@@ -371,3 +371,38 @@ def test_models_verify_names_a_config_that_crashed_ctranslate2(
         "FAIL id-of-41-bits: damaged config.json ('suppress_ids_begin' holds a token id "
         "beyond 32 bits)",
     ]
+
+
+def test_models_verify_names_a_tokenizer_or_vocabulary_of_no_whisper(
+    tiny_en: Path, tmp_path: Path
+) -> None:
+    """A tokenizer.json or vocabulary.txt that is not a Whisper's (another model's, an empty
+    file): one line naming the file. It was the tokenizers library's "expected `,` or `}` at
+    line 1 column 5" for the JSON object {"a": 1}, and at the first recognition
+    "<|startoftranscript|> token was not found in the prompt"."""
+    import subprocess
+    import sys
+
+    edits = {
+        "tokenizer-of-nothing": ("tokenizer.json", '{"a": 1}'),
+        "vocabulary-of-letters": ("vocabulary.txt", "a\nb\nc\n"),
+    }
+    folders = []
+    for name, (file, text) in edits.items():
+        model = tmp_path / name
+        shutil.copytree(tiny_en, model)
+        (model / file).write_text(text)
+        folders.append(str(model))
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, str(root / "main.py"), "models", "verify", *folders],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 1 and out.stderr == "", out.stderr
+    assert out.stdout.splitlines() == [
+        "FAIL tokenizer-of-nothing: damaged tokenizer.json (it holds no vocabulary)",
+        "FAIL vocabulary-of-letters: damaged vocabulary.txt (it has no <|startoftranscript|> "
+        "token)",
+    ]

@@ -272,6 +272,32 @@ def test_a_preprocessor_config_of_no_whisper_is_damaged(
     assert check_whisper_dir(write_dir(tmp_path / "ok", files)) == tmp_path / "ok"
 
 
+@pytest.mark.parametrize(
+    ("name", "data", "why"),
+    [
+        ("tokenizer.json", b'{"a": 1}', "damaged tokenizer.json (it holds no vocabulary)"),
+        (
+            "tokenizer.json",
+            b'{"model": {"type": "BPE", "vocab": {"a": 0}}, "added_tokens": []}',
+            "damaged tokenizer.json (it has no <|startoftranscript|> token: not a Whisper's)",
+        ),
+        ("vocabulary.json", b"{}", "damaged vocabulary.json (not a JSON list)"),
+        ("vocabulary.json", b"[]", "damaged vocabulary.json (it has no <|startoftranscript|>"),
+    ],
+)
+def test_a_tokenizer_or_vocabulary_of_no_whisper_is_damaged(
+    tmp_path: Path, name: str, data: bytes, why: str
+) -> None:
+    """CTranslate2 and faster-whisper loaded such a folder and failed at the first
+    recognition ("list index out of range", "<|startoftranscript|> token was not found")."""
+    files = fake_whisper_files()
+    files[name] = data
+    d = write_dir(tmp_path / "w", files)
+    with pytest.raises(InvalidModelError) as e:
+        check_whisper_dir(d)
+    assert one_line(e).startswith(f"w: {why}"), one_line(e)
+
+
 def test_whisper_json_files_go_through_the_bounded_reader(tmp_path: Path) -> None:
     files = fake_whisper_files()
     del files["tokenizer.json"]
