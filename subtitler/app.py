@@ -233,12 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     setup_logging(a.log_level, data_dir)
     paths.move_legacy_models()
-    if a.replay is not None and not a.replay.is_file():
-        if a.replay.is_dir():
-            print(f"error: {a.replay} is a folder, not an audio file", file=sys.stderr)
-        else:
-            print(f"error: audio file not found: {a.replay}", file=sys.stderr)
-        return 2
+    if a.replay is not None:
+        from subtitler.audio.sources import not_a_file
+
+        if unplayable := not_a_file(a.replay):
+            print(f"error: {unplayable}", file=sys.stderr)
+            return 2
     if not MIN_SPEED <= a.speed <= MAX_SPEED:  # (nan too)
         print(
             f"error: --speed must be between {MIN_SPEED} and {MAX_SPEED:g} (1: as fast as "

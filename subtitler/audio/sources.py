@@ -47,6 +47,18 @@ def pyav_available() -> bool:
     return not getattr(av, "SUBTITLER_STAND_IN", False)
 
 
+def not_a_file(path: Path) -> str:
+    """Why ``path`` cannot be played as a recording, in one line: nothing there, a folder, or
+    no regular file (a FIFO or a device would block the decoder or never end); else ""."""
+    if path.is_file():
+        return ""
+    if path.is_dir():
+        return f"{path} is a folder, not an audio file"
+    if path.exists():
+        return f"{path} is not a regular file (a pipe or a device), not an audio file"
+    return f"audio file not found: {path}"
+
+
 def load_audio(path: str | Path, broke: Broke | None = None) -> Samples:
     """Decode a whole audio file to 16 kHz mono float32: as faster-whisper's ``decode_audio``
     does (PyAV) where PyAV is installed, else with soundfile. Unlike a file played as a
@@ -54,8 +66,8 @@ def load_audio(path: str | Path, broke: Broke | None = None) -> Samples:
     promises more than it holds) gives the audio it holds, and says so in one line, as a
     replay of it does: in the log, and to ``broke``."""
     p = Path(path)
-    if not p.is_file():
-        raise AudioFileError(f"audio file not found: {p}")
+    if why := not_a_file(p):
+        raise AudioFileError(why)
     short = _wav_cut_short(p)
     if pyav_available():
         got = list(_pyav_blocks(p, opening=True, whole=True))
@@ -152,8 +164,8 @@ class AudioStream:
 
     def __init__(self, path: str | Path, block: int, *, loop: int = 1, gap_s: float = 0.0):
         self.path = Path(path)
-        if not self.path.is_file():
-            raise AudioFileError(f"audio file not found: {self.path}")
+        if why := not_a_file(self.path):
+            raise AudioFileError(why)
         self.block, self.loop, self.gap = block, max(1, loop), int(gap_s * RATE)
         self.broke_off = ""  # why the replay ended before the file's end (one line), or ""
         self._blocks = rechunk(self._played(), block)

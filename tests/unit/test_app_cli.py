@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 
@@ -36,6 +37,29 @@ def test_missing_replay_file_is_one_line_error(
     rc = main(["--replay", str(tmp_path), "--data-dir", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and err == [f"error: {tmp_path} is a folder, not an audio file"]
+
+
+def test_a_replay_of_a_pipe_or_a_device_says_what_is_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO or a link to /dev/zero given to --replay (or as the settings' audio file) was
+    said to be 'not found', the file there."""
+    from subtitler.audio.inputs import open_audio
+    from subtitler.audio.sources import AudioFileError
+    from subtitler.config import AudioConfig
+
+    fifo = tmp_path / "talk.wav"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.wav"
+    zero.symlink_to("/dev/zero")
+    for path in (fifo, zero):
+        why = f"{path} is not a regular file (a pipe or a device), not an audio file"
+        rc = main(["--replay", str(path), "--data-dir", str(tmp_path / "data")])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and err == [f"error: {why}"]
+        with pytest.raises(AudioFileError) as e:
+            open_audio(AudioConfig(source="file", file_path=str(path)), lambda: 0.0)
+        assert str(e.value) == why
 
 
 def test_a_settings_file_named_that_is_none_is_left_as_it_is(
