@@ -404,6 +404,10 @@ def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
             f"{shown(Path(p.name))}: a Whisper model is a folder (model.bin, config.json, ...), "
             "not a file"
         )
+    for n in (*WHISPER_REQUIRED, *WHISPER_VOCABULARY):
+        if (p / n).exists() and not (p / n).is_file():  # (what faster-whisper would open)
+            kind = "a folder" if (p / n).is_dir() else "a pipe or a device"
+            raise InvalidModelError(f"{p.name}: {n} is {kind}, not a file")
     missing = [n for n in WHISPER_REQUIRED if not (p / n).is_file()]
     if not any((p / n).is_file() for n in WHISPER_VOCABULARY):
         missing.append("vocabulary.json or vocabulary.txt")

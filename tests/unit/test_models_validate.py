@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -305,12 +306,35 @@ def test_whisper_json_files_go_through_the_bounded_reader(tmp_path: Path) -> Non
     (d / "tokenizer.json").symlink_to("/dev/zero")
     with pytest.raises(InvalidModelError) as e:
         run_bounded(lambda: check_whisper_dir(d))
-    assert one_line(e).endswith("(missing tokenizer.json)")  # only regular files count
+    # Only regular files count, and what is there is said (it was "missing tokenizer.json").
+    assert one_line(e) == "w: tokenizer.json is a pipe or a device, not a file"
     (d / "tokenizer.json").unlink()
     (d / "tokenizer.json").write_text("[" * 100_000, encoding="utf-8")
     with pytest.raises(InvalidModelError) as e:
         check_whisper_dir(d)
     assert one_line(e).startswith("w: damaged tokenizer.json (")
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "kind"),
+    [
+        ("model.bin", Path.mkdir, "a folder"),
+        ("model.bin", os.mkfifo, "a pipe or a device"),
+        ("config.json", Path.mkdir, "a folder"),
+        ("vocabulary.json", os.mkfifo, "a pipe or a device"),
+    ],
+)
+def test_a_model_file_that_is_no_file_is_said_to_be_what_it_is(
+    tmp_path: Path, name: str, make: Any, kind: str
+) -> None:
+    """A folder or a FIFO where model.bin should be was 'missing model.bin', the name there."""
+    files = fake_whisper_files()
+    del files[name]
+    d = write_dir(tmp_path / "w", files)
+    make(d / name)
+    with pytest.raises(InvalidModelError) as e:
+        run_bounded(lambda: check_whisper_dir(d))
+    assert one_line(e) == f"w: {name} is {kind}, not a file"
 
 
 def test_whisper_path_that_is_a_file(tmp_path: Path) -> None:
