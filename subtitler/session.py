@@ -249,7 +249,11 @@ class Session:
             return ""
         try:
             settings_store.save(self.config, self.config_path)
-        except (OSError, settings_store.ConfigError) as e:
+        except OSError as e:
+            # (its own words name the file written beside, which the user never sees)
+            why = e.strerror or str(e)
+            return f"Settings not saved to {self.config_path} ({why}); they apply until you quit."
+        except settings_store.ConfigError as e:
             return f"Settings not saved: {e}"
         return ""
 

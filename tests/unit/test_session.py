@@ -132,3 +132,23 @@ def test_session_builds_reconfigures_and_stops_the_pipeline(tmp_path: Path) -> N
     s.stop()
     assert not s.running
     assert Session(cfg, factories, ev).save() == ""  # a session without a file saves nothing
+
+
+def test_settings_that_cannot_be_saved_are_said_in_words_naming_the_file(tmp_path: Path) -> None:
+    """A folder where the settings file should be (or a read-only folder, a full disk): the
+    Settings window's Apply said "Settings not saved: [Errno 21] Is a directory:
+    '…/.config-1a2b3c4d.toml' -> '…/config.toml'", naming a file written beside that the
+    user never sees."""
+    path = tmp_path / "config.toml"
+    path.mkdir()
+    factories = Factories(
+        audio=lambda a, c: FakeSource(1.0),
+        recognizer=lambda a: ScriptedRecognizer([]),
+        model=loader_for(echo_lm()),
+    )
+    s = Session(AppConfig(), factories, Events(), config_path=path)
+    cfg = dataclasses.replace(s.config, mt=dataclasses.replace(s.config.mt, beta=0.6))
+    assert s.apply(cfg) == (
+        f"Settings not saved to {path} (Is a directory); they apply until you quit."
+    )
+    assert s.config.mt.beta == 0.6 and list(tmp_path.iterdir()) == [path]
