@@ -347,8 +347,12 @@ WHISPER_MELS = (80, 128)
 
 def ct2_spec_name(model_bin: Path) -> str:
     """The spec name CTranslate2 writes after its binary version (e.g. "WhisperSpec")."""
-    with model_bin.open("rb") as f:
-        head = f.read(4 + 2 + 256)
+    try:
+        with model_bin.open("rb") as f:
+            head = f.read(4 + 2 + 256)
+    except OSError as e:  # (a read's error names no file)
+        e.filename = e.filename or str(model_bin)
+        raise
     if len(head) < 7:
         raise InvalidModelError(f"{model_bin}: too short to be a CTranslate2 model")
     version = struct.unpack_from("<I", head, 0)[0]
@@ -404,6 +408,19 @@ def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
             f"{shown(Path(p.name))}: a Whisper model is a folder (model.bin, config.json, ...), "
             "not a file"
         )
+    try:
+        _check_whisper_files(p)
+    except InvalidModelError:
+        raise
+    except OSError as e:  # a folder or a file this user may not read, a disk error
+        named = Path(e.filename) if e.filename else None
+        what = "the folder" if named == p else named.name if named else "a file of it"
+        raise InvalidModelError(f"{p.name}: {what} cannot be read ({e.strerror or e})") from None
+    return p
+
+
+def _check_whisper_files(p: Path) -> None:
+    os.listdir(p)  # (a folder this user may not read: said as such)
     for n in (*WHISPER_REQUIRED, *WHISPER_VOCABULARY):
         if (p / n).exists() and not (p / n).is_file():  # (what faster-whisper would open)
             kind = "a folder" if (p / n).is_dir() else "a pipe or a device"
@@ -433,7 +450,6 @@ def check_whisper_dir(path: str | os.PathLike[str]) -> Path:
         _check_features(p, _json_file(p / "preprocessor_config.json"))
     _check_tokenizer(p, _json_file(p / "tokenizer.json"))
     _check_vocabulary(p)
-    return p
 
 
 # The token every Whisper prompt starts with: a tokenizer or vocabulary without it is not

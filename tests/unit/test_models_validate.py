@@ -337,6 +337,31 @@ def test_a_model_file_that_is_no_file_is_said_to_be_what_it_is(
     assert one_line(e) == f"w: {name} is {kind}, not a file"
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="Linux's /proc")
+def test_a_model_bin_that_cannot_be_read_fails_that_model_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model.bin whose read fails (a disk error; a file this user may not read): `models
+    verify` ended at it with "error: Input/output error: None" (exit 2, the models after it
+    not checked), the Settings' check with the OSError. /proc/self/mem reads as a disk error
+    at its start, for any user (root reads a file of mode 000)."""
+    from subtitler.models_cli import main
+
+    bad = write_dir(tmp_path / "bad", fake_whisper_files())
+    (bad / "model.bin").unlink()
+    (bad / "model.bin").symlink_to("/proc/self/mem")
+    with pytest.raises(InvalidModelError) as e:
+        check_whisper_dir(bad)
+    assert one_line(e) == "bad: model.bin cannot be read (Input/output error)"
+    good = write_dir(tmp_path / "good", fake_whisper_files())
+    assert main(["verify", "--no-load", str(bad), str(good)]) == 1
+    out = capsys.readouterr()
+    assert out.err == "" and out.out.splitlines() == [
+        "FAIL bad: model.bin cannot be read (Input/output error)",
+        f"ok   {good}: Whisper model folder (16.4 kB)",
+    ]
+
+
 def test_whisper_path_that_is_a_file(tmp_path: Path) -> None:
     f = tmp_path / "model.bin"
     f.write_bytes(b"x")
