@@ -234,10 +234,17 @@ def write_atomic(path: Path, text: str, *, newline: str | None = None, mode: int
     leaves the old file or the new one, never part of either. ``newline`` as :func:`open`
     takes it (None: the platform's line ends); ``mode``: the new file's permissions (PRIVATE,
     or PUBLIC under the umask). Raises OSError with the old file as it was and no new file
-    left behind (a crash, which runs no cleanup, may leave the hidden one it was writing).
+    left behind (a crash, which runs no cleanup, may leave the hidden one it was writing);
+    FileProblem, the file kept, where one is there that this user cannot read.
     A symbolic link stays: the file it points at is replaced (a settings file kept in a
     dotfiles folder)."""
     real = Path(os.path.realpath(path)) if os.path.islink(path) else path
+    if (why := _unreadable(real)) is not None:
+        # (a file the app could not read at its start, where it was left for the user to
+        # mend: it must not be lost to the next save)
+        raise FileProblem(
+            f"the file there cannot be read: {why}; it is kept, not replaced", set_aside=False
+        )
     fd, tmp = _new_beside(real, mode)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
@@ -249,6 +256,19 @@ def write_atomic(path: Path, text: str, *, newline: str | None = None, mode: int
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why the file at ``path`` cannot be opened for reading (a permission), or None: there
+    is none, or it can."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _BINARY)
+    except PermissionError as e:
+        return e.strerror or str(e)
+    except OSError:  # none there, a link to nowhere or in a loop: nothing to keep
+        return None
+    os.close(fd)
+    return None
 
 
 def _new_beside(path: Path, mode: int) -> tuple[int, Path]:

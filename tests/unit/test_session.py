@@ -152,3 +152,70 @@ def test_settings_that_cannot_be_saved_are_said_in_words_naming_the_file(tmp_pat
         f"Settings not saved to {path} (Is a directory); they apply until you quit."
     )
     assert s.config.mt.beta == 0.6 and list(tmp_path.iterdir()) == [path]
+
+
+UNREADABLE = """
+import dataclasses, sys
+from pathlib import Path
+from subtitler.config import AppConfig
+from subtitler.pipeline.pipeline import Factories
+from subtitler.session import Glossary, Session
+folder = Path(sys.argv[1])
+s = Session(AppConfig(), Factories(audio=None, recognizer=None, model=None), lambda e: None,
+            config_path=folder / "config.toml", glossary_path=folder / "glossary.csv")
+print(s.glossary_notice)
+cfg = AppConfig()
+print(s.apply(dataclasses.replace(cfg, mt=dataclasses.replace(cfg.mt, beta=0.6))))
+print(s.set_glossary(Glossary().with_pair("en", "de", [("Kubernetes", "")])))
+"""
+
+
+def test_settings_and_a_glossary_this_user_cannot_read_are_not_replaced(tmp_path: Path) -> None:
+    """A settings file or glossary the app could not open at its start (a permission) was
+    left where it was, then replaced at the next save (Apply, a move of the overlay, a term
+    added): the user's settings and terms lost. Now kept, and the save said not done. Run
+    as the user nobody where the tests run as root (root reads a file of mode 000)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="subtitler-unreadable-"))
+    try:
+        folder.chmod(0o777)  # (the user nobody writes there)
+        (folder / "config.toml").write_text("[mt]\nbeta = 0.35\n", encoding="utf-8")
+        (folder / "glossary.csv").write_text(
+            "src_lang,tgt_lang,term,translation\nen,de,Subiaco,Subiaco\n", encoding="utf-8"
+        )
+        before = {p.name: p.read_bytes() for p in folder.iterdir()}
+        for p in folder.iterdir():
+            p.chmod(0)
+
+        def as_nobody() -> None:
+            if os.geteuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+
+        root = Path(__file__).resolve().parents[2]
+        out = subprocess.run(
+            [sys.executable, "-c", UNREADABLE, str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root), "HOME": str(folder)},
+            preexec_fn=as_nobody,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        kept = "(the file there cannot be read: Permission denied; it is kept, not replaced)"
+        assert out.stdout.splitlines() == [
+            "The glossary could not be opened (glossary.csv cannot be opened: Permission "
+            "denied); an empty glossary is in use.",
+            f"Settings not saved to {folder / 'config.toml'} {kept}; they apply until you quit.",
+            f"Glossary not saved {kept}; it is in use until you quit.",
+        ]
+        assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    finally:
+        for p in folder.iterdir():
+            p.unlink()
+        folder.rmdir()
