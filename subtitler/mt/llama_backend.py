@@ -164,6 +164,43 @@ def amx_safe_load(lib: Any) -> Iterator[None]:
             module.llama_model_default_params = original
 
 
+_handlers_lock = threading.Lock()  # (one load at a time replaces the formatter)
+
+
+class _NoChatHandler:
+    """Stands for llama-cpp-python's Jinja2ChatFormatter while a model loads (see
+    :func:`without_chat_handlers`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def to_chat_handler(self) -> Any:
+        def unused(*args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError("subtitler renders chat templates through llama.cpp")
+
+        return unused
+
+
+@contextmanager
+def without_chat_handlers(lib: Any) -> Iterator[None]:
+    """Load a model without llama-cpp-python compiling its chat templates with Jinja.
+
+    ``Llama`` compiles every ``tokenizer.chat_template*`` of the file for its
+    ``create_chat_completion``, which the app never calls (a prompt is rendered by its own
+    templates, or by llama.cpp's ``llama_chat_apply_template``): a template Jinja cannot parse
+    (a tag of another dialect, a damaged string) refused the whole model, "Encountered
+    unknown tag 'garbage'.", as if the file were no model at all.
+    """
+    module = lib.llama_chat_format
+    with _handlers_lock:
+        original = module.Jinja2ChatFormatter
+        module.Jinja2ChatFormatter = _NoChatHandler
+        try:
+            yield
+        finally:
+            module.Jinja2ChatFormatter = original
+
+
 class LlamaLM:
     """A GGUF model in llama.cpp behind :class:`~subtitler.mt.lm.LanguageModel`."""
 
@@ -182,7 +219,7 @@ class LlamaLM:
         self.gpu_offload = offload and n_gpu != 0
         _NativeLog.last_error = ""
         try:
-            with amx_safe_load(llama_cpp):
+            with without_chat_handlers(llama_cpp), amx_safe_load(llama_cpp):
                 self._llm: Any = llama_cpp.Llama(
                     model_path=str(path),
                     n_ctx=settings.n_ctx,

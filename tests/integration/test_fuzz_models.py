@@ -399,3 +399,26 @@ def test_an_encoder_decoder_translator_is_refused_in_one_line(tmp_path: Path) ->
         "FAIL madlad-tiny.gguf: a t5 model (an encoder-decoder, as MADLAD-400 and Flan-T5 "
         "are); the app translates with a decoder-only language model (Gemma, Qwen, Llama, …)"
     )
+
+
+def test_a_chat_template_jinja_cannot_parse_does_not_refuse_the_model(tmp_path: Path) -> None:
+    """llama-cpp-python compiles every chat template of a GGUF with Jinja as it loads it, for a
+    chat API the app never calls: a template Jinja cannot parse (a tag of another dialect, a
+    damaged string) refused the whole model, "FAIL model.gguf: Encountered unknown tag
+    'garbage'.". The app renders prompts itself (here the fixture's named template)."""
+    bad = tmp_path / "odd-template.gguf"
+    made = run(
+        [
+            "-m",
+            "gguf.scripts.gguf_new_metadata",
+            "--chat-template",
+            "{% garbage %}{{ messages",
+            "--force",
+            str(FIXTURE),
+            str(bad),
+        ],
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    (line,) = verify_all([bad])
+    assert line.startswith(f"ok   {bad}: GGUF translator (llama, 38 tensors"), line
