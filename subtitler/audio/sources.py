@@ -104,7 +104,11 @@ def _soundfile_blocks(path: Path, opening: bool, broke: Broke | None = None) -> 
     try:
         with soundfile.SoundFile(str(path)) as f:
             resample = StreamResampler(f.samplerate, RATE)
-            for block in f.blocks(SOUNDFILE_BLOCK, dtype="float32", always_2d=True):
+            # Fewer frames a read below 16 kHz, so that no block comes out larger than one
+            # read at 16 kHz: a header whose rate says 1 Hz made each read of 65,536 frames a
+            # billion samples (gigabytes, seconds of the processor, for the first block).
+            frames = max(1, min(SOUNDFILE_BLOCK, SOUNDFILE_BLOCK * f.samplerate // RATE))
+            for block in f.blocks(frames, dtype="float32", always_2d=True):
                 out = resample(block.mean(axis=1))
                 got += len(out)
                 if len(out):

@@ -120,3 +120,37 @@ def test_the_stand_in_answers_protocol_probes_as_a_module_does() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("av.open: PyAV (FFmpeg) is not part of this build")
+
+
+def test_a_wav_whose_header_says_16_hz_plays_in_bounded_memory(tmp_path: Path) -> None:
+    """A WAV file whose sample-rate field is damaged to a few hertz, replayed by an
+    installer (soundfile, no PyAV): each read of 65,536 frames came out as 1,000 times as
+    many samples at once (at 1 Hz a billion: 9.8 GB and 26 s of the processor before the
+    first block; here 16 Hz, 250 MB a block). Now the reads are sized to what comes out."""
+    import struct
+
+    import soundfile
+
+    wav = tmp_path / "damaged-rate.wav"
+    soundfile.write(wav, np.zeros(70_000, np.float32), 16000, subtype="PCM_16")
+    data = bytearray(wav.read_bytes())
+    data[24:32] = struct.pack("<II", 16, 32)  # the rate and the bytes a second
+    wav.write_bytes(bytes(data))
+    code = (
+        "import sys, tracemalloc\n"
+        "from subtitler.audio.sources import AudioStream, pyav_available\n"
+        "assert not pyav_available()\n"
+        "tracemalloc.start()\n"
+        f"stream = iter(AudioStream({str(wav)!r}, 1600))\n"
+        "got = sum(len(next(stream)) for _ in range(20))\n"
+        "print(got, tracemalloc.get_traced_memory()[1])\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(STUBS), str(ROOT)]))
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    got, peak = map(int, done.stdout.split())
+    assert got == 20 * 1600  # the file plays, as its header says (slowly)
+    assert peak < 32 * 2**20, f"{peak / 2**20:.0f} MB held"
