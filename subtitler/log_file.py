@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 RETRY_S = 60.0  # after a failed write the file is tried again this much later
+# Opened without waiting for a reader: a FIFO of the log's name blocked the app's start for
+# good (opening a FIFO to write waits for one); now it fails at once, as with no reader.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class LogFile(logging.handlers.RotatingFileHandler):
@@ -20,6 +25,15 @@ class LogFile(logging.handlers.RotatingFileHandler):
         super().__init__(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
         self._failed_at: float | None = None  # the last failed write (monotonic)
         self._failing = False  # the record being written failed
+
+    def _open(self) -> Any:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK | getattr(os, "O_BINARY", 0)
+        fd = os.open(self.baseFilename, flags, 0o666)
+        try:
+            return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+        except BaseException:
+            os.close(fd)
+            raise
 
     def emit(self, record: logging.LogRecord) -> None:
         if self._failed_at is not None and time.monotonic() - self._failed_at < RETRY_S:

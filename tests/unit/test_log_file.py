@@ -65,3 +65,31 @@ def test_a_full_disk_is_said_once_and_the_file_is_tried_again_later(
     assert "written again" in capsys.readouterr().err
     h.stream = None  # type: ignore[assignment]
     h.close()
+
+
+def test_a_fifo_named_as_the_log_does_not_hold_the_start(tmp_path: Path) -> None:
+    """A FIFO named subtitler.log in the data folder: the app never started (opening a FIFO
+    to write waits for a reader, no window, no word); now it starts without its log file."""
+    import os
+
+    from subtitler.app import setup_logging
+    from tests.helpers.bounded import run_bounded
+
+    os.mkfifo(tmp_path / "subtitler.log")
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        run_bounded(lambda: setup_logging("INFO", tmp_path))
+        fifo = str(tmp_path / "subtitler.log")
+        assert not [h for h in root.handlers if getattr(h, "baseFilename", "") == fifo]
+    finally:
+        for h in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(h)
+            h.close()
+        root.setLevel(level)
+    # A log file as it is meant to be is written as ever.
+    (tmp_path / "subtitler.log").unlink()
+    handler = LogFile(tmp_path / "subtitler.log")
+    handler.emit(logging.makeLogRecord({"msg": "hello"}))
+    handler.close()
+    assert (tmp_path / "subtitler.log").read_text(encoding="utf-8") == "hello\n"
