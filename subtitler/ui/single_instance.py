@@ -29,6 +29,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QLockFile, QObject, Signal
@@ -104,6 +105,38 @@ def socket_ok(address: str) -> bool:
     )
 
 
+LOCK = "subtitler.lock"
+BEING_WRITTEN_S = 10.0  # a lock file younger than this may be one a start is writing now
+
+
+def no_lock(path: Path) -> str:
+    """Why the file at ``path`` is no lock QLockFile wrote, in a few words: a FIFO, a folder,
+    a file without a process id on its first line (damaged: zeros after a power cut, a
+    crash while it was written); "" when it may be one, or none is there. QLockFile waits
+    for good to read a FIFO, and takes a lock it cannot read for one held by an instance
+    that does not answer."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:  # none there, or none this user may read: QLockFile says
+        return ""
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            return "a folder"
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file"
+        head = os.read(fd, 256)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    if head.split(b"\n", 1)[0].strip().isdigit():
+        return ""
+    if abs(time.time() - st.st_mtime) < BEING_WRITTEN_S:
+        return ""  # (another start may be writing it this moment)
+    return "no process id in it"
+
+
 def folder_problem(folder: Path) -> str:
     """Why files cannot be written in ``folder`` ("Read-only file system", "No space left on
     device", ...); "" if a small test write succeeds."""
@@ -129,7 +162,7 @@ class SingleInstance(QObject):
         self.data_dir = data_dir
         self.problem = ""  # why the folder could not be locked, when not another instance
         self._address: str | None = None  # found once the data folder exists (or cannot)
-        self._lock = QLockFile(str(data_dir / "subtitler.lock"))
+        self._lock = QLockFile(str(data_dir / LOCK))
         self._lock.setStaleLockTime(0)  # only the owner's process decides, not the lock's age
         self._server: QLocalServer | None = None
 
@@ -145,6 +178,7 @@ class SingleInstance(QObject):
         # (After the folder was made: a first start and a second one choose the same place.)
         self._address = socket_address(self.data_dir)
         if not reason:
+            self._set_aside_no_lock()
             if self._lock.tryLock(100):
                 self.listen()
                 return True
@@ -157,6 +191,20 @@ class SingleInstance(QObject):
         )
         log.warning("%s", self.problem)
         return False
+
+    def _set_aside_no_lock(self) -> None:
+        """A lock file that is none (see :func:`no_lock`) is no instance's: moved out of the
+        way, as ``subtitler.lock.broken-STAMP``, so that this start takes the lock."""
+        path = self.data_dir / LOCK
+        if not (why := no_lock(path)):
+            return
+        aside = path.with_name(f"{LOCK}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            os.replace(path, aside)
+        except OSError as e:
+            log.warning("%s is no lock (%s) and cannot be moved: %s", path, why, e)
+            return
+        log.warning("%s is no lock (%s): set aside as %s", path, why, aside.name)
 
     def listen(self) -> None:
         """Answer later starts (also when the folder could not be locked)."""

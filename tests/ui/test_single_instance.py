@@ -87,6 +87,40 @@ def test_the_lock_of_a_crashed_instance_is_taken_over(qtbot, tmp_path: Path) -> 
             proc.kill()
 
 
+@pytest.mark.parametrize("kind", ["zeros", "fifo", "folder"])
+def test_a_lock_file_that_is_none_is_set_aside_and_the_app_starts(
+    tmp_path: Path, kind: str
+) -> None:
+    """A subtitler.lock with no process id in it (zeros after a power cut), a FIFO or a
+    folder of that name: no instance's. The start said for good "subtitler is already
+    running but does not answer" (a folder, a damaged file: QLockFile took it for one held),
+    or never came up (it waited to read the FIFO). Set aside, the lock is taken."""
+    lock = tmp_path / "subtitler.lock"
+    if kind == "zeros":
+        lock.write_bytes(bytes(64))
+        os.utime(lock, (time.time() - 3600,) * 2)  # (not one being written this moment)
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+    code = (
+        "from pathlib import Path\n"
+        "from PySide6.QtCore import QCoreApplication\n"
+        "from subtitler.ui.single_instance import SingleInstance\n"
+        "app = QCoreApplication([])\n"
+        f"g = SingleInstance(Path({str(tmp_path)!r}))\n"
+        "print(g.acquire(), repr(g.problem))\n"
+        "g.release()\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.stdout.split() == ["True", "''"], done.stderr[-2000:]
+    (aside,) = tmp_path.glob("subtitler.lock.broken-*")
+    assert (aside.read_bytes() == bytes(64)) if kind == "zeros" else not aside.is_file()
+
+
 def test_a_toggle_from_the_command_line_reaches_the_running_app(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """`subtitler --toggle ...`, as a shortcut in the desktop's keyboard settings runs it."""
     cmd = [sys.executable, str(ROOT / "main.py"), "--data-dir", str(tmp_path), "--toggle"]
