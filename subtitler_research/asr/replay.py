@@ -82,6 +82,9 @@ class SteadyClock:
         clock = self
 
         class Timed:
+            # What the policy reads of the model (an English-only one's language is fixed).
+            multilingual = bool(getattr(backend, "multilingual", True))
+
             def set_hotwords(self, hotwords: str) -> None:
                 backend.set_hotwords(hotwords)
 

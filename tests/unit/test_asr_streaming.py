@@ -14,6 +14,7 @@ from subtitler.asr.streaming import StreamingOptions, StreamingRecognizer, commo
 from subtitler.asr.vad import FRAME, FRAME_S
 from subtitler.types import AsrUpdate, AudioBlock, Word
 from subtitler_research.asr.oracle import OracleVad
+from subtitler_research.asr.replay import SteadyClock
 
 SR = 16000
 
@@ -1161,6 +1162,15 @@ def test_a_line_with_nothing_committed_is_heard_at_its_end_over_the_speech_befor
     )
     feed(rec3, 0.0, 7.0)
     assert (be3.calls[3].t0, be3.calls[3].language) == (3.8, "en")
+    # So it is through the benchmarks' steady clock (its wrapper hid the model's kind).
+    be4 = EnglishOnly([first] * 3 + [hello, hello])
+    rec4 = StreamingRecognizer(
+        SteadyClock(0.1).wrap(be4),
+        with_vad(hear_before_s=10.0, language="en"),
+        speech_probs([(0.5, 2.5), (4.0, 4.5)]),
+    )
+    feed(rec4, 0.0, 7.0)
+    assert (be4.calls[3].t0, be4.calls[3].language) == (3.8, "en")
 
 
 def test_a_line_heard_over_the_speech_before_keeps_only_the_words_on_its_own_audio() -> None:
