@@ -210,11 +210,8 @@ class StreamingRecognizer:
         self.backend = backend
         self.notice = notice  # what loading it found for the user (see asr.engine)
         self.opt = options or StreamingOptions()
-        if not getattr(backend, "multilingual", True):  # an English-only model (tiny.en)
-            # Its lines are not heard over the speech before them: with tiny.en that gained
-            # nothing on the development set and lost words in its disfluent English
-            # (deletions 7 / 8 / 9 -> 12 / 13 / 9 on three clocks; asr.md, session AC).
-            self.opt = replace(self.opt, language=self.opt.language or "en", hear_before_s=0.0)
+        if self.opt.language is None and not getattr(backend, "multilingual", True):
+            self.opt = replace(self.opt, language="en")  # an English-only model (tiny.en)
         if self.opt.vad and vad is None:
             raise ValueError("options.vad is set: pass a speech-probability source")
         self._cost_clock = cost_clock
