@@ -189,7 +189,8 @@ def without_chat_handlers(lib: Any) -> Iterator[None]:
     ``create_chat_completion``, which the app never calls (a prompt is rendered by its own
     templates, or by llama.cpp's ``llama_chat_apply_template``): a template Jinja cannot parse
     (a tag of another dialect, a damaged string) refused the whole model, "Encountered
-    unknown tag 'garbage'.", as if the file were no model at all.
+    unknown tag 'garbage'.", as if the file were no model at all (abetlen/llama-cpp-python
+    #2225: the eager compile; its fix #2226 accepts one more tag, not any template).
     """
     module = lib.llama_chat_format
     with _handlers_lock:
