@@ -260,18 +260,18 @@ def test_a_128_mel_model_without_its_preprocessor_config_is_one_line(
     assert "\n" not in str(e.value)
 
 
-def test_models_verify_names_a_damaged_preprocessor_config(tiny_en: Path, tmp_path: Path) -> None:
-    """`subtitler models verify` on a speech model whose preprocessor_config.json is no
-    Whisper's: one line naming the file and the value (it was "'list' object has no
-    attribute 'items'" and "integer division or modulo by zero", from faster-whisper)."""
+def _verified_copies(tiny_en: Path, tmp_path: Path, edits: dict[str, dict[str, str]]) -> list[str]:
+    """What ``subtitler models verify`` says of copies of tiny.en, each named and with its
+    files written over as ``edits`` gives them (it must fail each one)."""
     import subprocess
     import sys
 
     folders = []
-    for name, config in (("listed", [80]), ("hop-0", {"hop_length": 0})):
+    for name, files in edits.items():
         model = tmp_path / name
         shutil.copytree(tiny_en, model)
-        (model / "preprocessor_config.json").write_text(json.dumps(config))
+        for file, text in files.items():
+            (model / file).write_text(text)
         folders.append(str(model))
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run(
@@ -281,7 +281,18 @@ def test_models_verify_names_a_damaged_preprocessor_config(tiny_en: Path, tmp_pa
         timeout=300,
     )
     assert out.returncode == 1 and out.stderr == "", out.stderr
-    assert out.stdout.splitlines() == [
+    return out.stdout.splitlines()
+
+
+def test_models_verify_names_a_damaged_preprocessor_config(tiny_en: Path, tmp_path: Path) -> None:
+    """`subtitler models verify` on a speech model whose preprocessor_config.json is no
+    Whisper's: one line naming the file and the value (it was "'list' object has no
+    attribute 'items'" and "integer division or modulo by zero", from faster-whisper)."""
+    edits = {
+        "listed": {"preprocessor_config.json": json.dumps([80])},
+        "hop-0": {"preprocessor_config.json": json.dumps({"hop_length": 0})},
+    }
+    assert _verified_copies(tiny_en, tmp_path, edits) == [
         "FAIL listed: damaged preprocessor_config.json (not a JSON object)",
         "FAIL hop-0: damaged preprocessor_config.json (hop_length is 0; a Whisper's is 160)",
     ]
@@ -344,28 +355,15 @@ def test_models_verify_names_a_config_that_crashed_ctranslate2(
     crashed on a 1.9 s window", the app lost every window until it stopped recognising).
     Now refused in one line naming the file and the value; the decoder's shape is read from
     model.bin (tiny.en: 4 layers of 6 heads)."""
-    import subprocess
-    import sys
-
-    folders = []
-    for name, edit in (
-        ("head-past-the-layers", {"alignment_heads": [[4, 0]]}),
-        ("id-of-41-bits", {"suppress_ids_begin": [2**40]}),
-    ):
-        model = tmp_path / name
-        shutil.copytree(tiny_en, model)
-        config = json.loads((model / "config.json").read_text())
-        (model / "config.json").write_text(json.dumps({**config, **edit}))
-        folders.append(str(model))
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run(
-        [sys.executable, str(root / "main.py"), "models", "verify", *folders],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 1 and out.stderr == "", out.stderr
-    assert out.stdout.splitlines() == [
+    config = json.loads((tiny_en / "config.json").read_text())
+    edits = {
+        name: {"config.json": json.dumps({**config, **edit})}
+        for name, edit in (
+            ("head-past-the-layers", {"alignment_heads": [[4, 0]]}),
+            ("id-of-41-bits", {"suppress_ids_begin": [2**40]}),
+        )
+    }
+    assert _verified_copies(tiny_en, tmp_path, edits) == [
         "FAIL head-past-the-layers: damaged config.json (alignment head [4, 0] is not among "
         "the decoder's 4 layers of 6 heads)",
         "FAIL id-of-41-bits: damaged config.json ('suppress_ids_begin' holds a token id "
@@ -380,28 +378,11 @@ def test_models_verify_names_a_tokenizer_or_vocabulary_of_no_whisper(
     file): one line naming the file. It was the tokenizers library's "expected `,` or `}` at
     line 1 column 5" for the JSON object {"a": 1}, and at the first recognition
     "<|startoftranscript|> token was not found in the prompt"."""
-    import subprocess
-    import sys
-
     edits = {
-        "tokenizer-of-nothing": ("tokenizer.json", '{"a": 1}'),
-        "vocabulary-of-letters": ("vocabulary.txt", "a\nb\nc\n"),
+        "tokenizer-of-nothing": {"tokenizer.json": '{"a": 1}'},
+        "vocabulary-of-letters": {"vocabulary.txt": "a\nb\nc\n"},
     }
-    folders = []
-    for name, (file, text) in edits.items():
-        model = tmp_path / name
-        shutil.copytree(tiny_en, model)
-        (model / file).write_text(text)
-        folders.append(str(model))
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run(
-        [sys.executable, str(root / "main.py"), "models", "verify", *folders],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 1 and out.stderr == "", out.stderr
-    assert out.stdout.splitlines() == [
+    assert _verified_copies(tiny_en, tmp_path, edits) == [
         "FAIL tokenizer-of-nothing: damaged tokenizer.json (it holds no vocabulary)",
         "FAIL vocabulary-of-letters: damaged vocabulary.txt (it has no <|startoftranscript|> "
         "token)",

@@ -264,23 +264,32 @@ def test_a_long_meeting_is_laid_out_in_small_tables_and_shown_once_per_search(  
     assert dlg.text.toPlainText().count("line ") == 250
 
 
-def test_a_long_meeting_is_shown_at_once_and_whole_in_pieces(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Laid out at once, a meeting of 30,000 lines held the window 1.1-1.6 s when shown, and
-    at each key of a search that found lines in it (docs/BENCHMARKS.md): its first lines are
-    shown at once and the rest comes in pieces, the window answering between them; the
-    caret, a selection and the view stay where the reader put them meanwhile."""
+LONG = [
+    SegmentRecord(i, 3.0 * i, 3.0 * i + 2.5, f"line {i} said.", "", "en", "en", 0.0)
+    for i in range(1200)
+]
 
-    recs = [
-        SegmentRecord(i, 3.0 * i, 3.0 * i + 2.5, f"line {i} said.", "", "en", "en", 0.0)
-        for i in range(1200)
-    ]
-    write(tmp_path, "20261120-090000", recs)
+
+def _shown_with_a_long_meeting(qtbot, tmp_path: Path) -> HistoryDialog:  # type: ignore[no-untyped-def]
+    """The window shown over a meeting of 1,200 lines ("line N said.") and the stand-up,
+    once it has read them."""
+    write(tmp_path, "20261120-090000", LONG)
     write(tmp_path, "20261121-090000", STANDUP)
     dlg = HistoryDialog(tmp_path)
     qtbot.addWidget(dlg)
     dlg.show()
     with qtbot.waitSignal(dlg.read):
         pass
+    return dlg
+
+
+def test_a_long_meeting_is_shown_at_once_and_whole_in_pieces(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Laid out at once, a meeting of 30,000 lines held the window 1.1-1.6 s when shown, and
+    at each key of a search that found lines in it (docs/BENCHMARKS.md): its first lines are
+    shown at once and the rest comes in pieces, the window answering between them; the
+    caret, a selection and the view stay where the reader put them meanwhile."""
+
+    dlg = _shown_with_a_long_meeting(qtbot, tmp_path)
     dlg.list.setCurrentItem(dlg.list.topLevelItem(1))  # the long one
     text = dlg.text
 
@@ -288,7 +297,7 @@ def test_a_long_meeting_is_shown_at_once_and_whole_in_pieces(qtbot, tmp_path: Pa
         return [ln for ln in text.toPlainText().splitlines() if ln.startswith("line ")]
 
     first = lines()
-    assert first and first == [r.source for r in recs[: len(first)]] and len(first) < 1200
+    assert first and first == [r.source for r in LONG[: len(first)]] and len(first) < 1200
     turned: list[bool] = []
     QTimer.singleShot(0, lambda: turned.append(text.toPlainText().count("line ") < 1200))
     caret = text.document().find("line 300 said.")
@@ -298,7 +307,7 @@ def test_a_long_meeting_is_shown_at_once_and_whole_in_pieces(qtbot, tmp_path: Pa
     with qtbot.waitSignal(dlg.whole, timeout=10_000):
         pass
     assert turned == [True]  # (the window answered before the meeting was whole)
-    assert lines() == [r.source for r in recs]
+    assert lines() == [r.source for r in LONG]
     assert text.textCursor().selectedText() == "line 300 said."
     assert text.verticalScrollBar().value() == at
     # A search: its first line found beyond the first lines shown is in view once whole.
@@ -322,17 +331,7 @@ def test_a_long_meeting_is_not_built_on_once_its_window_is_closed(qtbot, tmp_pat
     meeting of 30,000 lines: about 2 s of the processor for a window no one sees). Shown
     again, the meeting is built again, whole; opened as the app opens it (read again, then
     shown), too."""
-    recs = [
-        SegmentRecord(i, 3.0 * i, 3.0 * i + 2.5, f"line {i} said.", "", "en", "en", 0.0)
-        for i in range(1200)
-    ]
-    write(tmp_path, "20261120-090000", recs)
-    write(tmp_path, "20261121-090000", STANDUP)
-    dlg = HistoryDialog(tmp_path)
-    qtbot.addWidget(dlg)
-    dlg.show()
-    with qtbot.waitSignal(dlg.read):
-        pass
+    dlg = _shown_with_a_long_meeting(qtbot, tmp_path)
     text = dlg.text
 
     def lines() -> list[str]:
@@ -348,14 +347,14 @@ def test_a_long_meeting_is_not_built_on_once_its_window_is_closed(qtbot, tmp_pat
     assert wholes == [] and len(lines()) < 1200
     with qtbot.waitSignal(dlg.whole, timeout=10_000):
         dlg.show()
-    assert lines() == [r.source for r in recs]
+    assert lines() == [r.source for r in LONG]
     dlg.list.setCurrentItem(dlg.list.topLevelItem(0))
     dlg.list.setCurrentItem(dlg.list.topLevelItem(1))  # chosen again: built aside again
     assert len(lines()) < 1200
     dlg.close()
     dlg.reload()  # opened again as App.open_history opens it
     dlg.show()
-    qtbot.waitUntil(lambda: lines() == [r.source for r in recs], timeout=10_000)
+    qtbot.waitUntil(lambda: lines() == [r.source for r in LONG], timeout=10_000)
 
 
 def test_a_line_of_a_megabyte_is_shown_cut_and_exported_whole(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
