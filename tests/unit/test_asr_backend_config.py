@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,9 +44,15 @@ def test_either_vocabulary_with_or_without_preprocessor_config(
 ) -> None:
     """What faster-whisper loads: a text or JSON vocabulary; preprocessor_config.json optional."""
     _model_bin(tmp_path / "model.bin")
-    for name in ("config.json", "tokenizer.json"):
-        (tmp_path / name).write_text("{}")
-    (tmp_path / vocabulary).write_text("<|endoftext|>\n")
+    (tmp_path / "config.json").write_text("{}")
+    tokens = ["<|endoftext|>", "<|startoftranscript|>"]  # (a Whisper's has its start token)
+    tokenizer = {
+        "model": {"type": "BPE", "vocab": {"a": 0}},
+        "added_tokens": [{"id": 1 + i, "content": t} for i, t in enumerate(tokens)],
+    }
+    (tmp_path / "tokenizer.json").write_text(json.dumps(tokenizer))
+    text = json.dumps(tokens) if vocabulary.endswith(".json") else "\n".join(tokens) + "\n"
+    (tmp_path / vocabulary).write_text(text)
     if preprocessor:
         (tmp_path / "preprocessor_config.json").write_text('{"feature_size": 80}')
     check_model_dir(tmp_path)
