@@ -473,8 +473,6 @@ def test_cli_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert err.startswith("error: unknown model 'nope'") and err.count("\n") == 1
     assert cli(tmp_path, "remove", "tiny-mt") == 2
     assert capsys.readouterr().err == "error: tiny-mt is not downloaded\n"
-    assert cli(tmp_path, "verify", str(tmp_path / "nothing")) == 2
-    assert capsys.readouterr().err.startswith("error: not a catalog model id or an existing path")
     # HF_HUB_OFFLINE=1 (tests/conftest.py): a plain message, exit 2.
     assert cli(tmp_path, "download", "tiny-mt", "--endpoint", "http://127.0.0.1:9") == 2
     err = capsys.readouterr().err
@@ -529,6 +527,28 @@ def test_cli_verify_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         "FAIL photos: not a CTranslate2 Whisper model folder (missing model.bin, config.json, "
         "tokenizer.json, vocabulary.json or vocabulary.txt)",
     ]
+
+
+def test_cli_verify_says_a_target_that_does_not_exist_and_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped id or path among several stopped the command there, 'error: not a catalog
+    model id or an existing path', exit 2, the models after it not checked."""
+    bad = tmp_path / "noise.gguf"
+    bad.write_bytes(b"\x00" * 1000)
+    notdir = tmp_path / "photos"
+    notdir.mkdir()
+    gone = tmp_path / "nothing.gguf"
+    assert cli(tmp_path, "verify", str(bad), "whisper-bsae", str(gone), str(notdir)) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "FAIL noise.gguf: not a GGUF model file (bad header)",
+        "FAIL whisper-bsae: not a catalog model id or an existing path",
+        f"FAIL {gone}: not a catalog model id or an existing path",
+        "FAIL photos: not a CTranslate2 Whisper model folder (missing model.bin, config.json, "
+        "tokenizer.json, vocabulary.json or vocabulary.txt)",
+    ]
+    assert err == ""
 
 
 def test_cli_says_a_dropped_connection_once(
