@@ -16,7 +16,7 @@ from subtitler.config import MtConfig
 from subtitler.models import hardware
 from subtitler.models.catalog import load_catalog
 from subtitler.models.resolve import mt_state, said_of
-from subtitler.models.templates import resolve_template
+from subtitler.models.templates import FEWSHOT, resolve_template
 from subtitler.models.validate import InvalidModelError, read_gguf
 from subtitler.mt.drafting import DraftModel, VocabularyMismatchError, check_same_vocabulary
 from subtitler.mt.engine import Engine, LoadedModel, LocalEngine
@@ -57,15 +57,19 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     except Exception:
         lm.close()
         raise
+    notice = ""
+    if template == "gguf" and mt.template == "auto":
+        template, notice = _chat_template_or_examples(lm, path.name)
     log.info("translation model %s with the %r prompt", path.name, template)
-    draft_lm, notice = None, ""
+    draft_lm = None
     if mt.draft_model_path.strip():
         try:
             draft_lm = load_draft_model(mt, lm)
         except DraftModelError as e:
             # Translation works without the draft model: say why it is not used and go on.
             log.warning("%s", e)
-            notice = f"{e}; translating without it (Settings > Advanced > Draft model)"
+            said = f"{e}; translating without it (Settings > Advanced > Draft model)"
+            notice = f"{notice} {said}".strip()
     if draft_lm is None:
         return LoadedModel(lm, template, formatter=lm, close=lm.close, notice=notice)
     dlm = draft_lm
@@ -74,7 +78,27 @@ def load_translator(mt: MtConfig) -> LoadedModel:
         lm.close()
         dlm.close()
 
-    return LoadedModel(lm, template, formatter=lm, close=close_both, draft=DraftModel(dlm))
+    return LoadedModel(
+        lm, template, formatter=lm, close=close_both, draft=DraftModel(dlm), notice=notice
+    )
+
+
+def _chat_template_or_examples(lm: LlamaLM, name: str) -> tuple[str, str]:
+    """The template "auto" gives a model with a chat template ("gguf"), or example translations
+    (FEWSHOT) when llama.cpp cannot format that template: it recognises the chat formats it
+    knows by their markers and refuses others, which failed every line of the model. Returns
+    the template and the notice for the user ("" when it is the model's own)."""
+    try:
+        lm.apply_chat_template([{"role": "user", "content": "Translate: hello"}])
+    except ValueError as e:
+        notice = (
+            f"{name}: llama.cpp cannot use its chat template (a kind it does not know), so it "
+            "is shown example translations instead (Settings > Translation > How the model "
+            "is asked)"
+        )
+        log.warning("%s (%s)", notice, e)
+        return FEWSHOT, notice
+    return "gguf", ""
 
 
 def _load_gguf(path: Path, mt: MtConfig) -> LlamaLM:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,50 @@ def test_speech_model_not_downloaded_says_how_to_get_it(
             "speech model Whisper small is not downloaded: click Download in Models (tray menu), "
             "or choose a model folder in Settings"
         )
+
+
+# A chat template in none of the dialects llama.cpp recognises (it formats chat templates by
+# recognising their markers; it does not run the Jinja).
+UNKNOWN_TO_LLAMA_CPP = (
+    "{% for m in messages %}@@{{ m['role'] }}@@ {{ m['content'] }}\n{% endfor %}@@bot@@"
+)
+
+
+def test_a_chat_template_llama_cpp_does_not_know_is_shown_examples_with_auto(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With the prompt template "auto" such a model was asked through its own template, and
+    every translation failed, 'llama.cpp does not support this model's chat template': it is
+    shown example translations (as a model without a chat template), said once."""
+    from subtitler.mt.engine import LocalEngine
+    from subtitler_research.bench.random_model import PRESETS, build_random_llama
+
+    path = build_random_llama(
+        tmp_path / "odd.gguf", PRESETS["tiny"],
+        tiktoken=Path(__file__).resolve().parents[1] / "data" / "gpt2.tiktoken",
+        chat_template=UNKNOWN_TO_LLAMA_CPP,
+    )  # fmt: skip
+    mt = MtConfig(model_path=str(path), template="auto", n_ctx=1024, max_new_tokens=4)
+    m = load_translator(mt)
+    try:
+        assert m.template == "fewshot"
+        assert m.notice == (
+            "odd.gguf: llama.cpp cannot use its chat template (a kind it does not know), so "
+            "it is shown example translations instead (Settings > Translation > How the model "
+            "is asked)"
+        )
+        engine = LocalEngine(m, mt, path.name)
+        for seg, line in enumerate(("Good morning.", "The meeting starts at ten.")):
+            r = engine.translate(seg, line, True, "de", "en")
+            assert r.stats.prompt_tokens + r.stats.prompt_reused > 100  # (the examples first)
+        notice = m.notice
+    finally:
+        m.close()
+    said = [r for r in caplog.records if "chat template" in r.getMessage()]
+    assert [r.levelname for r in said] == ["WARNING"]
+    # With a draft model (the same file: the same vocabulary) the notice is kept too.
+    m = load_translator(dataclasses.replace(mt, draft_model_path=str(path)))
+    try:
+        assert m.template == "fewshot" and m.draft is not None and m.notice == notice
+    finally:
+        m.close()
