@@ -35,6 +35,8 @@ from subtitler.mt.completions import address_problem as address_problem
 from subtitler.mt.engine import Engine
 from subtitler.mt.glossary import Glossary as Glossary
 from subtitler.mt.glossary import GlossaryError as GlossaryError
+from subtitler.mt.glossary import ImportedTerms as ImportedTerms
+from subtitler.mt.glossary import merge_import as merge_import
 from subtitler.mt.glossary import read_import as read_import
 from subtitler.mt.languages import LANGUAGES as LANGUAGES
 from subtitler.pipeline.events import ErrorEvent as ErrorEvent

@@ -20,6 +20,11 @@ Research tooling (not shipped). Subcommands:
         glossary.csv loaded, the terms found in a line (what each translation update does,
         ms: mean over 200 lines, each holding one term), recognition's hotwords, and the
         Glossary window opened on them (offscreen Qt).
+    python tools/glossary_bench.py import [--sizes 50000,400000]
+        A CSV of that many short terms ("t17;x17") imported into the Glossary window
+        (offscreen Qt, garbage collected on the window's thread as the app does): the whole
+        import, and the longest the window's thread was held meanwhile (the gaps of a 5 ms
+        timer).
 """
 
 from __future__ import annotations
@@ -310,6 +315,62 @@ def cmd_scale(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(a: argparse.Namespace) -> int:
+    import os
+    import tempfile
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from subtitler.ui.gc_guard import GuiThreadCollector
+    from subtitler.ui.glossary_dialog import GlossaryDialog
+
+    app = QApplication.instance() or QApplication([])
+    collector = GuiThreadCollector()
+    collector.start()
+    for n in (int(x) for x in a.sizes.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"terms-{n}.csv"
+            short = n > 50_000  # (4 MB holds 400,000 terms without their translations)
+            path.write_text(
+                "".join(f"t{i}\n" if short else f"t{i};x{i}\n" for i in range(n)),
+                encoding="utf-8",
+            )
+            d = GlossaryDialog(Glossary(), "en", "de")
+            d.show()
+            app.processEvents()
+            gaps: list[float] = []
+            last = [time.perf_counter()]
+
+            def tick(gaps: list[float] = gaps, last: list[float] = last) -> None:
+                now = time.perf_counter()
+                gaps.append(now - last[0])
+                last[0] = now
+
+            timer = QTimer()
+            timer.setInterval(5)
+            timer.timeout.connect(tick)
+            timer.start()
+            done: list[int] = []
+            d.imported.connect(done.append)
+            t = time.perf_counter()
+            d.import_file(path)
+            while not done:
+                app.processEvents()
+                time.sleep(0.001)
+            whole = time.perf_counter() - t
+            timer.stop()
+            d.close()
+            size = path.stat().st_size
+        print(
+            f"{n:,} terms ({size / 1e6:.1f} MB): import {whole:.2f} s, "
+            f"window's thread held at most {max(gaps) * 1000:.0f} ms; {d.status.text()}"
+        )
+    collector.stop()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -337,8 +398,16 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--window", type=float, default=6.0)
     sc = sub.add_parser("scale")
     sc.add_argument("--sizes", default="500,2000,5000,20000")
+    im = sub.add_parser("import")
+    im.add_argument("--sizes", default="50000,400000")
     a = ap.parse_args(argv)
-    cmds = {"mt": cmd_mt, "asr-score": cmd_asr_score, "asr-cost": cmd_asr_cost, "scale": cmd_scale}
+    cmds = {
+        "mt": cmd_mt,
+        "asr-score": cmd_asr_score,
+        "asr-cost": cmd_asr_cost,
+        "scale": cmd_scale,
+        "import": cmd_import,
+    }
     return cmds[a.cmd](a)
 
 

@@ -12,7 +12,7 @@ import csv
 import io
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,11 @@ _HEADER_WORDS = {
 }
 MAX_TERM_CHARS = 200
 MAX_BYTES = 4 * user_files.MB  # a glossary of 50,000 terms is about 2 MB
+# The terms a language pair takes from an import: each update of a line is looked up in its
+# pair's terms (mt/terms.py: 50,000 terms 22 ms an update on a busy 2-core machine, 400,000
+# 0.8 s, past the patterns it caches), and the Glossary window's table holds them all. Short
+# words fill MAX_BYTES with 400,000: a dictionary, which the window took 6 s to show.
+MAX_TERMS = 50_000
 # Recognition is given the terms up to this many characters: Whisper's prompt takes the first
 # 112 tokens of them (a token is rarely longer than 16 characters), and a glossary of 50,000
 # terms was tokenized whole at each recognition (2.3 s a call instead of 0.08 s).
@@ -188,38 +193,29 @@ def _decode_import(data: bytes, name: str) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _rows(
-    text: str, name: str, delimiter: str = ",", closed_quotes: bool = False
-) -> list[tuple[int, list[str]]]:
+def _rows(text: str, name: str, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
     """(line number, cells) of CSV text whatever its line ends (CR alone: Excel for the Mac
-    before 2016); the CSV reader's own errors (a field over its limit) as GlossaryError. With
-    ``closed_quotes`` a quote never closed is one too (the reader took every line after it
-    into one field)."""
+    before 2016), as they are read; the CSV reader's own errors (a field over its limit) as
+    GlossaryError."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    out: list[tuple[int, list[str]]] = []
     try:
         for row in reader:
-            out.append((reader.line_num, row))
+            yield reader.line_num, row
     except csv.Error as e:
         raise GlossaryError(f"{name} line {reader.line_num}: {e}") from None
-    if closed_quotes and out and _open_quote(text, delimiter):
-        start = out[-2][0] + 1 if len(out) > 1 else 1
-        raise GlossaryError(
-            f'{name} line {start}: a quote (") opened there is never closed, so every line '
-            "after it would be one term"
-        )
-    return out
 
 
-def _open_quote(text: str, delimiter: str) -> bool:
-    """Whether the file ends inside a quoted field (the strict reader says so)."""
+def _open_quote(text: str, delimiter: str) -> int | None:
+    """The line where a quote never closed opens (the strict reader says the file ends inside
+    a quoted field; the plain one took every line after it into one field), or None."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    before = 0  # the line the last whole row ended on
     try:
         for _ in reader:
-            pass
+            before = reader.line_num
     except csv.Error as e:
-        return "unexpected end of data" in str(e)
-    return False
+        return before + 1 if "unexpected end of data" in str(e) else None
+    return None
 
 
 def parse(text: str, name: str = FILENAME, skipped: list[str] | None = None) -> Glossary:
@@ -360,9 +356,16 @@ def read_import(path: Path) -> list[tuple[str, str]]:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         raise GlossaryError(f"{path.name} holds no terms")
+    delimiter = _delimiter(lines)
+    if (start := _open_quote(text, delimiter)) is not None:
+        raise GlossaryError(
+            f'{path.name} line {start}: a quote (") opened there is never closed, so every line '
+            "after it would be one term"
+        )
     out: list[tuple[str, str]] = []
+    terms: set[str] = set()
     first = True
-    for n, row in _rows(text, path.name, _delimiter(lines), closed_quotes=True):
+    for n, row in _rows(text, path.name, delimiter):
         cells = [_as_written(c.strip()) for c in row]
         if not any(cells):
             continue
@@ -382,6 +385,81 @@ def read_import(path: Path) -> list[tuple[str, str]]:
                 f"{path.name} line {n} has a translation ({cells[1]!r}) but no term before it"
             )
         out.append((cells[0], cells[1] if len(cells) == 2 else ""))
+        terms.add(cells[0].casefold())
+        if len(terms) > MAX_TERMS:  # (read no further: a dictionary is not worth reading)
+            raise GlossaryError(
+                f"{path.name} holds more than {MAX_TERMS:,} terms ({len(lines):,} lines); a "
+                f"language pair takes at most {MAX_TERMS:,}: a glossary is for names and "
+                "terms, not a whole dictionary"
+            )
     if not any(t for t, _ in out):
         raise GlossaryError(f"{path.name} holds no terms")
     return out
+
+
+@dataclass(frozen=True)
+class ImportedTerms:
+    """An imported file's terms merged into a language pair's rows as the Glossary window shows
+    them (a term already there, in any case, keeps its row and takes the file's translation)."""
+
+    changed: tuple[tuple[int, str], ...]  # (row, its new translation) of rows already there
+    added: tuple[tuple[str, str], ...]  # new rows, in the file's order
+    terms: int  # the file's terms, each once
+    said: str  # what the import did, for the user
+
+
+def merge_import(
+    rows: list[tuple[str, str]], imported: list[tuple[str, str]], name: str, pair: str
+) -> ImportedTerms:
+    """``imported`` (read_import's rows of the file ``name``) merged into ``rows``, the pair's
+    rows as shown (``pair`` names it); GlossaryError when the pair would hold more than
+    MAX_TERMS terms."""
+    before = {t.casefold(): x for t, x in rows if t.strip()}
+    known = {t.casefold(): r for r, (t, _) in enumerate(rows) if t.strip()}
+    changed: dict[int, str] = {}
+    added: list[tuple[str, str]] = []
+    given: dict[str, list[str]] = {}  # per term of the file: its translations, in order
+    last: dict[str, str] = {}  # (its spelling last given)
+    for term, translation in imported:
+        key = term.casefold()
+        given.setdefault(key, []).append(translation)
+        last[key] = term
+        r = known.get(key)
+        if r is None:
+            known[key] = len(rows) + len(added)
+            added.append((term, translation))
+        elif translation and r >= len(rows):  # given again in the file
+            added[r - len(rows)] = (added[r - len(rows)][0], translation)
+        elif translation:
+            changed[r] = translation
+    if added and len(known) > MAX_TERMS:
+        raise GlossaryError(
+            f"{pair} would have {len(known):,} terms with those of {name}; a language pair "
+            f"takes at most {MAX_TERMS:,}"
+        )
+    n = len(given)
+    said = [f"{'1 term' if n == 1 else f'{n} terms'} imported from {name}"]
+    # A term given again with another translation: the last one counts, said.
+    twice = [k for k, xs in given.items() if len({x for x in xs if x}) > 1]
+    if twice:
+        k = twice[0]
+        said.append(
+            f"{last[k]!r} was given {len(given[k])} times, its last translation kept "
+            f"({[x for x in given[k] if x][-1]!r})"
+            + (f", and {len(twice) - 1} more such terms" if len(twice) > 1 else "")
+        )
+    replaced = [
+        (k, before[k], xs[-1])
+        for k, xs in ((k, [x for x in xs if x]) for k, xs in given.items())
+        if before.get(k) and xs and xs[-1] != before[k]
+    ]
+    if replaced:
+        k, old, new = replaced[0]
+        m = len(replaced)
+        said.append(
+            f"{'1 translation' if m == 1 else f'{m} translations'} replaced "
+            f"({last[k]!r}: {old!r} → {new!r}{', …' if m > 1 else ''})"
+        )
+    return ImportedTerms(
+        tuple(changed.items()), tuple(added), n, "; ".join(said) + "; Save to use them."
+    )

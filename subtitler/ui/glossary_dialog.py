@@ -3,9 +3,10 @@ imported from a CSV file; saved and applied to the running engines at once."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,10 +24,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from subtitler.session import LANGUAGES, Glossary, GlossaryError, read_import
+from subtitler.session import (
+    LANGUAGES,
+    Glossary,
+    GlossaryError,
+    ImportedTerms,
+    merge_import,
+    read_import,
+)
+from subtitler.ui.background import BackgroundJob, Report
 from subtitler.ui.sizing import open_at
 
 CSV_FILTER = "CSV files (*.csv *.txt);;All files (*)"
+# Rows an import reads from or puts in the table between two turns of the event loop: about
+# 10 ms of the window's thread on a busy 2-core machine (reading 50,000 in one go held it
+# 0.3 s).
+IMPORT_PIECE = 2_000
 
 
 def _language_box(code: str) -> QComboBox:
@@ -42,6 +55,7 @@ class GlossaryDialog(QDialog):
     """Edits a copy of the glossary; Save emits ``applied`` with the whole glossary."""
 
     applied = Signal(object)  # Glossary
+    imported = Signal(int)  # an import ended: the terms it added (0: none, the reason shown)
 
     def __init__(
         self, glossary: Glossary, src_lang: str, tgt_lang: str, parent: QWidget | None = None
@@ -114,13 +128,31 @@ class GlossaryDialog(QDialog):
         self.tgt_box.currentIndexChanged.connect(self._pair_changed)
         self.table.itemSelectionChanged.connect(self._update_remove)
         self.table.itemChanged.connect(self._edited)
+        # An import: the file read aside (a 4 MB file takes about a second), then its rows put
+        # in the table a piece at a time, the window answering in between.
+        self._reader = BackgroundJob(
+            self,
+            "glossary-import",
+            on_progress=lambda _label, _fraction: None,
+            on_done=self._read,
+            on_error=self._read,
+        )
+        self._importing: Iterator[bool] | None = None
+        self._merged: object = None  # what the reader made of the file
+        self._pieces = QTimer(self)
+        self._pieces.setSingleShot(True)
+        self._pieces.setInterval(0)
+        self._pieces.timeout.connect(self._next_piece)
         self._fill()
         self._say_empty()
 
     # -- the table -------------------------------------------------------------------------
     def rows(self) -> list[tuple[str, str]]:
+        return self._rows(0, self.table.rowCount())
+
+    def _rows(self, start: int, end: int) -> list[tuple[str, str]]:
         out = []
-        for r in range(self.table.rowCount()):
+        for r in range(start, end):
             cells = [self.table.item(r, c) for c in (0, 1)]
             term, translation = (c.text() if c is not None else "" for c in cells)
             out.append((term, translation))
@@ -184,8 +216,9 @@ class GlossaryDialog(QDialog):
             box.blockSignals(False)
 
     def show_pair(self, src_lang: str, tgt_lang: str) -> None:
-        """Switch to a language pair (the edits of the shown one are kept, unsaved)."""
-        if (src_lang, tgt_lang) != self._pair:
+        """Switch to a language pair (the edits of the shown one are kept, unsaved); not while
+        an import fills the shown one."""
+        if (src_lang, tgt_lang) != self._pair and not self.busy:
             self._show_boxes(src_lang, tgt_lang)
             self._pair_changed()
 
@@ -209,54 +242,103 @@ class GlossaryDialog(QDialog):
         if name:
             self.import_file(Path(name))
 
-    def import_file(self, path: Path) -> int:
-        """Add a CSV file's terms to the shown pair; returns how many (0 with the reason
-        shown when the file cannot be used)."""
+    @property
+    def busy(self) -> bool:
+        """An import is under way (the table and the pair are its until it ends)."""
+        return self._importing is not None
+
+    def import_file(self, path: Path) -> None:
+        """Add a CSV file's terms to the shown pair, the window answering meanwhile: the table
+        read and filled in pieces, the file read aside; ``imported`` says how many at the end
+        (0, with the reason shown, when the file cannot be used)."""
+        if self.busy:
+            return
+        self._set_editable(False)
+        self.status.setText(f"Importing {path.name}…")
+        self._importing = self._import_steps(path)
+        self._pieces.start()
+
+    def _next_piece(self) -> None:
+        if self._importing is None:
+            return
+        self.table.blockSignals(True)  # (filled, not edited: no "Not saved yet" per cell)
         try:
-            rows = read_import(path)
-        except GlossaryError as e:
-            self.status.setText(f"Not imported: {e}")
-            return 0
-        before = {t.casefold(): x for t, x in self.rows() if t.strip()}
-        known = {t.casefold(): r for r, (t, _) in enumerate(self.rows()) if t.strip()}
-        given: dict[str, list[str]] = {}  # per term of the file: its translations, in order
-        last: dict[str, str] = {}  # (its spelling last given)
-        for term, translation in rows:
-            key = term.casefold()
-            given.setdefault(key, []).append(translation)
-            last[key] = term
-            r = known.get(key)
-            if r is None:
-                known[key] = self._append(term, translation)
-            elif translation:
-                self.table.setItem(r, 1, QTableWidgetItem(translation))
-        n = len(given)
-        said = [f"{'1 term' if n == 1 else f'{n} terms'} imported from {path.name}"]
-        # A term given again with another translation: the last one counts, said.
-        twice = [k for k, xs in given.items() if len({x for x in xs if x}) > 1]
-        if twice:
-            k = twice[0]
-            said.append(
-                f"{last[k]!r} was given {len(given[k])} times, its last translation kept "
-                f"({[x for x in given[k] if x][-1]!r})"
-                + (f", and {len(twice) - 1} more such terms" if len(twice) > 1 else "")
-            )
-        replaced = [
-            (k, before[k], xs[-1])
-            for k, xs in ((k, [x for x in xs if x]) for k, xs in given.items())
-            if before.get(k) and xs and xs[-1] != before[k]
-        ]
-        if replaced:
-            k, old, new = replaced[0]
-            m = len(replaced)
-            said.append(
-                f"{'1 translation' if m == 1 else f'{m} translations'} replaced "
-                f"({last[k]!r}: {old!r} → {new!r}{', …' if m > 1 else ''})"
-            )
-        self.status.setText("; ".join(said) + "; Save to use them.")
-        return n
+            step = next(self._importing, None)
+        finally:
+            self.table.blockSignals(False)
+        if step:  # (False: the file is being read, _read goes on)
+            self._pieces.start()
+
+    def _read(self, merged: object) -> None:
+        self._merged = merged
+        self._pieces.start()
+
+    def _import_steps(self, path: Path) -> Iterator[bool]:
+        """The import, a piece (IMPORT_PIECE rows) at each step: the shown rows read, the file
+        read and merged with them aside (the step yields False until then), the rows put in."""
+        n = self.table.rowCount()
+        rows: list[tuple[str, str]] = []
+        for at in range(0, n, IMPORT_PIECE):
+            rows += self._rows(at, min(n, at + IMPORT_PIECE))
+            yield True
+        pair = self._pair_name()
+
+        def read(_report: Report) -> ImportedTerms | GlossaryError:  # (no Qt object here)
+            try:
+                return merge_import(rows, read_import(path), path.name, pair)
+            except GlossaryError as e:  # the user's file: said, not logged as a failure
+                # (without its traceback, whose frames hold the rows read: 400,000 of them
+                # kept until the next import, and walked by each garbage collection)
+                return e.with_traceback(None)
+
+        self._merged = None
+        self._reader.start(read)
+        yield False
+        merged, self._merged = self._merged, None
+        if not isinstance(merged, ImportedTerms):  # (a GlossaryError, or a failure logged)
+            self._import_ended(f"Not imported: {merged}", 0)
+            return
+        # Through the model: the table makes each cell's item itself (a QTableWidgetItem made
+        # here stays a Python object, 100,000 of them walked by each garbage collection).
+        model = self.table.model()
+        for i, (r, translation) in enumerate(merged.changed, start=1):
+            model.setData(model.index(r, 1), translation)
+            if i % IMPORT_PIECE == 0:
+                yield True
+        added = merged.added
+        for at in range(0, len(added), IMPORT_PIECE):
+            piece = added[at : at + IMPORT_PIECE]
+            self.table.setRowCount(n + at + len(piece))
+            for k, (term, translation) in enumerate(piece, start=n + at):
+                model.setData(model.index(k, 0), term)
+                model.setData(model.index(k, 1), translation)
+            done = at + len(piece)
+            if done < len(added):
+                self.status.setText(f"Importing {path.name}: {done:,} of {len(added):,} terms…")
+                yield True
+        self._import_ended(merged.said, merged.terms)
+
+    def _import_ended(self, said: str, terms: int) -> None:
+        self._importing = None
+        self.status.setText(said)
+        self._set_editable(True)
+        self.imported.emit(terms)
+
+    def _set_editable(self, on: bool) -> None:
+        """While an import runs, the table, the pair and the buttons that change them wait."""
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        for w in (
+            self.table, self.src_box, self.tgt_box, self.add_button, self.import_button, save,
+        ):  # fmt: skip
+            w.setEnabled(on)
+        if on:
+            self._update_remove()
+        else:
+            self.remove_button.setEnabled(False)
 
     def save(self) -> None:
+        if self.busy:
+            return
         typed = [(" ".join(t.split()), " ".join(x.split())) for t, x in self.rows() if t.strip()]
         if not self._collect():
             return

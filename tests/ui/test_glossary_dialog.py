@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QDialogButtonBox, QTableWidgetItem
 
 from subtitler.config import AppConfig, MtConfig
@@ -21,6 +22,13 @@ def _dialog(qtbot, g: Glossary) -> GlossaryDialog:  # type: ignore[no-untyped-de
     d = GlossaryDialog(g, "en", "de")
     qtbot.addWidget(d)
     return d
+
+
+def _import(qtbot, d: GlossaryDialog, path: Path) -> int:  # type: ignore[no-untyped-def]
+    """Import a file as the button does, and wait for its end: how many terms it added."""
+    with qtbot.waitSignal(d.imported, timeout=30_000) as sig:
+        d.import_file(path)
+    return int(sig.args[0])
 
 
 def test_the_table_shows_the_pair_and_edits_are_saved(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -60,27 +68,27 @@ def test_import_adds_a_csv_and_a_bad_file_changes_nothing(  # type: ignore[no-un
     d = _dialog(qtbot, Glossary().with_pair("en", "de", [("Subiaco", "")]))
     good = tmp_path / "terms.csv"
     good.write_bytes("\ufeffTerm;Translation\nsubiaco;Subiaco\nprinting;Buchdruck\n".encode())
-    assert d.import_file(good) == 2
+    assert _import(qtbot, d, good) == 2
     assert d.rows() == [("Subiaco", "Subiaco"), ("printing", "Buchdruck")]
     assert d.status.text() == "2 terms imported from terms.csv; Save to use them."
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"a,b,c\n")
-    assert d.import_file(bad) == 0
+    assert _import(qtbot, d, bad) == 0
     assert d.rows() == [("Subiaco", "Subiaco"), ("printing", "Buchdruck")]
     assert d.status.text().startswith("Not imported: bad.csv line 1 has 3 fields")
     # What the CSV reader itself refuses, and what is no file at all, say so the same way.
     huge = tmp_path / "huge.csv"
     huge.write_bytes(b"a,b\n" + b"x" * 200_000 + b",y\n")
-    assert d.import_file(huge) == 0
+    assert _import(qtbot, d, huge) == 0
     assert d.status.text() == (
         "Not imported: huge.csv line 2: field larger than field limit (131072)"
     )
-    assert d.import_file(tmp_path) == 0
+    assert _import(qtbot, d, tmp_path) == 0
     assert d.status.text() == f"Not imported: {tmp_path.name} is a folder, not a file"
     assert d.rows() == [("Subiaco", "Subiaco"), ("printing", "Buchdruck")]
     one = tmp_path / "one.csv"
     one.write_text("Term;Translation\ntypesetting;Schriftsatz\n", encoding="utf-8")
-    assert d.import_file(one) == 1
+    assert _import(qtbot, d, one) == 1
     assert d.status.text() == "1 term imported from one.csv; Save to use them."  # ("1 terms")
 
 
@@ -307,7 +315,7 @@ def test_import_says_terms_given_twice_and_translations_it_replaced(  # type: ig
         "API,Schnittstelle\nAPI,API\napi,Programmierschnittstelle\nroad map,Fahrplan\n",
         encoding="utf-8",
     )
-    assert d.import_file(dups) == 2
+    assert _import(qtbot, d, dups) == 2
     assert d.rows() == [("road map", "Fahrplan"), ("API", "Programmierschnittstelle")]
     assert d.status.text() == (
         "2 terms imported from dups.csv; 'api' was given 3 times, its last translation "
@@ -332,3 +340,66 @@ def test_save_says_a_term_typed_twice_and_which_translation_it_kept(qtbot) -> No
         "Saved: 2 terms for this language pair, in use from now on. 'api' was in the table "
         "twice: its last translation ('API') is kept."
     )
+
+
+def test_a_large_import_leaves_the_window_answering_while_its_rows_arrive(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    """An import read and filled the table on the window's thread: 400,000 terms froze it 6 s
+    (no repaint, no click answered). The file is read aside and the rows arrive in pieces,
+    the window's events handled in between."""
+    d = _dialog(qtbot, Glossary().with_pair("en", "de", [("Subiaco", "")]))
+    n = 20_000
+    big = tmp_path / "big.csv"
+    lines = ["Term;Translation", *(f"term{i};Begriff{i}" for i in range(n)), "subiaco;Subiaco"]
+    big.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows_when_answered: list[int] = []
+    QTimer.singleShot(0, lambda: rows_when_answered.append(d.table.rowCount()))
+    d.import_file(big)
+    assert d.status.text() == "Importing big.csv…"
+    assert not d.import_button.isEnabled() and not d.src_box.isEnabled()
+    qtbot.waitUntil(lambda: d.import_button.isEnabled(), timeout=30_000)
+    assert rows_when_answered and rows_when_answered[0] < n + 1  # (answered before the end)
+    assert d.status.text() == f"{n + 1} terms imported from big.csv; Save to use them."
+    rows = d.rows()
+    assert len(rows) == n + 1 and rows[0] == ("Subiaco", "Subiaco")
+    assert rows[1] == ("term0", "Begriff0") and rows[-1] == (f"term{n - 1}", f"Begriff{n - 1}")
+    with qtbot.waitSignal(d.applied) as sig:
+        d.save()
+    assert len(sig.args[0].pair("en", "de")) == n + 1
+
+
+def test_an_import_of_a_dictionary_is_refused_and_the_table_kept(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path
+) -> None:
+    """400,000 terms (a 4 MB file of short words) froze the window 6 s and were taken: more
+    terms than a language pair takes are refused in one line, the table as it was."""
+    d = _dialog(qtbot, Glossary().with_pair("en", "de", [("Subiaco", "")]))
+    big = tmp_path / "words.csv"
+    big.write_text("".join(f"w{i}\n" for i in range(400_000)), encoding="utf-8")
+    d.import_file(big)
+    qtbot.waitUntil(lambda: d.import_button.isEnabled(), timeout=30_000)
+    assert d.status.text() == (
+        "Not imported: words.csv holds more than 50,000 terms (400,000 lines); a language "
+        "pair takes at most 50,000: a glossary is for names and terms, not a whole dictionary"
+    )
+    assert d.rows() == [("Subiaco", "")] and d.src_box.isEnabled()
+
+
+def test_an_import_that_would_make_the_pair_too_large_is_refused(  # type: ignore[no-untyped-def]
+    qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(glossary, "MAX_TERMS", 3)
+    d = _dialog(qtbot, Glossary().with_pair("en", "de", [("Subiaco", ""), ("Pannartz", "")]))
+    two = tmp_path / "two.csv"
+    two.write_text("printing\ntypesetting\nsubiaco,Subiaco\n", encoding="utf-8")
+    assert _import(qtbot, d, two) == 0
+    assert d.status.text() == (
+        "Not imported: English (en) → German (de) would have 4 terms with those of two.csv; "
+        "a language pair takes at most 3"
+    )
+    assert d.rows() == [("Subiaco", ""), ("Pannartz", "")]
+    one = tmp_path / "one.csv"
+    one.write_text("printing\nSUBIACO,Subiaco\n", encoding="utf-8")
+    assert _import(qtbot, d, one) == 2
+    assert d.rows() == [("Subiaco", "Subiaco"), ("Pannartz", ""), ("printing", "")]

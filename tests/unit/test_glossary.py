@@ -211,6 +211,26 @@ def test_import_errors_are_one_line(tmp_path: Path, data: bytes, why: str) -> No
     assert str(e.value).startswith(why) and "\n" not in str(e.value)
 
 
+def test_an_import_of_more_terms_than_a_pair_takes_is_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """A 4 MB file of 400,000 short terms (a dictionary) was imported whole: the Glossary
+    window froze 6 s filling its table, and each line said was then looked up in 400,000 terms
+    (0.8 s an update). It is refused at the term past the limit, read no further (the bad
+    line at its end is never reached)."""
+    big = "".join(f"t{i}\n" for i in range(400_000)) + "a,b,c\n"
+    with pytest.raises(GlossaryError) as e:
+        read_import(_write(tmp_path / "big.csv", big))
+    assert str(e.value) == (
+        "big.csv holds more than 50,000 terms (400,001 lines); a language pair takes at most "
+        "50,000: a glossary is for names and terms, not a whole dictionary"
+    )
+    # As many as it takes, after a header, some given twice (the terms are counted once).
+    full = ["Term;Translation", *(f"t{i};x{i}" for i in range(50_000)), "T7;y", "t9;z"]
+    rows = read_import(_write(tmp_path / "full.csv", "\n".join(full)))
+    assert len(rows) == 50_002 and rows[-2:] == [("T7", "y"), ("t9", "z")]
+
+
 def test_a_large_glossary_gives_recognition_what_its_prompt_takes_and_no_more(
     tiny_en: Path,
 ) -> None:
