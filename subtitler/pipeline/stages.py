@@ -970,6 +970,9 @@ class TranslationStage(threading.Thread):
         newest MISSED_KEPT are kept (the oldest stay as said in the transcript)."""
         self._missed[(u.side, u.segment_id)] = (u, self._answers)
         while len(self._missed) > MISSED_KEPT:
+            # The lowest segment id is the oldest line on either side: both inputs' lines share
+            # one numbering, in the order they were heard (sides.SegmentIds); the order kept
+            # is not it (a line asked again goes to the back).
             del self._missed[min(self._missed, key=lambda key: key[1])]
             self._missed_dropped += 1
 

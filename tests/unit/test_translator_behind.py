@@ -497,6 +497,51 @@ def test_lines_missed_in_a_long_outage_are_the_newest_kept(
     assert sorted(src for src, _ in engine.calls) == [f"line{i} done." for i in range(3, 6)]
 
 
+def test_lines_missed_with_both_inputs_are_the_newest_kept_whichever_side_said_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each input's recogniser numbers its lines from 0; the pipeline's one numbering
+    (sides.SegmentIds) is the order they were heard, so the lines given up for newer ones are
+    the oldest said, on either side."""
+    from subtitler.pipeline.pipeline import Factories, Pipeline
+    from tests.helpers.fake_pipeline import ScriptedRecognizer
+    from tests.unit.test_pipeline import Events
+    from tests.unit.test_two_sides import MEETING, two_sided
+
+    monkeypatch.setattr(stages, "MISSED_RETRY_S", (0.05,))
+    monkeypatch.setattr(stages, "MISSED_KEPT", 3)
+    engine = ServerBack()
+    # The meeting's lines 0-2, then the user's 0-2: by each side's own numbers the user's
+    # first lines would go before the meeting's last.
+    others = [Step(0.3 + 0.3 * i, i, [f"o{i}", "gut."], True) for i in range(3)]
+    you = [Step(1.2 + 0.3 * i, i, [f"y{i}", "good."], True) for i in range(3)]
+    sources = {MEETING: FakeSource(60.0, 1.0), "Mic": FakeSource(60.0, 1.0)}
+    recognizers = {"de": ScriptedRecognizer(others), "en": ScriptedRecognizer(you)}
+    factories = Factories(
+        audio=lambda a, c: sources[str(a.device)],
+        recognizer=lambda a: recognizers[str(a.language)],
+        model=lambda m: engine,
+    )
+    path = tmp_path / "t.jsonl"
+    p = Pipeline(two_sided(), Events(), factories, transcript_path=path, echo_gate=False)
+    p.start()
+    try:
+        wait_until(lambda: path.exists() and len(read_transcript(path)) == 6)
+        engine.back.set()
+        wait_until(lambda: len(engine.calls) == 3)
+    finally:
+        assert p.stop()
+    said = [(r.source, r.translation) for r in read_transcript(path)]
+    assert said == [
+        ("o0 gut.", ""),
+        ("o1 gut.", ""),
+        ("o2 gut.", ""),
+        ("y0 good.", "Y0 GOOD."),
+        ("y1 good.", "Y1 GOOD."),
+        ("y2 good.", "Y2 GOOD."),
+    ]
+
+
 class FailsOnALine(SlowEngine):
     """A server that answers every line but one: that line's updates fail (HTTP 500 for
     what it says, say): not a server away."""
