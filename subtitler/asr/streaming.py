@@ -173,6 +173,16 @@ def _loose(w: Word) -> str:
     return re.sub(r"[^\w']+", "", w.text.lower())
 
 
+def _in_window(w: Word, start: float) -> bool:
+    """Is the committed word ``w`` inside a window from ``start`` (its prefix), not before
+    it (its prompt)? A word the aligner gave no length at the window's start is inside: after
+    a full stop the window starts where the sentence ended, and tiny.en's aligner put the
+    next word, "All" of "All right, thanks.", there too; as the prompt's last word, Whisper
+    wrote "right, thanks." to go on from it and then "All right, thanks." on its audio, and
+    both were committed (report-en at 83 s, docs/benchmarks/asr.md, session AD)."""
+    return w.end > start + 1e-6 or w.start >= start - 1e-6
+
+
 def common_prefix(a: list[Word], b: list[Word], *, loose: bool = False) -> int:
     """How many words ``a`` and ``b`` begin with alike (``loose``: case and punctuation
     aside)."""
@@ -544,12 +554,12 @@ class StreamingRecognizer:
         if self._history_language not in (None, language):
             return ""
         run = self._history[len(self._history) - self._history_run :]
-        done = [w.text for w in run if w.end <= start + 1e-6]
+        done = [w.text for w in run if not _in_window(w, start)]
         return join_words(done)[-self.opt.prompt_chars :].lstrip()
 
     def _prefix(self, start: float) -> str:
         """Committed text whose audio lies inside the window (it begins the hypothesis)."""
-        return join_words([w.text for w in self._history if w.end > start + 1e-6])
+        return join_words([w.text for w in self._history if _in_window(w, start)])
 
     def _recognise(self, t0: float, t1: float, final: bool) -> list[Word] | None:
         """Words of the window [t0, t1] on the stream clock, not yet committed and where

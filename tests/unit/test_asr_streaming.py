@@ -629,6 +629,32 @@ def test_a_short_word_the_aligner_squeezed_onto_the_committed_words_is_new() -> 
     assert [u.committed_text for u in ups if u.final] == ["All of the house."]
 
 
+def test_a_word_the_aligner_put_at_the_window_start_is_its_prefix_not_its_prompt() -> None:
+    """After "good." the window starts where that sentence ended; tiny.en's aligner gave the
+    next word, "All", no length there (report-en at 83 s). It is committed and inside the
+    window: the prefix, which Whisper goes on from, not the prompt's last word, after which
+    it wrote "right, thanks." and then "All right, thanks." on its audio (both committed)."""
+    first = [("probably", 0.1, 0.3), ("good.", 0.3, 0.6), ("All", 0.6, 0.6)]
+    be = ScriptedBackend(
+        [
+            first,
+            [*first, ("right,", 1.2, 1.5)],
+            [("right,", 1.2, 1.5), ("thanks.", 1.6, 1.9)],  # after the prefix "All"
+            [("right,", 1.2, 1.5), ("thanks.", 1.6, 1.9)],
+        ],
+        after_prefix=True,
+    )
+    rec = StreamingRecognizer(be, no_vad(context_s=1.0))
+    ups = feed(rec, 0.0, 4.0)
+    assert [(c.t0, c.prompt, c.prefix) for c in be.calls] == [
+        (0.0, "", ""),
+        (0.0, "", ""),
+        (0.6, "probably good.", "All"),
+        (0.6, "probably good.", "All right,"),
+    ]
+    assert [u.committed_text for u in ups if u.final] == ["probably good.", "All right, thanks."]
+
+
 def test_the_recogniser_hands_hotwords_to_its_backend_and_closes_it() -> None:
     be = ScriptedBackend([])
     rec = StreamingRecognizer(be, no_vad(), notice="speech model x: damaged")
