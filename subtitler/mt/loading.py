@@ -16,7 +16,7 @@ from subtitler.config import MtConfig
 from subtitler.models import hardware
 from subtitler.models.catalog import load_catalog
 from subtitler.models.resolve import mt_state, said_of
-from subtitler.models.templates import FEWSHOT, resolve_template
+from subtitler.models.templates import FEWSHOT, TemplateError, resolve_template
 from subtitler.models.validate import InvalidModelError, read_gguf
 from subtitler.mt.drafting import DraftModel, VocabularyMismatchError, check_same_vocabulary
 from subtitler.mt.engine import Engine, LoadedModel, LocalEngine
@@ -58,8 +58,12 @@ def load_translator(mt: MtConfig) -> LoadedModel:
         lm.close()
         raise
     notice = ""
-    if template == "gguf" and mt.template == "auto":
-        template, notice = _chat_template_or_examples(lm, path.name)
+    if template == "gguf":
+        try:
+            template, notice = _chat_template_or_examples(lm, path.name, mt.template)
+        except TemplateError:
+            lm.close()
+            raise
     log.info("translation model %s with the %r prompt", path.name, template)
     draft_lm = None
     if mt.draft_model_path.strip():
@@ -83,14 +87,23 @@ def load_translator(mt: MtConfig) -> LoadedModel:
     )
 
 
-def _chat_template_or_examples(lm: LlamaLM, name: str) -> tuple[str, str]:
-    """The template "auto" gives a model with a chat template ("gguf"), or example translations
-    (FEWSHOT) when llama.cpp cannot format that template: it recognises the chat formats it
-    knows by their markers and refuses others, which failed every line of the model. Returns
-    the template and the notice for the user ("" when it is the model's own)."""
+def _chat_template_or_examples(lm: LlamaLM, name: str, requested: str) -> tuple[str, str]:
+    """The model's own chat template ("gguf"), if llama.cpp can format it: it recognises the
+    chat formats it knows by their markers and refuses others, which failed every line of the
+    model. When it cannot, "auto" gives example translations (FEWSHOT) and the template chosen
+    by name is refused (TemplateError, one line: the load fails as for any unusable model,
+    not each line after it). Returns the template and the notice for the user ("" when it is
+    the model's own)."""
     try:
         lm.apply_chat_template([{"role": "user", "content": "Translate: hello"}])
     except ValueError as e:
+        if requested != "auto":
+            log.info("%s: llama.cpp refused its chat template (%s)", name, e)
+            raise TemplateError(
+                f"{name}: llama.cpp cannot use its chat template (a kind it does not know): "
+                "choose 'As the model file says' (auto) or 'Shown example translations' "
+                "(fewshot) in Settings > Translation > How the model is asked"
+            ) from None
         notice = (
             f"{name}: llama.cpp cannot use its chat template (a kind it does not know), so it "
             "is shown example translations instead (Settings > Translation > How the model "

@@ -130,6 +130,17 @@ UNKNOWN_TO_LLAMA_CPP = (
 )
 
 
+def odd_chat_template_gguf(tmp_path: Path) -> Path:
+    """A small GGUF whose chat template llama.cpp does not know, odd.gguf in ``tmp_path``."""
+    from subtitler_research.bench.random_model import PRESETS, build_random_llama
+
+    return build_random_llama(
+        tmp_path / "odd.gguf", PRESETS["tiny"],
+        tiktoken=Path(__file__).resolve().parents[1] / "data" / "gpt2.tiktoken",
+        chat_template=UNKNOWN_TO_LLAMA_CPP,
+    )  # fmt: skip
+
+
 def test_a_chat_template_llama_cpp_does_not_know_is_shown_examples_with_auto(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -137,13 +148,8 @@ def test_a_chat_template_llama_cpp_does_not_know_is_shown_examples_with_auto(
     every translation failed, 'llama.cpp does not support this model's chat template': it is
     shown example translations (as a model without a chat template), said once."""
     from subtitler.mt.engine import LocalEngine
-    from subtitler_research.bench.random_model import PRESETS, build_random_llama
 
-    path = build_random_llama(
-        tmp_path / "odd.gguf", PRESETS["tiny"],
-        tiktoken=Path(__file__).resolve().parents[1] / "data" / "gpt2.tiktoken",
-        chat_template=UNKNOWN_TO_LLAMA_CPP,
-    )  # fmt: skip
+    path = odd_chat_template_gguf(tmp_path)
     mt = MtConfig(model_path=str(path), template="auto", n_ctx=1024, max_new_tokens=4)
     m = load_translator(mt)
     try:
@@ -168,3 +174,45 @@ def test_a_chat_template_llama_cpp_does_not_know_is_shown_examples_with_auto(
         assert m.template == "fewshot" and m.draft is not None and m.notice == notice
     finally:
         m.close()
+
+
+# What a load of such a model with its own chat template chosen says, in the app and in
+# `subtitler models verify --template gguf`.
+ODD_CHAT_TEMPLATE_REFUSED = (
+    "odd.gguf: llama.cpp cannot use its chat template (a kind it does not know): choose "
+    "'As the model file says' (auto) or 'Shown example translations' (fewshot) in Settings > "
+    "Translation > How the model is asked"
+)
+
+
+def test_a_chat_template_llama_cpp_does_not_know_chosen_by_name_is_refused_at_the_load(
+    tmp_path: Path,
+) -> None:
+    """With the prompt template "gguf" (the model's own chat template) chosen for such a
+    model, the load went through and every translation failed, 'llama.cpp does not support
+    this model's chat template': the load is refused in one line saying what to choose, in
+    this process and in the worker process the app loads it in."""
+    from subtitler.mt.isolated import WorkerEngine
+
+    path = odd_chat_template_gguf(tmp_path)
+    mt = MtConfig(model_path=str(path), template="gguf", n_ctx=1024, max_new_tokens=4)
+    with pytest.raises(Exception) as here:
+        load_translator(mt)
+    assert str(here.value) == ODD_CHAT_TEMPLATE_REFUSED
+    with pytest.raises(Exception) as there:
+        WorkerEngine(mt, path, restarts=0)
+    assert str(there.value) == ODD_CHAT_TEMPLATE_REFUSED
+
+
+def test_models_verify_says_the_chat_template_llama_cpp_does_not_know(tmp_path: Path) -> None:
+    """`subtitler models verify --template gguf` of such a model fails it in the load's one
+    line (it failed on the test sentence, in llama.cpp's words, naming no way out)."""
+    import subprocess
+    import sys
+
+    path = odd_chat_template_gguf(tmp_path)
+    main = Path(__file__).resolve().parents[2] / "main.py"
+    verify = [sys.executable, str(main), "models", "verify", str(path)]
+    out = subprocess.run([*verify, "--template", "gguf"], capture_output=True, text=True)
+    refused = f"FAIL {ODD_CHAT_TEMPLATE_REFUSED}\n"
+    assert (out.returncode, out.stdout, out.stderr) == (1, refused, "")
