@@ -351,16 +351,17 @@ def real_factories() -> Factories:
     return factories.real_factories()
 
 
-def probe_model(path: Path, template: str = "auto") -> None:
+def probe_model(path: Path, template: str = "auto") -> str:
     """The real test of a model file: loaded once in its engine, in a worker process, and
-    given a fixed sentence or clip of speech; raises with one line naming the file."""
+    given a fixed sentence or clip of speech; raises with one line naming the file. Returns
+    the prompt template a translator is asked with ("" for a Whisper)."""
     from subtitler.asr.isolated import probe_whisper
     from subtitler.mt.isolated import probe_translator
 
     if path.is_dir():  # a Whisper folder (a translator is one GGUF file)
         probe_whisper(path)
-    else:
-        probe_translator(path, template)
+        return ""
+    return probe_translator(path, template)
 
 
 def check_server(mt: MtConfig) -> tuple[str, str]:

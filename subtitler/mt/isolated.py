@@ -71,6 +71,8 @@ class WorkerEngine:
             proc.close()
             raise RuntimeError(naming(self.name, str(e))) from None
         self.notice: str = info["notice"]
+        # The prompt template the model is asked with ("auto" as the load decided it).
+        self.template: str = info["template"]
         self._mt_sent = True
         return proc
 
@@ -156,11 +158,12 @@ class WorkerEngine:
         self._proc.close()
 
 
-def probe_translator(path: Path, template: str = "auto") -> None:
+def probe_translator(path: Path, template: str = "auto") -> str:
     """Load a translation GGUF in a worker process and give it its real test
     (models/smoke_test.py: a fixed sentence); raises with one line naming the file:
     ModelCrashed when llama.cpp died, ModelDamaged when it runs but writes nothing or loops,
-    else what the engine said."""
+    else what the engine said. Returns the prompt template the load asks it with (for "auto":
+    the one it chose, which the file's header alone does not always tell)."""
     mt = MtConfig(
         model_path=str(path),
         template=template,
@@ -178,6 +181,7 @@ def probe_translator(path: Path, template: str = "auto") -> None:
         engine.close()
     if damage := smoke_test.translation_damage(r.text, r.problem, r.stats.looped):
         raise ModelDamaged(f"{path.name}: {damage}")
+    return engine.template
 
 
 def first_load_test(engine: WorkerEngine, mt: MtConfig) -> str:

@@ -29,7 +29,7 @@ class TranslatorService:
         route_native_log()
         model = load_translator(mt)
         self.engine = LocalEngine(model, mt, Path(mt.model_path).name)
-        return {"notice": model.notice}
+        return {"notice": model.notice, "template": model.template}
 
     def translate(
         self,

@@ -46,7 +46,7 @@ from subtitler.ui.background import BackgroundJob, Report, show_progress, stop_d
 from subtitler.ui.sizing import room
 
 Planner = Callable[[AppConfig], FirstRunPlan]  # the plan for these settings (their languages)
-Checker = Callable[[Path, str], None]  # a model's real test: raises with one line
+Checker = Callable[[Path, str], object]  # a model's real test: raises with one line
 DETECT = ""  # "I hear": recognise the language
 PROBLEM_STYLE = "color: #c62828"
 # What each model is, in plain words; the formats' names in the tooltips.

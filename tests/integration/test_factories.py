@@ -205,14 +205,21 @@ def test_a_chat_template_llama_cpp_does_not_know_chosen_by_name_is_refused_at_th
 
 
 def test_models_verify_says_the_chat_template_llama_cpp_does_not_know(tmp_path: Path) -> None:
-    """`subtitler models verify --template gguf` of such a model fails it in the load's one
-    line (it failed on the test sentence, in llama.cpp's words, naming no way out)."""
+    """`subtitler models verify` of such a model says the template "auto" gives it as the
+    load found it, example translations (it said 'template gguf', the file's chat template,
+    which the app does not use); with --template gguf it fails it in the load's one line (it
+    failed on the test sentence, in llama.cpp's words, naming no way out)."""
     import subprocess
     import sys
 
     path = odd_chat_template_gguf(tmp_path)
     main = Path(__file__).resolve().parents[2] / "main.py"
     verify = [sys.executable, str(main), "models", "verify", str(path)]
+    out = subprocess.run(verify, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"ok   {path}: GGUF translator (llama, ")
+    assert out.stdout.endswith(", template fewshot)\n")
+    assert "so it is shown example translations instead" in out.stderr  # (the load's why)
     out = subprocess.run([*verify, "--template", "gguf"], capture_output=True, text=True)
     refused = f"FAIL {ODD_CHAT_TEMPLATE_REFUSED}\n"
     assert (out.returncode, out.stdout, out.stderr) == (1, refused, "")
