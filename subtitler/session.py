@@ -214,7 +214,8 @@ class Session:
 
     ``config_path`` None: settings are not saved (a run with command-line overrides, a replay).
     ``glossary_path``: the glossary file (None: an empty glossary, not saved); one that cannot
-    be read is set aside, with ``glossary_notice`` for the user.
+    be read is set aside, with ``glossary_notice`` for the user; one with more terms for a
+    pair than are used is not saved over (``glossary_kept``).
     """
 
     def __init__(
@@ -243,6 +244,8 @@ class Session:
         loaded = glossary_store.load(glossary_path) if glossary_path is not None else None
         self.glossary = loaded.glossary if loaded is not None else Glossary()
         self.glossary_notice = loaded.notice if loaded is not None else ""
+        # Why the glossary file must not be replaced ("": it may be saved).
+        self.glossary_kept = loaded.kept if loaded is not None else ""
 
     # -- settings ---------------------------------------------------------------------------
     def save(self) -> str:
@@ -276,6 +279,8 @@ class Session:
             self.pipeline.set_glossary(glossary)
         if self.glossary_path is None:
             return ""
+        if self.glossary_kept:  # (it holds terms not in use, which this one has not)
+            return f"Glossary not saved ({self.glossary_kept}); it is in use until you quit."
         try:
             glossary_store.save(glossary, self.glossary_path)
         except OSError as e:

@@ -12,6 +12,7 @@ import csv
 import io
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -277,6 +278,9 @@ class LoadResult:
     glossary: Glossary
     notice: str = ""  # for the user when the file could not be used
     backup: Path | None = None
+    # Why a save must not replace the file ("": it may): it holds terms that are not in use
+    # (a pair's past MAX_TERMS), which a save of the glossary in use would write away.
+    kept: str = ""
 
 
 def load(path: Path | None = None) -> LoadResult:
@@ -284,22 +288,72 @@ def load(path: Path | None = None) -> LoadResult:
     file, too large, not UTF-8, or anything the parser raises) is set aside: never fatal. A
     file with lines that cannot be terms keeps its other terms: the file as it was is set
     aside and the terms kept are written in its place, so one mistyped line of a glossary
-    edited by hand costs that line, not every term (which the next save then lost)."""
+    edited by hand costs that line, not every term (which the next save then lost). A pair
+    of more than MAX_TERMS terms gives its first MAX_TERMS, the file kept (``kept``)."""
     path = path or default_path()
     skipped: list[str] = []
     loaded = user_files.load(path, lambda text: parse(text, path.name, skipped), limit=MAX_BYTES)
-    if loaded.value is not None and skipped:
-        return _without_lines(loaded.value, path, skipped)
     if loaded.value is not None:
-        return LoadResult(loaded.value)
+        in_use, past = _first_terms(loaded.value)
+        if skipped:
+            result = _without_lines(loaded.value, in_use, path, skipped)
+        else:
+            result = LoadResult(in_use)
+        return _past_the_limit(result, past, path.name) if past else result
     notice = loaded.notice("The glossary", "an empty glossary is in use")
     if notice:
         log.warning(notice)
     return LoadResult(Glossary(), notice, loaded.backup)
 
 
-def _without_lines(kept: Glossary, path: Path, skipped: list[str]) -> LoadResult:
-    """The terms of a file some of whose lines were left out, that file set aside."""
+def _first_terms(glossary: Glossary) -> tuple[Glossary, list[tuple[tuple[str, str], int]]]:
+    """The glossary with each pair's first MAX_TERMS terms, and the pairs that held more, with
+    their number of terms. A file edited by hand, or saved by a version without the limit,
+    may hold a dictionary: every update of a line would look terms up among all of them
+    (0.8 s at 400,000, see MAX_TERMS)."""
+    counts = Counter((e.src_lang, e.tgt_lang) for e in glossary.entries)
+    past = [(pair, n) for pair, n in counts.items() if n > MAX_TERMS]
+    if not past:
+        return glossary, []
+    taken: Counter[tuple[str, str]] = Counter()
+    entries = []
+    for e in glossary.entries:
+        pair = (e.src_lang, e.tgt_lang)
+        taken[pair] += 1
+        if taken[pair] <= MAX_TERMS:
+            entries.append(e)
+    return Glossary(tuple(entries)), past
+
+
+def _past_the_limit(
+    result: LoadResult, past: list[tuple[tuple[str, str], int]], name: str
+) -> LoadResult:
+    """``result`` said to hold only the first terms of the pairs ``past`` the limit, its file
+    kept: the terms past it are the user's, in no other place (the first MAX_TERMS rather
+    than none: a pair's terms still apply, at the cost MAX_TERMS allows)."""
+    (src, tgt), n = past[0]
+    pair = f"{LANGUAGES.get(src, src)} → {LANGUAGES.get(tgt, tgt)}"
+    if len(past) > 1:
+        pair += f" (and {len(past) - 1} more pair{'s' if len(past) > 2 else ''})"
+    first = f"its first {MAX_TERMS:,}" if len(past) == 1 else f"the first {MAX_TERMS:,} of each"
+    said = (
+        f"{name} holds {n:,} terms for {pair}, and a language pair takes at most "
+        f"{MAX_TERMS:,}: {first} are in use; the file is kept as it is, and changes to the "
+        "glossary are not saved until it holds no more (edit it, or move it away and import "
+        "the terms you need)."
+    )
+    log.warning("%s", said)
+    return LoadResult(
+        result.glossary,
+        f"{result.notice} {said}" if result.notice else f"The glossary: {said}",
+        result.backup,
+        kept=f"{name} holds more terms for {pair} than are in use; it is kept, not replaced",
+    )
+
+
+def _without_lines(kept: Glossary, in_use: Glossary, path: Path, skipped: list[str]) -> LoadResult:
+    """The terms of a file some of whose lines were left out, that file set aside: ``kept``,
+    all it holds, written in its place; ``in_use``, those of them the app uses."""
     lines = "; ".join(skipped[:3]) + ("; …" if len(skipped) > 3 else "")
     what = f"{len(skipped)} line{'s' if len(skipped) > 1 else ''} of {path.name} left out ({lines})"
     backup: Path | None = None
@@ -309,10 +363,10 @@ def _without_lines(kept: Glossary, path: Path, skipped: list[str]) -> LoadResult
     except OSError as e:  # the terms kept are in use all the same; the next save tries again
         log.warning("%s: %s", path, e)
     where = f"the file as it was is kept as {backup.name}" if backup else "the file is unchanged"
-    n = len(kept.entries)
-    notice = f"The glossary: {what}; {n} term{'s' if n != 1 else ''} in use, {where}."
+    n = len(in_use.entries)
+    notice = f"The glossary: {what}; {n:,} term{'s' if n != 1 else ''} in use, {where}."
     log.warning(notice)
-    return LoadResult(kept, notice, backup)
+    return LoadResult(in_use, notice, backup)
 
 
 def save(glossary: Glossary, path: Path | None = None) -> Path:

@@ -106,6 +106,66 @@ def test_lines_left_out_on_a_disk_that_cannot_be_written_keep_the_terms_and_the_
     )
 
 
+def _over_the_limit(extra: int, more: str = "") -> str:
+    """A saved glossary with ``extra`` terms for English → German past what a pair takes (by
+    hand, or from a version without the limit), a term of another pair among them, and
+    ``more`` lines after them."""
+    rows = [f"en,de,t{i},x{i}\n" for i in range(glossary.MAX_TERMS + extra)]
+    rows.insert(7, "fr,en,Pannartz,\n")
+    return "src_lang,tgt_lang,term,translation\n" + "".join(rows) + more
+
+
+def test_a_saved_glossary_past_the_limit_uses_the_first_terms_and_keeps_the_file(
+    tmp_path: Path,
+) -> None:
+    """A glossary.csv with more than MAX_TERMS terms for a pair was used whole at the start:
+    each update of a line looked terms up among all of them (0.8 s an update at 400,000).
+    The pair's first MAX_TERMS are in use, said in one line; the file is kept as it is, and
+    the load says it must not be replaced (a save would write the terms past the limit
+    away)."""
+    content = _over_the_limit(2).encode()
+    path = _write(tmp_path / "glossary.csv", content)
+    loaded = glossary.load(path)
+    used = loaded.glossary.pair("en", "de")
+    assert len(used) == glossary.MAX_TERMS
+    assert (used[0].term, used[-1].term) == ("t0", f"t{glossary.MAX_TERMS - 1}")
+    assert loaded.glossary.pair("fr", "en") == (Entry("fr", "en", "Pannartz", ""),)
+    assert loaded.notice == (
+        "The glossary: glossary.csv holds 50,002 terms for English → German, and a language "
+        "pair takes at most 50,000: its first 50,000 are in use; the file is kept as it is, "
+        "and changes to the glossary are not saved until it holds no more (edit it, or move "
+        "it away and import the terms you need)."
+    )
+    assert loaded.kept == (
+        "glossary.csv holds more terms for English → German than are in use; it is kept, "
+        "not replaced"
+    )
+    assert loaded.backup is None and path.read_bytes() == content
+    # At the limit, as a full pair's import leaves it: all in use, nothing said.
+    at = glossary.load(_write(tmp_path / "at.csv", _over_the_limit(0)))
+    assert len(at.glossary.pair("en", "de")) == glossary.MAX_TERMS
+    assert (at.notice, at.kept) == ("", "")
+
+
+def test_lines_left_out_of_a_glossary_past_the_limit_are_set_aside_and_no_term_is_lost(
+    tmp_path: Path,
+) -> None:
+    """With a line that cannot be a term too, the file as it was is set aside and the terms
+    are written in its place, all of them; the first MAX_TERMS of the pair are in use."""
+    content = _over_the_limit(3, "en,xx-nope,Foo,Bar\n").encode()
+    path = _write(tmp_path / "glossary.csv", content)
+    loaded = glossary.load(path)
+    assert len(loaded.glossary.pair("en", "de")) == glossary.MAX_TERMS
+    assert loaded.backup is not None and loaded.backup.read_bytes() == content
+    written = glossary.parse(path.read_text(encoding="utf-8"))
+    assert len(written.pair("en", "de")) == glossary.MAX_TERMS + 3
+    assert written.pair("fr", "en") == (Entry("fr", "en", "Pannartz", ""),)
+    assert loaded.notice.startswith("The glossary: 1 line of glossary.csv left out (line ")
+    assert "; 50,001 terms in use, the file as it was is kept as " in loaded.notice
+    assert ". glossary.csv holds 50,003 terms for English → German, and " in loaded.notice
+    assert "\n" not in loaded.notice and loaded.kept
+
+
 def test_old_mac_line_endings_are_read(tmp_path: Path) -> None:
     """Excel for the Mac before 2016 ends lines with CR alone."""
     path = _write(tmp_path / "glossary.csv", "src_lang,tgt_lang,term,translation\ren,de,Subiaco,\r")

@@ -219,3 +219,34 @@ def test_settings_and_a_glossary_this_user_cannot_read_are_not_replaced(tmp_path
         for p in folder.iterdir():
             p.unlink()
         folder.rmdir()
+
+
+def test_a_glossary_past_the_limit_at_the_start_is_kept_and_not_replaced(tmp_path: Path) -> None:
+    """A glossary.csv with more terms for a pair than it takes (by hand, or from a version
+    without the limit) was used whole, each update looking terms up among all of them (0.8 s
+    at 400,000). Its first terms are in use, said at the start; a change to the glossary is
+    in use and said not saved, the file kept with every term the user had."""
+    from subtitler.mt import glossary as store
+
+    rows = "".join(f"en,de,t{i},\n" for i in range(store.MAX_TERMS + 1))
+    path = tmp_path / "glossary.csv"
+    path.write_text("src_lang,tgt_lang,term,translation\n" + rows, encoding="utf-8")
+    before = path.read_bytes()
+    factories = Factories(
+        audio=lambda a, c: FakeSource(1.0),
+        recognizer=lambda a: ScriptedRecognizer([]),
+        model=loader_for(echo_lm()),
+    )
+    s = Session(AppConfig(), factories, Events(), glossary_path=path)
+    assert s.glossary_notice.startswith(
+        "The glossary: glossary.csv holds 50,001 terms for English → German, and a language "
+        "pair takes at most 50,000: its first 50,000 are in use;"
+    )
+    assert len(s.glossary.pair("en", "de")) == store.MAX_TERMS
+    new = s.glossary.with_pair("fr", "en", [("Pannartz", "")])
+    assert s.set_glossary(new) == (
+        "Glossary not saved (glossary.csv holds more terms for English → German than are in "
+        "use; it is kept, not replaced); it is in use until you quit."
+    )
+    assert s.glossary is new and path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["glossary.csv"]
