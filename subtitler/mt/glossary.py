@@ -115,7 +115,15 @@ class Glossary:
         its last translation)."""
         src, tgt = _lang(src_lang), _lang(tgt_lang)
         kept = [e for e in self.entries if (e.src_lang, e.tgt_lang) != (src, tgt)]
-        return Glossary((*kept, *_entries(src, tgt, rows)))
+        entries = _entries(src, tgt, rows)
+        if len(entries) > MAX_TERMS:
+            # (as an import past it is refused: saved, the file would be held to it at the
+            # next start, and the user's saves refused until it is trimmed)
+            raise GlossaryError(
+                f"a language pair takes at most {MAX_TERMS:,} terms: this one has "
+                f"{len(entries):,} (remove {len(entries) - MAX_TERMS:,})"
+            )
+        return Glossary((*kept, *entries))
 
 
 def _lang(code: str) -> str:

@@ -291,6 +291,22 @@ def test_an_import_of_more_terms_than_a_pair_takes_is_refused_in_one_line(
     assert len(rows) == 50_002 and rows[-2:] == [("T7", "y"), ("t9", "z")]
 
 
+def test_a_pair_edited_past_the_limit_is_not_taken() -> None:
+    """A pair of 50,000 terms took one more added by hand in the Glossary window and saved it:
+    at the next start the file was held to the limit and every save refused until trimmed. The
+    table's rows past it are refused in one line, as an import past it is."""
+    rows = [(f"t{i}", f"x{i}") for i in range(glossary.MAX_TERMS)]
+    full = Glossary(()).with_pair("en", "de", [*rows, ("T7", "y")])  # (a term given twice)
+    assert len(full.pair("en", "de")) == 50_000
+    with pytest.raises(GlossaryError) as e:
+        full.with_pair("en", "de", [*rows, ("one more", "noch einer")])
+    assert (
+        str(e.value) == "a language pair takes at most 50,000 terms: this one has 50,001 (remove 1)"
+    )
+    # Other pairs are their own.
+    assert len(full.with_pair("en", "fr", rows).entries) == 100_000
+
+
 def test_a_large_glossary_gives_recognition_what_its_prompt_takes_and_no_more(
     tiny_en: Path,
 ) -> None:
