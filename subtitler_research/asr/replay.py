@@ -295,6 +295,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--hear-before", type=float, default=d.hear_before_s, help="a line's last pass hears (s)"
     )
+    g.add_argument(
+        "--line-waits", type=float, default=d.line_waits_s, help="a line's words wait (s speech)"
+    )
     return ap
 
 
@@ -318,6 +321,7 @@ def streaming_options(a: argparse.Namespace, cfg: AsrConfig) -> StreamingOptions
         bridge_s=a.bridge,
         bridge_doubt_s=a.bridge_doubt,
         hear_before_s=a.hear_before,
+        line_waits_s=a.line_waits,
     )
 
 

@@ -1210,3 +1210,44 @@ def test_a_line_heard_over_the_speech_before_keeps_only_the_words_on_its_own_aud
         assert [c.t0 for c in be.calls[3:5]] == [3.8, 0.4]
         assert be.calls[-1].t0 == last
         assert [u.committed_text for u in ups if u.final] == ["Good morning all.", "Hello there."]
+
+
+@dataclass
+class Timeline(ScriptedBackend):
+    """Hears the words of one fixed timeline (``script[0]``) that lie in its window."""
+
+    def hears(
+        self, t0: float, t1: float, language: str | None
+    ) -> tuple[Sequence[tuple[str, float, float] | tuple[str, float, float, float]], str]:
+        words = [w for w in self.script[0] if w[1] >= t0 - 0.05 and w[2] <= t1]
+        return words, self.languages[0]
+
+
+def test_a_short_line_in_a_detected_language_is_committed_whole_at_its_end() -> None:
+    """line_waits_s: with the language detected, a line of under line_waits_s of speech
+    after committed speech commits nothing during its passes (its first two seconds wait for
+    its language anyway); at its end it is heard once over the speech before it, whole (Whisper
+    base heard the Dutch actors' 2-4 s lines better so than from their own short windows).
+    With its language fixed (an English-only model), a line commits as it goes."""
+    first = [("Good", 0.5, 0.8), ("morning", 0.9, 1.6), ("all.", 1.8, 2.5)]
+    line = [("Hello", 4.0, 4.4), ("there", 4.5, 5.0), ("my", 5.6, 5.9), ("friend.", 6.0, 6.9)]
+    spans = [(0.5, 2.5), (4.0, 7.0)]
+    for language, waits, committed_early in (
+        (None, 4.0, False),
+        (None, 0.0, True),  # (the words after its language is told commit as they agree)
+        ("en", 4.0, True),
+    ):
+        be = Timeline([first + line])
+        opts = with_vad(hear_before_s=10.0, line_waits_s=waits, language=language)
+        rec = StreamingRecognizer(be, opts, speech_probs(spans))
+        ups = feed(rec, 0.0, 10.0)
+        second = [u for u in ups if u.segment_id == 1]
+        early = [u.committed_text for u in second if not u.final and u.committed_text]
+        assert bool(early) == committed_early, (language, waits, early)
+        assert [u.committed_text for u in ups if u.final] == [
+            "Good morning all.",
+            "Hello there my friend.",
+        ]
+        if not committed_early:  # its one last pass: from before "Good", no prefix
+            last = be.calls[-1]
+            assert (last.t0, last.prefix) == (0.4, "")
