@@ -8,6 +8,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -259,8 +260,20 @@ def test_ctrl_c_in_the_first_run_dialog_ends_the_app(
     assert signal.getsignal(signal.SIGINT) == before
 
 
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler in place, as at a real start. In one full run both cases
+    below found another (the signal neither raised nor ended the test; the app went on and
+    shut down). Cause not found: nothing here installs one but quit_on_end_signals, which puts
+    the old one back. Setting Python's handler sets the process's too. Put back as found."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old if old is not None else signal.default_int_handler)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("during", ["reading the settings", "starting the app"])
+@pytest.mark.usefixtures("python_sigint")
 def test_ctrl_c_before_the_app_handles_it_ends_the_app(
     during: str, qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
